@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { displayPrefix, generateKey, hashKey } from '../auth/keys.js';
+import type { Clock } from '../core/clock.js';
+import { errors } from '../core/errors.js';
+import { formatMicros, toMicros, type Micros } from '../core/money.js';
+import type { Catalog } from '../routing/catalog.js';
+import type { Account, ApiKeyRecord, KeyAction, LedgerEntry, RateLimits, Store } from '../store/types.js';
+
+export const ALL_ACTIONS: readonly KeyAction[] = ['video', 'embeddings', 'chat', 'models'];
+
+/** Parses "30d", "12h", "45m", "3600s" into milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+)\s*([smhdw])$/.exec(text.trim());
+  if (!m) throw errors.invalidRequest(`'${text}' is not a duration like 30d, 12h or 45m.`, 'expires');
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
+  return Number(m[1]) * unit;
+}
+
+export function parseAmount(v: unknown, param: string): Micros {
+  try {
+    const micros = toMicros(v as number | string);
+    if (micros < 0) throw new Error('negative');
+    return micros;
+  } catch {
+    throw errors.invalidRequest(`'${param}' must be a non-negative amount of currency units.`, param);
+  }
+}
+
+export interface NewKeyInput {
+  account: string;
+  models?: string[];
+  actions?: KeyAction[];
+  expires?: string;
+  name?: string;
+  limits?: RateLimits;
+}
+
+/** Account and key operations, shared by the CLI and the admin HTTP API. */
+export class AdminService {
+  constructor(
+    private readonly store: Store,
+    private readonly catalog: Catalog | undefined,
+    private readonly clock: Clock,
+    /** Called after a change that cached auth answers must see at once (revocation). */
+    private readonly onChange: () => void = () => undefined,
+  ) {}
+
+  async createAccount(name: string, opts: { balance?: unknown; upstreams?: string[] | null; limits?: RateLimits } = {}): Promise<Account> {
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw errors.invalidRequest('Account names use 1-64 letters, digits, dot, dash or underscore.', 'name');
+    if (await this.store.getAccountByName(name)) throw errors.invalidRequest(`An account named '${name}' already exists.`, 'name', 'already_exists');
+    const upstreams = opts.upstreams ?? null;
+    if (upstreams && this.catalog) {
+      for (const u of upstreams) if (!this.catalog.upstream(u)) throw errors.invalidRequest(`Unknown upstream '${u}'.`, 'upstreams');
+    }
+    const balance = opts.balance === undefined ? 0 : parseAmount(opts.balance, 'balance');
+    return this.store.createAccount({ name, balance, upstreams, limits: opts.limits ?? {}, now: this.clock.now() });
+  }
+
+  listAccounts(): Promise<Account[]> {
+    return this.store.listAccounts();
+  }
+
+  async account(name: string): Promise<Account> {
+    const a = await this.store.getAccountByName(name);
+    if (!a) throw errors.notFound(`No account named '${name}'.`, 'account_not_found');
+    return a;
+  }
+
+  async topUp(name: string, amount: unknown, note?: string): Promise<Account> {
+    const a = await this.account(name);
+    const micros = parseAmount(amount, 'amount');
+    if (micros === 0) throw errors.invalidRequest("'amount' must be greater than zero.", 'amount');
+    const updated = await this.store.topUp(a.id, micros, note ?? null, this.clock.now());
+    this.onChange();
+    return updated;
+  }
+
+  async ledger(name: string, limit = 100): Promise<LedgerEntry[]> {
+    const a = await this.account(name);
+    return this.store.listLedger(a.id, { limit });
+  }
+
+  async createKey(input: NewKeyInput): Promise<{ key: string; record: ApiKeyRecord }> {
+    const a = await this.account(input.account);
+    const actions = input.actions ?? [...ALL_ACTIONS];
+    for (const act of actions) if (!ALL_ACTIONS.includes(act)) throw errors.invalidRequest(`Unknown action '${act}'.`, 'actions');
+    const models = input.models && input.models.length > 0 ? input.models : ['*'];
+    for (const m of models) if (!/^[A-Za-z0-9._:/*?-]{1,200}$/.test(m)) throw errors.invalidRequest(`Bad model pattern '${m}'.`, 'models');
+    const now = this.clock.now();
+    const key = generateKey();
+    const record = await this.store.createKey({
+      id: randomUUID(),
+      accountId: a.id,
+      hash: hashKey(key),
+      prefix: displayPrefix(key),
+      name: input.name ?? null,
+      models,
+      actions,
+      limits: input.limits ?? {},
+      expiresAt: input.expires ? now + parseDuration(input.expires) : null,
+      createdAt: now,
+    });
+    return { key, record };
+  }
+
+  async listKeys(accountName?: string): Promise<ApiKeyRecord[]> {
+    const id = accountName ? (await this.account(accountName)).id : undefined;
+    return this.store.listKeys(id);
+  }
+
+  async revokeKey(idOrPrefix: string): Promise<ApiKeyRecord> {
+    const all = await this.store.listKeys();
+    const matches = all.filter((k) => k.id === idOrPrefix || k.prefix === idOrPrefix);
+    if (matches.length !== 1) throw errors.notFound(matches.length ? 'That prefix matches several keys; use the id.' : `No key '${idOrPrefix}'.`, 'key_not_found');
+    const k = matches[0]!;
+    if (!(await this.store.revokeKey(k.id, this.clock.now()))) throw errors.invalidRequest('That key is already revoked.', 'key', 'already_revoked');
+    this.onChange();
+    return (await this.store.getKey(k.id))!;
+  }
+}
+
+/** Shapes shown by the CLI and the admin API: money in currency units, times in ISO 8601. */
+export const view = {
+  account: (a: Account) => ({
+    id: a.id,
+    name: a.name,
+    balance: formatMicros(a.balance),
+    balance_micros: a.balance,
+    upstreams: a.upstreams ?? 'all',
+    limits: a.limits,
+    created_at: new Date(a.createdAt).toISOString(),
+  }),
+  key: (k: ApiKeyRecord) => ({
+    id: k.id,
+    prefix: k.prefix,
+    account_id: k.accountId,
+    name: k.name,
+    models: k.models,
+    actions: k.actions,
+    limits: k.limits,
+    expires_at: k.expiresAt ? new Date(k.expiresAt).toISOString() : null,
+    revoked_at: k.revokedAt ? new Date(k.revokedAt).toISOString() : null,
+    last_used_at: k.lastUsedAt ? new Date(k.lastUsedAt).toISOString() : null,
+    created_at: new Date(k.createdAt).toISOString(),
+  }),
+  entry: (e: LedgerEntry) => ({
+    id: e.id,
+    kind: e.kind,
+    amount: formatMicros(e.delta),
+    amount_micros: e.delta,
+    ref: e.ref,
+    note: e.note,
+    created_at: new Date(e.createdAt).toISOString(),
+  }),
+};

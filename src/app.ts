@@ -1,0 +1,63 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { errors } from './core/errors.js';
+import { logError, sendError, toGatewayError } from './http/render.js';
+import type { Services } from './services.js';
+import { registerAdminRoutes } from './routes/admin.js';
+import { registerChatRoutes } from './routes/chat.js';
+import { registerEmbeddingsRoutes } from './routes/embeddings.js';
+import { registerModelRoutes } from './routes/models.js';
+import { registerVideoRoutes } from './routes/videos.js';
+import './auth/types.js';
+
+/** Builds the HTTP app from the services; no business logic lives here. */
+export function buildApp(s: Services): FastifyInstance {
+  const { server } = s.config;
+  const app = Fastify({
+    loggerInstance: s.logger as FastifyBaseLogger,
+    bodyLimit: server.body_limit_bytes,
+    trustProxy: server.trust_proxy,
+    disableRequestLogging: s.config.log_level !== 'debug' && s.config.log_level !== 'trace',
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const rendered = toGatewayError(err, server.body_limit_bytes);
+    logError(req, err, rendered);
+    if (reply.sent || reply.raw.headersSent) return;
+    return sendError(reply, rendered);
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, errors.notFound(`No route for ${req.method} ${req.url.split('?')[0]}.`, 'route_not_found')));
+
+  // Requests that outlive the configured time get a 408 in the spec's shape (not a dropped socket).
+  app.addHook('onRequest', async (req, reply) => {
+    const t = setTimeout(() => {
+      if (!reply.sent && !reply.raw.headersSent) void sendError(reply, errors.requestTimeout());
+    }, server.request_timeout_ms);
+    t.unref();
+    reply.raw.once('close', () => clearTimeout(t));
+    reply.raw.once('finish', () => clearTimeout(t));
+  });
+
+  // Every matched /v1 route needs a bearer key (or, where the route allows it, a signed link).
+  app.addHook('onRequest', async (req) => {
+    if (!req.routeOptions.url?.startsWith('/v1/')) return;
+    const q = req.query as Record<string, unknown>;
+    if (req.routeOptions.config.signedLinks && q.signature !== undefined && req.headers.authorization === undefined) {
+      const id = (req.params as { id?: string }).id ?? '';
+      const account = s.video.accountForSignedLink(id, q.expires, q.signature);
+      if (!account) throw errors.unauthenticated('The signed link is invalid or has expired.');
+      req.signedAccountId = account;
+      return;
+    }
+    req.auth = await s.authenticator.authenticate(req.headers.authorization);
+  });
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  registerModelRoutes(app, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt });
+  registerVideoRoutes(app, { authorizer: s.authorizer, video: s.video });
+  registerEmbeddingsRoutes(app, { authorizer: s.authorizer, embeddings: s.embeddings });
+  registerChatRoutes(app, { authorizer: s.authorizer, chat: s.chat });
+  registerAdminRoutes(app, { admin: s.admin, store: s.store, adminToken: s.config.admin_token });
+  return app;
+}

@@ -1,0 +1,77 @@
+import { errors } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
+import type { Store } from '../store/types.js';
+import { hashKey, isWellFormedKey } from './keys.js';
+import type { AuthContext } from './types.js';
+
+interface CacheEntry {
+  ctx: AuthContext | undefined;
+  at: number;
+}
+
+/**
+ * Resolves `Authorization: Bearer <key>` to an account and key. Keys are looked up by their
+ * SHA-256 (a hash index lookup, so no byte-by-byte comparison a timing attack could read) and the
+ * answer, found or not, is cached for `ttlMs`: a revoked key stops working within that time.
+ */
+export class Authenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly ttlMs = 5_000,
+    private readonly maxEntries = 100_000,
+  ) {}
+
+  /** Throws 401 for a missing, malformed, unknown, revoked or expired key. */
+  async authenticate(header: string | string[] | undefined): Promise<AuthContext> {
+    const key = parseBearer(header);
+    const hash = hashKey(key);
+    const now = this.clock.now();
+    let entry = this.cache.get(hash);
+    if (!entry || now - entry.at > this.ttlMs) {
+      entry = { ctx: await this.load(hash), at: now };
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
+      this.cache.set(hash, entry);
+    }
+    const ctx = entry.ctx;
+    if (!ctx) throw errors.unauthenticated();
+    if (ctx.key.revokedAt !== null) throw errors.unauthenticated('This API key has been revoked.');
+    if (ctx.key.expiresAt !== null && ctx.key.expiresAt <= now) throw errors.unauthenticated('This API key has expired.');
+    this.touch(ctx.key.id, now);
+    return ctx;
+  }
+
+  /** Drops cached answers (after a revoke or an account change on this instance). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  private async load(hash: string): Promise<AuthContext | undefined> {
+    const key = await this.store.findKeyByHash(hash);
+    if (!key) return undefined;
+    const account = await this.store.getAccount(key.accountId);
+    return account ? { account, key } : undefined;
+  }
+
+  /** last_used_at is written at most once a minute per key, off the request path. */
+  private touch(keyId: string, now: number): void {
+    const last = this.touched.get(keyId) ?? 0;
+    if (now - last < 60_000) return;
+    this.touched.set(keyId, now);
+    this.store.touchKey(keyId, now).catch(() => undefined);
+  }
+}
+
+/** Exactly one `Authorization` header, scheme Bearer, one printable-ASCII token of the right form. */
+export function parseBearer(header: string | string[] | undefined): string {
+  if (header === undefined || header === '') throw errors.unauthenticated('Missing API key: send Authorization: Bearer <key>.');
+  if (Array.isArray(header)) throw errors.unauthenticated('Send exactly one Authorization header.');
+  const m = /^Bearer ([\x21-\x7e]+)$/.exec(header);
+  if (!m) throw errors.unauthenticated('Malformed Authorization header: expected "Bearer <key>".');
+  const key = m[1]!;
+  if (!isWellFormedKey(key)) throw errors.unauthenticated('Invalid API key.');
+  return key;
+}

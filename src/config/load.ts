@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import type { ZodIssue } from 'zod';
+import { configSchema, type ConfigFile } from './schema.js';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Replaces ${NAME} (and ${NAME:-default}) in every string value. An unset variable becomes the
+ * empty string, so an optional secret left unset reads as "absent" and required ones fail validation.
+ */
+export function substituteEnv(value: unknown, env: NodeJS.ProcessEnv): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, dflt?: string) => {
+      const v = env[name];
+      return v !== undefined && v !== '' ? v : (dflt ?? '');
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => substituteEnv(v, env));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = substituteEnv(v, env);
+    return out;
+  }
+  return value;
+}
+
+/** Drops keys whose value became an empty string after substitution, so defaults apply. */
+function dropEmpty(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropEmpty);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== '') out[k] = dropEmpty(v);
+    return out;
+  }
+  return value;
+}
+
+function describeIssue(file: string, issue: ZodIssue): string {
+  const key = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
+  return `${file}: ${key || '(root)'}: ${issue.message}`;
+}
+
+/** Validates a parsed config object; `file` names the source in error messages. */
+export function validateConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
+  const result = configSchema.safeParse(dropEmpty(substituteEnv(raw ?? {}, env)));
+  if (!result.success) {
+    throw new ConfigError(['invalid configuration', ...result.error.issues.map((i) => describeIssue(file, i))].join('\n  '));
+  }
+  const cfg = result.data;
+  checkReferences(cfg, file);
+  return cfg;
+}
+
+export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`${path}: cannot read the config file (${(e as Error).message})`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`${path}: not valid YAML: ${(e as Error).message}`);
+  }
+  return validateConfig(raw, path, env);
+}
+
+/** Cross-field rules zod cannot express on one field. */
+function checkReferences(cfg: ConfigFile, file: string): void {
+  const problems: string[] = [];
+  const names = new Set<string>();
+  cfg.upstreams.forEach((u, i) => {
+    if (names.has(u.name)) problems.push(`upstreams[${i}].name: duplicate upstream name '${u.name}'`);
+    names.add(u.name);
+    u.models.forEach((m, j) => {
+      if (!cfg.models[m]) problems.push(`upstreams[${i}].models[${j}]: model '${m}' is not declared under models`);
+    });
+  });
+  for (const [name, m] of Object.entries(cfg.models)) {
+    // A priced-at-nothing video model would be served for free by mistake: refuse to start instead.
+    if (m.capabilities.includes('video') && m.price.per_second === undefined)
+      problems.push(`models.${name}.price.per_second: a video model needs a per-second price`);
+    if ((m.capabilities.includes('embedding') || m.capabilities.includes('chat')) && m.price.per_million_input_tokens === undefined)
+      problems.push(`models.${name}.price.per_million_input_tokens: a token-billed model needs an input price`);
+  }
+  if (cfg.limits.backend === 'redis' && !cfg.limits.redis_url) problems.push('limits.redis_url: required when limits.backend is redis');
+  if (problems.length) throw new ConfigError(['invalid configuration', ...problems.map((p) => `${file}: ${p}`)].join('\n  '));
+}

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+/** Config file shape. Money is in currency units here; it is converted to micros once, at load. */
+const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
+
+const upstreamSchema = z
+  .object({
+    name: z.string().min(1).regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, dot, dash or underscore'),
+    vendor: z.string().min(1),
+    base_url: z.string().url(),
+    api_key: z.string().optional(),
+    models: z.array(z.string().min(1)).min(1),
+    /** Optional mapping of public model names to the names the upstream expects (e.g. Azure deployments). */
+    model_map: z.record(z.string()).optional(),
+    priority: z.number().int().default(1),
+    weight: z.number().positive().default(1),
+    timeout_ms: z.number().int().positive().default(30_000),
+    enabled: z.boolean().default(true),
+  })
+  // Vendor-specific keys (project, location, api_version, service_account ...) are kept as options.
+  .passthrough();
+
+const priceSchema = z
+  .object({
+    per_second: z.number().min(0).optional(),
+    per_million_input_tokens: z.number().min(0).optional(),
+    per_million_output_tokens: z.number().min(0).optional(),
+  })
+  .strict();
+
+const modelSchema = z
+  .object({
+    capabilities: z.array(z.enum(['video', 'embedding', 'chat'])).min(1),
+    price: priceSchema.default({}),
+    owned_by: z.string().optional(),
+    description: z.string().optional(),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    server: z
+      .object({
+        host: z.string().default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        /** Base URL clients use to reach the gateway (for output_url); defaults to http://host:port. */
+        public_url: z.string().url().optional(),
+        body_limit_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+        request_timeout_ms: z.number().int().positive().default(120_000),
+        trust_proxy: z.boolean().default(false),
+      })
+      .strict()
+      .default({}),
+    database: z.string().default('sqlite:./data/gateway.db'),
+    data_dir: z.string().default('./data'),
+    /** One secret, or a list for rotation (the last seals new ids). Generated into the data dir when absent. */
+    secret: z.union([z.string(), z.array(z.string())]).optional(),
+    admin_token: z.string().optional(),
+    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    limits: z
+      .object({
+        backend: z.enum(['memory', 'redis']).default('memory'),
+        redis_url: z.string().optional(),
+        defaults: z
+          .object({
+            embeddings: quota.default({ rpm: 3000, tpm: 1_000_000 }),
+            chat: quota.default({ rpm: 600, tpm: 200_000 }),
+            video: quota.default({ rpm: 60 }),
+          })
+          .strict()
+          .default({}),
+      })
+      .strict()
+      .default({}),
+    video: z
+      .object({
+        /** A client GET refreshes from the upstream at most this often per job. */
+        poll_interval_ms: z.number().int().min(0).default(5_000),
+        /** How often the background refresher looks for due jobs; 0 disables it. */
+        refresher_interval_ms: z.number().int().min(0).default(2_000),
+        /** A job still processing after this long fails at no charge. */
+        deadline_ms: z.number().int().positive().default(3 * 60 * 60 * 1000),
+        lease_ms: z.number().int().positive().default(30_000),
+        /** Lifetime of signed output_url links. */
+        link_ttl_ms: z.number().int().positive().default(24 * 60 * 60 * 1000),
+        media: z
+          .object({
+            /** Allow fetching client media from private/loopback/link-local addresses (tests, demo). */
+            allow_private_networks: z.boolean().default(false),
+            max_bytes: z.number().int().positive().default(20 * 1024 * 1024),
+            timeout_ms: z.number().int().positive().default(15_000),
+          })
+          .strict()
+          .default({}),
+      })
+      .strict()
+      .default({}),
+    upstreams: z.array(upstreamSchema).default([]),
+    models: z.record(modelSchema).default({}),
+  })
+  .strict();
+
+export type ConfigFile = z.infer<typeof configSchema>;
+export type UpstreamConfig = z.infer<typeof upstreamSchema>;
+export type ModelConfig = z.infer<typeof modelSchema>;

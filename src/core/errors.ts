@@ -1,0 +1,116 @@
+/**
+ * The one error type of the gateway. Every failure a client can see is a GatewayError,
+ * rendered by `renderError` into the spec's shape: {"error":{"type","message","code"?,"param"?}}.
+ */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'insufficient_quota'
+  | 'permission_denied'
+  | 'not_found'
+  | 'request_timeout'
+  | 'rate_limit_error'
+  | 'server_error';
+
+export interface ErrorBody {
+  error: { type: ErrorType; message: string; code?: string; param?: string };
+}
+
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly code?: string;
+  readonly param?: string;
+  /** Extra response headers, e.g. Retry-After on 429. */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    type: ErrorType,
+    message: string,
+    opts: { code?: string; param?: string; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = 'GatewayError';
+    this.status = status;
+    this.type = type;
+    this.code = opts.code;
+    this.param = opts.param;
+    this.headers = opts.headers ?? {};
+  }
+
+  toBody(): ErrorBody {
+    const error: ErrorBody['error'] = { type: this.type, message: this.message };
+    if (this.code !== undefined) error.code = this.code;
+    if (this.param !== undefined) error.param = this.param;
+    return { error };
+  }
+}
+
+/** The catalogue: each constructor is one row of docs/errors.md (kept in sync by a test). */
+export const errors = {
+  invalidRequest: (message: string, param?: string, code = 'invalid_parameter') =>
+    new GatewayError(400, 'invalid_request_error', message, { code, param }),
+  invalidJson: (message: string) =>
+    new GatewayError(400, 'invalid_request_error', message, { code: 'invalid_json' }),
+  foreignParameter: (param: string, owner: string, model: string) =>
+    new GatewayError(
+      400,
+      'invalid_request_error',
+      `Parameter '${param}' belongs to the ${owner} vendor and is not accepted by model '${model}'.`,
+      { code: 'unsupported_parameter', param },
+    ),
+  sizeConflict: (message: string, param: string) =>
+    new GatewayError(400, 'invalid_request_error', message, { code: 'size_conflict', param }),
+  contentPolicy: (message: string) =>
+    new GatewayError(400, 'invalid_request_error', message, { code: 'content_policy_violation' }),
+  upstreamRejected: (message: string, param?: string, code = 'upstream_rejected') =>
+    new GatewayError(400, 'invalid_request_error', message, { code, param }),
+  unauthenticated: (message = 'Missing or invalid API key.') =>
+    new GatewayError(401, 'authentication_error', message, { code: 'invalid_api_key' }),
+  insufficientQuota: (message = 'Insufficient balance for this request.') =>
+    new GatewayError(402, 'insufficient_quota', message, { code: 'insufficient_quota' }),
+  permissionDenied: (message: string, param?: string) =>
+    new GatewayError(403, 'permission_denied', message, { code: 'permission_denied', param }),
+  modelNotFound: (model: string) =>
+    new GatewayError(404, 'not_found', `The model '${model}' does not exist.`, {
+      code: 'model_not_found',
+      param: 'model',
+    }),
+  notFound: (message = 'Resource not found.', code = 'not_found') =>
+    new GatewayError(404, 'not_found', message, { code }),
+  requestTimeout: (message = 'The request took too long; long jobs should use the asynchronous flow.') =>
+    new GatewayError(408, 'request_timeout', message, { code: 'request_timeout' }),
+  videoNotReady: (status: string) =>
+    new GatewayError(400, 'invalid_request_error', `The video is not available: the job is ${status}.`, {
+      code: 'video_not_ready',
+    }),
+  bodyTooLarge: (limit: number) =>
+    new GatewayError(413, 'invalid_request_error', `Request body exceeds the limit of ${limit} bytes.`, {
+      code: 'body_too_large',
+    }),
+  rangeNotSatisfiable: (size: number) =>
+    new GatewayError(416, 'invalid_request_error', 'The requested range is not satisfiable.', {
+      code: 'range_not_satisfiable',
+      headers: { 'content-range': `bytes */${size}` },
+    }),
+  unprocessable: (message: string, param?: string) =>
+    new GatewayError(422, 'invalid_request_error', message, { code: 'unprocessable_parameter', param }),
+  rateLimited: (message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) =>
+    new GatewayError(429, 'rate_limit_error', message, {
+      code: 'rate_limit_exceeded',
+      headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    }),
+  internal: (message = 'Internal gateway error.') =>
+    new GatewayError(500, 'server_error', message, { code: 'internal_error' }),
+  upstreamError: (message = 'The upstream returned an error.') =>
+    new GatewayError(502, 'server_error', message, { code: 'upstream_error' }),
+  upstreamUnavailable: (message = 'No upstream is available for this model right now.') =>
+    new GatewayError(503, 'server_error', message, { code: 'upstream_unavailable' }),
+  upstreamTimeout: (message = 'Timed out waiting for the upstream.') =>
+    new GatewayError(504, 'server_error', message, { code: 'upstream_timeout' }),
+} as const;
+
+export function isGatewayError(e: unknown): e is GatewayError {
+  return e instanceof GatewayError;
+}

@@ -1,0 +1,58 @@
+/** Plain JSON values as they travel between clients, the gateway and vendors. */
+export type Json = null | boolean | number | string | Json[] | JsonObject;
+export interface JsonObject {
+  [key: string]: Json;
+}
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Keys that would let a client reach Object.prototype through a merge. */
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * Finds the first forbidden key anywhere in a value and returns its dotted path, or undefined.
+ * JSON.parse keeps "__proto__" as an own property, so a recursive walk sees it.
+ */
+export function findForbiddenKey(value: unknown, path = ''): string | undefined {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findForbiddenKey(value[i], `${path}[${i}]`);
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+  if (!isObject(value)) return undefined;
+  for (const key of Object.keys(value)) {
+    const here = path ? `${path}.${key}` : key;
+    if (FORBIDDEN_KEYS.has(key)) return here;
+    const hit = findForbiddenKey(value[key], here);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/**
+ * Recursive merge: objects merge key by key, anything else in `over` replaces what `base` had.
+ * Returns a new object; neither input is changed. Callers reject forbidden keys before this runs,
+ * and the result is built on null-free plain objects with own-property writes only.
+ */
+export function deepMerge(base: JsonObject, over: JsonObject): JsonObject {
+  const out: JsonObject = { ...base };
+  for (const key of Object.keys(over)) {
+    if (FORBIDDEN_KEYS.has(key)) continue;
+    const b = out[key];
+    const o = over[key];
+    out[key] = isObject(b) && isObject(o) ? deepMerge(b, o) : o;
+  }
+  return out;
+}
+
+/** Copies `obj` without the listed keys. */
+export function omit(obj: JsonObject, keys: Iterable<string>): JsonObject {
+  const drop = new Set(keys);
+  const out: JsonObject = {};
+  for (const k of Object.keys(obj)) if (!drop.has(k)) out[k] = obj[k];
+  return out;
+}

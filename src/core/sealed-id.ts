@@ -1,0 +1,80 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+/**
+ * Public video ids: AES-256-GCM sealed, base64url (no padding) tokens.
+ * Layout: version(1) | keyId(1) | iv(12) | ciphertext | tag(16). The version and key id are
+ * authenticated as additional data, so neither can be swapped. Keys are derived per key id from
+ * the configured secrets, which lets an operator rotate: new ids use the newest key, old ids
+ * still open with the key they were sealed with.
+ */
+export interface VideoIdClaims {
+  /** Internal job row id. */
+  j: string;
+  /** Account id. */
+  a: string;
+  /** Upstream name. */
+  u: string;
+  /** Vendor id. */
+  v: string;
+  /** Model name. */
+  m: string;
+  /** Requested duration in seconds (the estimate the job was held for). */
+  d: number;
+  /** Upstream task id. */
+  t: string;
+}
+
+const VERSION = 1;
+const IV_LEN = 12;
+const TAG_LEN = 16;
+const HEADER_LEN = 2;
+
+export class IdSealer {
+  private readonly keys = new Map<number, Buffer>();
+  private readonly currentKeyId: number;
+
+  /** `secrets[i]` gets key id i; the last one seals new ids. */
+  constructor(secrets: readonly string[]) {
+    if (secrets.length === 0 || secrets.length > 255) throw new Error('IdSealer needs 1 to 255 secrets');
+    secrets.forEach((s, i) => {
+      if (s.length < 16) throw new Error('each id secret must be at least 16 characters');
+      const key = Buffer.from(hkdfSync('sha256', s, 'video-id-salt', `video-id-key-${i}`, 32));
+      this.keys.set(i, key);
+    });
+    this.currentKeyId = secrets.length - 1;
+  }
+
+  seal(claims: VideoIdClaims): string {
+    const key = this.keys.get(this.currentKeyId)!;
+    const header = Buffer.from([VERSION, this.currentKeyId]);
+    const iv = randomBytes(IV_LEN);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(header);
+    const body = Buffer.concat([cipher.update(JSON.stringify(claims), 'utf8'), cipher.final()]);
+    return Buffer.concat([header, iv, body, cipher.getAuthTag()]).toString('base64url');
+  }
+
+  /** Returns the claims, or undefined for anything malformed, tampered or sealed with an unknown key. */
+  open(token: string): VideoIdClaims | undefined {
+    if (typeof token !== 'string' || token.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
+    const raw = Buffer.from(token, 'base64url');
+    if (raw.length < HEADER_LEN + IV_LEN + TAG_LEN + 2) return undefined;
+    if (raw[0] !== VERSION) return undefined;
+    const key = this.keys.get(raw[1]!);
+    if (!key) return undefined;
+    try {
+      const iv = raw.subarray(HEADER_LEN, HEADER_LEN + IV_LEN);
+      const tag = raw.subarray(raw.length - TAG_LEN);
+      const body = raw.subarray(HEADER_LEN + IV_LEN, raw.length - TAG_LEN);
+      const decipher = createDecipheriv('aes-256-gcm', key, iv);
+      decipher.setAAD(raw.subarray(0, HEADER_LEN));
+      decipher.setAuthTag(tag);
+      const json = Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
+      const c = JSON.parse(json) as VideoIdClaims;
+      if (typeof c.j !== 'string' || typeof c.a !== 'string' || typeof c.t !== 'string') return undefined;
+      return c;
+    } catch {
+      return undefined;
+    }
+  }
+}

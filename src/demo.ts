@@ -1,0 +1,94 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AdminService } from './admin/service.js';
+import type { ConfigFile, ModelConfig, UpstreamConfig } from './config/schema.js';
+import { validateConfig } from './config/load.js';
+import type { SimServer } from './sim/framework.js';
+import { videoModules } from './video/vendors/registry.js';
+import { embeddingModules } from './embeddings/vendors/registry.js';
+
+export interface Demo {
+  config: ConfigFile;
+  sims: SimServer[];
+}
+
+/**
+ * The embedded default: every vendor simulator started on loopback, one upstream per simulator,
+ * SQLite under ./data, the in-process limiter. Simulated tasks take a few seconds, like a
+ * (very fast) real vendor.
+ */
+export async function startDemo(opts: { host: string; port: number; dataDir: string; taskMs?: number }): Promise<Demo> {
+  const sims: SimServer[] = [];
+  const upstreams: UpstreamConfig[] = [];
+  const models: Record<string, ModelConfig> = {};
+  const add = (name: string, vendor: string, sim: SimServer, d: { apiKey?: string; options: Record<string, unknown> }, names: string[]) => {
+    upstreams.push({
+      name, vendor, base_url: sim.url, api_key: d.apiKey, models: names, priority: 1, weight: 1, timeout_ms: 30_000, enabled: true, ...d.options,
+    } as UpstreamConfig);
+  };
+  for (const m of videoModules) {
+    const sim = await m.simulator.start({ taskMs: opts.taskMs ?? 6_000 });
+    sims.push(sim);
+    const d = m.simulator.demo(sim);
+    for (const model of d.models) models[model.name] = { capabilities: ['video'], price: { per_second: model.pricePerSecond }, description: model.description };
+    add(`${m.vendor.id}-sim`, m.vendor.id, sim, d, d.models.map((x) => x.name));
+  }
+  for (const m of embeddingModules) {
+    const sim = await m.simulator.start({});
+    sims.push(sim);
+    const d = m.simulator.demo(sim);
+    for (const model of d.models) {
+      models[model.name] = {
+        capabilities: model.capabilities ?? ['embedding'],
+        price: {
+          per_million_input_tokens: model.pricePerMillionInput,
+          ...(model.pricePerMillionOutput !== undefined ? { per_million_output_tokens: model.pricePerMillionOutput } : {}),
+        },
+        description: model.description,
+      };
+    }
+    add(`${m.id}-sim`, m.id, sim, d, d.models.map((x) => x.name));
+  }
+  const config = validateConfig(
+    {
+      server: { host: opts.host, port: opts.port },
+      database: `sqlite:${join(opts.dataDir, 'gateway.db')}`,
+      data_dir: opts.dataDir,
+      video: { poll_interval_ms: 2_000, media: { allow_private_networks: true } },
+      upstreams,
+      models,
+    },
+    '(embedded default)',
+  );
+  return { config, sims };
+}
+
+/** The demo account and key: created on the first start, kept (key in the data dir) across restarts. */
+export async function ensureDemoKey(admin: AdminService, dataDir: string): Promise<string> {
+  const file = join(dataDir, 'demo-key');
+  const accounts = await admin.listAccounts();
+  const existing = accounts.find((a) => a.name === 'demo');
+  if (existing && existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (!existing) await admin.createAccount('demo', { balance: 100 });
+  const { key } = await admin.createKey({ account: 'demo', name: 'demo key' });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+export function demoBanner(base: string, key: string, models: string[]): string {
+  const video = models.find((m) => m.startsWith('sora')) ?? models[0];
+  const emb = models.find((m) => m.includes('embedding')) ?? 'text-embedding-3-small';
+  return [
+    '',
+    `Gateway ready at ${base} (embedded default: SQLite in ./data, built-in vendor simulators).`,
+    `Demo API key: ${key}`,
+    '',
+    'Try:',
+    `  curl -s ${base}/v1/models -H "Authorization: Bearer ${key}"`,
+    `  curl -s ${base}/v1/embeddings -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"${emb}","input":"hello world"}'`,
+    `  curl -s ${base}/v1/videos/generations -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"${video}","prompt":"a red fox in the snow","seconds":4}'`,
+    `  curl -s ${base}/v1/videos/<id> -H "Authorization: Bearer ${key}"`,
+    `  curl -s -o video.mp4 ${base}/v1/videos/<id>/content -H "Authorization: Bearer ${key}"`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,154 @@
+import { Agent, type Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import type { Json } from '../core/json.js';
+import { TransportError, type UpstreamRequest, type UpstreamResponse } from './types.js';
+
+/** Responses larger than this are not buffered as JSON (video bytes go through `stream`). */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+
+export interface StreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+/**
+ * The one place that talks to upstreams: keep-alive pools, timeouts, JSON encoding and decoding.
+ * Built once at start; adapters describe requests and parse answers, this sends them.
+ */
+export class Executor {
+  readonly agent: Agent;
+
+  constructor(opts: { connections?: number; keepAliveTimeoutMs?: number } = {}) {
+    this.agent = new Agent({
+      connections: opts.connections ?? 128,
+      keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
+      pipelining: 1,
+    });
+  }
+
+  async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
+    const res = await this.dispatch(req, timeoutMs, signal);
+    let raw: Buffer;
+    try {
+      raw = await readBounded(res.body, MAX_BUFFERED_BYTES);
+    } catch (e) {
+      throw toTransportError(e, true);
+    }
+    const text = raw.toString('utf8');
+    let json: Json | undefined;
+    const ctype = res.headers['content-type'] ?? '';
+    if (text.length > 0 && (ctype.includes('json') || text[0] === '{' || text[0] === '[')) {
+      try {
+        json = JSON.parse(text) as Json;
+      } catch {
+        json = undefined;
+      }
+    }
+    return { status: res.statusCode, headers: flatHeaders(res.headers), json, text: text.slice(0, 1_000_000) };
+  }
+
+  /** Sends a request and hands back the body as a stream, for video bytes (never buffered whole). */
+  async stream(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal): Promise<StreamResponse> {
+    const res = await this.dispatch(req, timeoutMs, signal, true);
+    return { status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
+  }
+
+  /** Sends a request and returns the raw body bytes without parsing (used on pass-through hot paths). */
+  async sendRaw(
+    req: UpstreamRequest,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
+    const res = await this.dispatch(req, timeoutMs, signal);
+    try {
+      const raw = await readBounded(res.body, MAX_BUFFERED_BYTES);
+      return { status: res.statusCode, headers: flatHeaders(res.headers), raw };
+    } catch (e) {
+      throw toTransportError(e, true);
+    }
+  }
+
+  private async dispatch(
+    req: UpstreamRequest,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    streaming = false,
+  ): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = { ...req.headers };
+    let body: string | Buffer | undefined;
+    if (req.body === undefined) body = undefined;
+    else if (typeof req.body === 'string' || Buffer.isBuffer(req.body)) body = req.body;
+    else {
+      body = JSON.stringify(req.body);
+      if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
+    }
+    const t = req.timeoutMs ?? timeoutMs;
+    try {
+      return await this.agent.request({
+        origin: new URL(req.url).origin,
+        path: pathOf(req.url),
+        method: req.method,
+        headers,
+        body,
+        signal,
+        headersTimeout: t,
+        // A streamed download may legitimately take long; only a stall between chunks counts.
+        bodyTimeout: streaming ? Math.max(t, 60_000) : t,
+      });
+    } catch (e) {
+      throw toTransportError(e, body !== undefined || req.method !== 'GET');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function pathOf(url: string): string {
+  const u = new URL(url);
+  return u.pathname + u.search;
+}
+
+function hasHeader(h: Record<string, string>, name: string): boolean {
+  return Object.keys(h).some((k) => k.toLowerCase() === name);
+}
+
+export function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+async function readBounded(body: Readable, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > limit) {
+      body.destroy();
+      throw new TransportError('too_large', `upstream body over ${limit} bytes`, true);
+    }
+    chunks.push(b);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/** Maps undici's error codes onto the few reasons the failover logic cares about. */
+export function toTransportError(e: unknown, maybeSent: boolean): TransportError {
+  if (e instanceof TransportError) return e;
+  const err = e as { code?: string; name?: string; message?: string };
+  const code = err?.code ?? '';
+  const msg = err?.message ?? String(e);
+  if (err?.name === 'AbortError' || code === 'UND_ERR_ABORTED') return new TransportError('aborted', msg, maybeSent);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
+    return new TransportError('timeout', msg, code !== 'UND_ERR_CONNECT_TIMEOUT' && maybeSent);
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'EAI_AGAIN')
+    return new TransportError('connect', msg, false);
+  return new TransportError('reset', msg, maybeSent);
+}

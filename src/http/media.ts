@@ -1,0 +1,99 @@
+import { lookup as dnsLookup } from 'node:dns';
+import { Agent } from 'undici';
+import type { LookupFunction } from 'node:net';
+import { errors } from '../core/errors.js';
+import { isBlockedAddress } from './ssrf.js';
+
+export interface MediaFetchOptions {
+  allowPrivateNetworks: boolean;
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+export interface FetchedMedia {
+  base64: string;
+  mimeType: string;
+}
+
+/**
+ * Fetches client-supplied media (e.g. a first-frame image a vendor wants as bytes). The address
+ * check runs inside the connection's own DNS lookup, so the address that is checked is the one
+ * that is connected to (no DNS-rebinding window). Redirects are not followed.
+ */
+export class MediaFetcher {
+  private readonly agent: Agent;
+
+  constructor(private readonly opts: MediaFetchOptions) {
+    const guardedLookup: LookupFunction = (hostname, options, callback) => {
+      dnsLookup(hostname, { ...options, all: false }, (err, address, family) => {
+        if (err) return callback(err, '', 0);
+        if (!opts.allowPrivateNetworks && isBlockedAddress(String(address)))
+          return callback(Object.assign(new Error(`address ${String(address)} is not allowed`), { code: 'EBLOCKED' }), '', 0);
+        callback(null, address as string, family as number);
+      });
+    };
+    this.agent = new Agent({ connect: { lookup: guardedLookup, timeout: opts.timeoutMs } });
+  }
+
+  async fetch(url: string, param: string): Promise<FetchedMedia> {
+    if (url.startsWith('data:')) return decodeDataUrl(url, param, this.opts.maxBytes);
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw errors.invalidRequest(`'${param}' is not a valid URL.`, param, 'invalid_media');
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw errors.invalidRequest(`'${param}' must be an http(s) or data: URL.`, param, 'invalid_media');
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    // Literal IPs never pass through the lookup, so check them here.
+    if (!this.opts.allowPrivateNetworks && /^[\d.]+$|:/.test(host) && isBlockedAddress(host))
+      throw errors.invalidRequest(`'${param}' points at a private or local address.`, param, 'invalid_media');
+    try {
+      const res = await this.agent.request({
+        origin: u.origin,
+        path: u.pathname + u.search,
+        method: 'GET',
+        headersTimeout: this.opts.timeoutMs,
+        bodyTimeout: this.opts.timeoutMs,
+      });
+      if (res.statusCode !== 200) {
+        res.body.destroy();
+        throw errors.invalidRequest(`'${param}' could not be fetched (HTTP ${res.statusCode}).`, param, 'invalid_media');
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const c of res.body) {
+        size += (c as Buffer).length;
+        if (size > this.opts.maxBytes) {
+          res.body.destroy();
+          throw errors.invalidRequest(`'${param}' is larger than ${this.opts.maxBytes} bytes.`, param, 'invalid_media');
+        }
+        chunks.push(c as Buffer);
+      }
+      const ctype = String(res.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim();
+      return { base64: Buffer.concat(chunks).toString('base64'), mimeType: ctype };
+    } catch (e) {
+      if ((e as { status?: number }).status) throw e;
+      const blocked = (e as { code?: string }).code === 'EBLOCKED' || String((e as Error).message).includes('not allowed');
+      throw errors.invalidRequest(
+        blocked ? `'${param}' points at a private or local address.` : `'${param}' could not be fetched.`,
+        param,
+        'invalid_media',
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function decodeDataUrl(url: string, param: string, maxBytes: number): FetchedMedia {
+  const m = /^data:([\w.+-]+\/[\w.+-]+)?(;[^,]*)?,(.*)$/s.exec(url);
+  if (!m || !(m[2] ?? '').includes('base64'))
+    throw errors.invalidRequest(`'${param}' must be a base64 data: URL.`, param, 'invalid_media');
+  const b64 = m[3]!;
+  if (b64.length * 0.75 > maxBytes) throw errors.invalidRequest(`'${param}' is larger than ${maxBytes} bytes.`, param, 'invalid_media');
+  return { base64: b64, mimeType: m[1] ?? 'application/octet-stream' };
+}

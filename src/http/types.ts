@@ -1,0 +1,71 @@
+import type { Json, JsonObject } from '../core/json.js';
+
+/** One configured upstream (an account at a vendor), as the adapters and the executor see it. */
+export interface Upstream {
+  name: string;
+  vendor: string;
+  /** The vendor's origin, without a trailing slash; adapters append the vendor's documented paths. */
+  baseUrl: string;
+  apiKey?: string;
+  models: readonly string[];
+  priority: number;
+  weight: number;
+  timeoutMs: number;
+  /** Vendor-specific settings from the config (e.g. Vertex project/location, Azure api_version). */
+  options: JsonObject;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** What an adapter asks the executor to send. Adapters never do I/O themselves. */
+export interface UpstreamRequest {
+  method: HttpMethod;
+  /** Absolute URL. */
+  url: string;
+  headers: Record<string, string>;
+  /** A JSON value is serialised by the executor; a string or Buffer is sent as it is. */
+  body?: Json | string | Buffer;
+  /** Per-request timeout override; defaults to the upstream's timeout. */
+  timeoutMs?: number;
+}
+
+/** What the executor hands back to an adapter's parser. */
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Parsed JSON when the body was JSON, else undefined. */
+  json: Json | undefined;
+  /** The raw body text (bounded), for error messages. */
+  text: string;
+}
+
+/**
+ * How an adapter classifies a non-success answer. The core decides from the kind alone:
+ * - client:     the caller's fault; never failed over; surfaces as 4xx with the vendor's (redacted) message
+ * - moderation: content policy; at create a 400 with code content_policy_violation, later a failed job
+ * - retryable:  5xx, 429 and the like; fail over to the next upstream
+ * - auth:       our credentials for this upstream are wrong; fail over and log loudly
+ */
+export type UpstreamVerdict =
+  | { kind: 'client'; status: 400 | 404 | 413 | 422; message: string; code?: string; param?: string }
+  | { kind: 'moderation'; message: string; code?: string }
+  | { kind: 'retryable'; message: string; status: number; retryAfterSeconds?: number }
+  | { kind: 'auth'; message: string; status: number };
+
+/** Issues a vendor's auth headers (e.g. a minted OAuth token); built once per upstream, cached inside. */
+export interface CredentialSource {
+  headers(): Promise<Record<string, string>>;
+}
+
+/** A transport failure, raised by the executor (never by adapters). */
+export class TransportError extends Error {
+  constructor(
+    readonly reason: 'timeout' | 'connect' | 'reset' | 'aborted' | 'too_large',
+    message: string,
+    /** True when the request may have reached the upstream before the failure. */
+    readonly maybeSent: boolean,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Rate limiting. Each capability (embeddings, chat, video) has its own family of windows, so a
+ * burst on one never spends another's quota. A request is admitted only if every scope it belongs
+ * to (its key and its account) has room for one more request and for its estimated tokens.
+ */
+export type LimitFamily = 'embeddings' | 'chat' | 'video';
+
+export interface Quota {
+  /** Requests per minute; undefined or 0 = unlimited. */
+  rpm?: number;
+  /** Tokens per minute; undefined or 0 = unlimited. */
+  tpm?: number;
+}
+
+export interface LimitScope {
+  /** Stable id of the scope, e.g. "key:<id>" or "account:<id>". */
+  id: string;
+  quota: Quota;
+}
+
+export interface Admission {
+  allowed: boolean;
+  /** When refused: whole seconds until the request would fit (>= 1). */
+  retryAfterSeconds: number;
+  /** x-ratelimit-* headers as OpenAI sends them, for the tightest scope. */
+  headers: Record<string, string>;
+}
+
+export interface RateLimiter {
+  /** Checks every scope and, when all have room, consumes 1 request and `tokens` tokens from each. */
+  admit(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<Admission>;
+  /** Corrects a previous admission once the vendor reported actual usage (delta may be negative). */
+  adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,73 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { AdminService, ALL_ACTIONS, view } from '../admin/service.js';
+import { errors } from '../core/errors.js';
+import type { Store } from '../store/types.js';
+
+const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
+const limits = z.object({ embeddings: quota.optional(), chat: quota.optional(), video: quota.optional() }).strict();
+const amount = z.union([z.number(), z.string()]);
+const schemas = {
+  account: z.object({ name: z.string(), balance: amount.optional(), upstreams: z.array(z.string()).nullable().optional(), limits: limits.optional() }).strict(),
+  topup: z.object({ amount, note: z.string().max(500).optional() }).strict(),
+  key: z
+    .object({
+      account: z.string(),
+      models: z.array(z.string()).optional(),
+      actions: z.array(z.enum(ALL_ACTIONS as [string, ...string[]])).optional(),
+      expires: z.string().optional(),
+      name: z.string().max(100).optional(),
+      limits: limits.optional(),
+    })
+    .strict(),
+};
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body ?? {});
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const param = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.join('.');
+    throw errors.invalidRequest(issue.code === 'unrecognized_keys' ? `Unknown field '${param}'.` : `${param}: ${issue.message}`, param || undefined);
+  }
+  return r.data;
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** The admin API: only the admin token, never a user key. Disabled when no admin token is configured. */
+export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminService; store: Store; adminToken: string | undefined }): void {
+  const want = deps.adminToken ? digest(deps.adminToken) : undefined;
+  const check = (req: FastifyRequest) => {
+    const h = req.headers.authorization;
+    const m = typeof h === 'string' ? /^Bearer ([\x21-\x7e]+)$/.exec(h) : null;
+    if (!want || !m || !timingSafeEqual(digest(m[1]!), want)) throw errors.unauthenticated('The admin API needs the admin token.');
+  };
+  app.register(async (admin) => {
+    admin.addHook('onRequest', async (req) => check(req));
+    admin.get('/admin/accounts', async () => ({ data: (await deps.admin.listAccounts()).map(view.account) }));
+    admin.post('/admin/accounts', async (req, reply) => {
+      const b = parse(schemas.account, req.body);
+      reply.code(201);
+      return view.account(await deps.admin.createAccount(b.name, b));
+    });
+    admin.get<{ Params: { name: string } }>('/admin/accounts/:name', async (req) => view.account(await deps.admin.account(req.params.name)));
+    admin.post<{ Params: { name: string } }>('/admin/accounts/:name/topup', async (req) => {
+      const b = parse(schemas.topup, req.body);
+      return view.account(await deps.admin.topUp(req.params.name, b.amount, b.note));
+    });
+    admin.get<{ Params: { name: string }; Querystring: { limit?: string } }>('/admin/accounts/:name/ledger', async (req) => {
+      const limit = Math.min(1000, Math.max(1, Number(req.query.limit ?? 100) || 100));
+      return { data: (await deps.admin.ledger(req.params.name, limit)).map(view.entry) };
+    });
+    admin.get<{ Querystring: { account?: string } }>('/admin/keys', async (req) => ({ data: (await deps.admin.listKeys(req.query.account)).map(view.key) }));
+    admin.post('/admin/keys', async (req, reply) => {
+      const b = parse(schemas.key, req.body);
+      const { key, record } = await deps.admin.createKey(b as Parameters<AdminService['createKey']>[0]);
+      reply.code(201);
+      return { ...view.key(record), key };
+    });
+    admin.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (req) => view.key(await deps.admin.revokeKey(req.params.id)));
+    admin.get('/admin/reconcile', async () => ({ data: await deps.store.listReconcile(200) }));
+  });
+}

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify';
+import type { Authorizer } from '../auth/authorize.js';
+import { errors } from '../core/errors.js';
+import { isObject } from '../core/json.js';
+import type { VideoService } from '../video/service.js';
+
+export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService }): void {
+  app.post('/v1/videos/generations', async (req, reply) => {
+    const body = req.body;
+    if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.', undefined, 'invalid_body');
+    const model = deps.authorizer.model(req.auth, 'video', body.model, 'video');
+    const job = await deps.video.create(req.auth, model, body);
+    reply.code(200);
+    return job;
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
+    deps.authorizer.action(req.auth, 'video');
+    return deps.video.get(req.auth, req.params.id);
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { index?: string } }>(
+    '/v1/videos/:id/content',
+    { config: { signedLinks: true } },
+    async (req, reply) => {
+      // Either a bearer key with the video action, or a valid signed output_url.
+      const accountId = req.auth ? (deps.authorizer.action(req.auth, 'video'), req.auth.account.id) : req.signedAccountId;
+      if (!accountId) throw errors.unauthenticated();
+      const index = req.query.index === undefined ? 0 : Number(req.query.index);
+      if (!Number.isInteger(index) || index < 0 || index > 16) throw errors.invalidRequest("'index' must be a small non-negative integer.", 'index');
+      const ac = new AbortController();
+      reply.raw.on('close', () => ac.abort());
+      const out = await deps.video.content(accountId, req.params.id, index, req.headers.range, ac.signal);
+      reply.code(out.status).headers(out.headers);
+      return reply.send(out.body);
+    },
+  );
+}

@@ -1,0 +1,132 @@
+import type { ConfigFile } from '../config/schema.js';
+import type { JsonObject } from '../core/json.js';
+import { toMicros, type Micros } from '../core/money.js';
+import type { Upstream } from '../http/types.js';
+import type { Account, ApiKeyRecord } from '../store/types.js';
+import { CircuitBreaker } from './circuit.js';
+import { globMatch } from './glob.js';
+
+export type Capability = 'video' | 'embedding' | 'chat';
+
+export interface ModelInfo {
+  name: string;
+  capabilities: Capability[];
+  ownedBy: string;
+  description?: string;
+  price: { perSecond?: Micros; perMillionInput?: Micros; perMillionOutput?: Micros };
+}
+
+const CORE_UPSTREAM_KEYS = new Set([
+  'name', 'vendor', 'base_url', 'api_key', 'models', 'model_map', 'priority', 'weight', 'timeout_ms', 'enabled',
+]);
+
+/** Models, upstreams and the order in which upstreams are tried. Built once at start. */
+export class Catalog {
+  readonly models = new Map<string, ModelInfo>();
+  readonly upstreams = new Map<string, Upstream>();
+  private readonly modelMaps = new Map<string, Record<string, string>>();
+  private readonly byModel = new Map<string, Upstream[]>();
+
+  constructor(
+    cfg: Pick<ConfigFile, 'models' | 'upstreams'>,
+    readonly circuits = new CircuitBreaker(),
+    private readonly random: () => number = Math.random,
+  ) {
+    for (const u of cfg.upstreams) {
+      if (!u.enabled) continue;
+      const options: JsonObject = {};
+      for (const [k, v] of Object.entries(u)) if (!CORE_UPSTREAM_KEYS.has(k)) options[k] = v as JsonObject[string];
+      const up: Upstream = {
+        name: u.name,
+        vendor: u.vendor,
+        baseUrl: u.base_url.replace(/\/+$/, ''),
+        apiKey: u.api_key,
+        models: u.models,
+        priority: u.priority,
+        weight: u.weight,
+        timeoutMs: u.timeout_ms,
+        options,
+      };
+      this.upstreams.set(up.name, up);
+      if (u.model_map) this.modelMaps.set(up.name, u.model_map);
+      for (const m of up.models) {
+        const list = this.byModel.get(m) ?? [];
+        list.push(up);
+        this.byModel.set(m, list);
+      }
+    }
+    for (const [name, m] of Object.entries(cfg.models)) {
+      const owner = m.owned_by ?? this.byModel.get(name)?.[0]?.vendor ?? 'gateway';
+      this.models.set(name, {
+        name,
+        capabilities: m.capabilities,
+        ownedBy: owner,
+        description: m.description,
+        price: {
+          perSecond: m.price.per_second !== undefined ? toMicros(m.price.per_second) : undefined,
+          perMillionInput: m.price.per_million_input_tokens !== undefined ? toMicros(m.price.per_million_input_tokens) : undefined,
+          perMillionOutput: m.price.per_million_output_tokens !== undefined ? toMicros(m.price.per_million_output_tokens) : undefined,
+        },
+      });
+    }
+  }
+
+  model(name: string): ModelInfo | undefined {
+    return this.models.get(name);
+  }
+
+  upstream(name: string): Upstream | undefined {
+    return this.upstreams.get(name);
+  }
+
+  /** The model name an upstream expects (e.g. an Azure deployment), defaulting to the public name. */
+  upstreamModel(up: Upstream, model: string): string {
+    return this.modelMaps.get(up.name)?.[model] ?? model;
+  }
+
+  /** Upstreams that serve `model` and are enabled for the account, ignoring circuit state. */
+  servingUpstreams(model: string, account: Account): Upstream[] {
+    const all = this.byModel.get(model) ?? [];
+    return account.upstreams === null ? all : all.filter((u) => account.upstreams!.includes(u.name));
+  }
+
+  /**
+   * Upstreams to try for a request, in order: lower priority first; within one priority a
+   * weighted random order; upstreams whose circuit is open go last (tried only if all else fails).
+   */
+  candidates(model: string, account: Account): Upstream[] {
+    const serving = this.servingUpstreams(model, account);
+    const open: Upstream[] = [];
+    const closed: Upstream[] = [];
+    for (const u of serving) (this.circuits.isOpen(u.name) ? open : closed).push(u);
+    return [...this.order(closed), ...this.order(open)];
+  }
+
+  /** Models the account (through its enabled upstreams) and the key (through its scopes) may use. */
+  visibleModels(account: Account, key: ApiKeyRecord): ModelInfo[] {
+    const out: ModelInfo[] = [];
+    for (const m of this.models.values()) {
+      if (!key.models.some((g) => globMatch(g, m.name))) continue;
+      if (this.servingUpstreams(m.name, account).length === 0) continue;
+      out.push(m);
+    }
+    return out;
+  }
+
+  private order(list: Upstream[]): Upstream[] {
+    const byPriority = new Map<number, Upstream[]>();
+    for (const u of list) byPriority.set(u.priority, [...(byPriority.get(u.priority) ?? []), u]);
+    const out: Upstream[] = [];
+    for (const p of [...byPriority.keys()].sort((a, b) => a - b)) out.push(...this.weightedShuffle(byPriority.get(p)!));
+    return out;
+  }
+
+  /** Efraimidis-Spirakis: key = u^(1/w); sorting by key descending samples without replacement by weight. */
+  private weightedShuffle(list: Upstream[]): Upstream[] {
+    if (list.length < 2) return list;
+    return list
+      .map((u) => ({ u, k: Math.pow(this.random() || Number.MIN_VALUE, 1 / u.weight) }))
+      .sort((a, b) => b.k - a.k)
+      .map((x) => x.u);
+  }
+}

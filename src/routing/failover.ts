@@ -1,0 +1,72 @@
+import { errors, GatewayError } from '../core/errors.js';
+import { TransportError, type Upstream, type UpstreamVerdict } from '../http/types.js';
+import type { CircuitBreaker } from './circuit.js';
+
+export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; verdict: UpstreamVerdict };
+
+export interface FailoverOptions {
+  circuits?: CircuitBreaker;
+  /** Called when a request may have reached the upstream before failing (e.g. a timeout after sending). */
+  onMaybeSent?(up: Upstream, err: TransportError): void | Promise<void>;
+  /** Called for every failed attempt (logging). */
+  onAttemptFailed?(up: Upstream, reason: string): void;
+}
+
+/**
+ * Tries the candidates in order. Moves on after connection errors, timeouts, 5xx, upstream 429
+ * and upstream auth failures; stops at once on a client error or a moderation rejection, which
+ * another upstream would only repeat. With nothing left: 504 when the last failure was a timeout,
+ * 503 when nothing could be reached, 502 when upstreams answered with errors.
+ */
+export async function withFailover<T>(
+  candidates: readonly Upstream[],
+  attempt: (up: Upstream) => Promise<AttemptOutcome<T>>,
+  opts: FailoverOptions = {},
+): Promise<{ value: T; upstream: Upstream }> {
+  if (candidates.length === 0) throw errors.upstreamUnavailable();
+  let last: 'timeout' | 'connect' | 'answered' = 'connect';
+  let retryAfter: number | undefined;
+  for (const up of candidates) {
+    let outcome: AttemptOutcome<T>;
+    try {
+      outcome = await attempt(up);
+    } catch (e) {
+      if (e instanceof GatewayError) throw e;
+      if (!(e instanceof TransportError)) throw e;
+      if (e.reason === 'aborted') throw e;
+      opts.circuits?.failure(up.name);
+      opts.onAttemptFailed?.(up, `${e.reason}: ${e.message}`);
+      if (e.maybeSent) await opts.onMaybeSent?.(up, e);
+      last = e.reason === 'timeout' ? 'timeout' : e.reason === 'connect' ? (last === 'answered' ? last : 'connect') : 'answered';
+      continue;
+    }
+    if (outcome.ok) {
+      opts.circuits?.success(up.name);
+      return { value: outcome.value, upstream: up };
+    }
+    const v = outcome.verdict;
+    switch (v.kind) {
+      case 'client':
+        opts.circuits?.success(up.name);
+        throw new GatewayError(v.status, 'invalid_request_error', v.message, {
+          code: v.code ?? 'upstream_rejected',
+          param: v.param,
+        });
+      case 'moderation':
+        opts.circuits?.success(up.name);
+        throw errors.contentPolicy(v.message);
+      case 'retryable':
+      case 'auth':
+        opts.circuits?.failure(up.name);
+        opts.onAttemptFailed?.(up, `${v.kind} ${v.status}: ${v.message}`);
+        if (v.kind === 'retryable' && v.retryAfterSeconds) retryAfter = Math.max(retryAfter ?? 0, v.retryAfterSeconds);
+        last = 'answered';
+        break;
+    }
+  }
+  if (last === 'timeout') throw errors.upstreamTimeout();
+  if (last === 'connect') throw errors.upstreamUnavailable();
+  const err = errors.upstreamError('Every upstream for this model failed; try again shortly.');
+  if (retryAfter) err.headers['retry-after'] = String(Math.ceil(retryAfter));
+  return Promise.reject(err);
+}

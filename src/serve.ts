@@ -1,0 +1,47 @@
+import { buildApp } from './app.js';
+import { loadConfigFile } from './config/load.js';
+import type { ConfigFile } from './config/schema.js';
+import { demoBanner, ensureDemoKey, startDemo, type Demo } from './demo.js';
+import { buildServices } from './services.js';
+
+/**
+ * Runs the gateway until SIGINT/SIGTERM. With no config file: the embedded default (simulators,
+ * SQLite in ./data, demo account and key printed with ready-to-copy curl lines).
+ */
+export async function serve(opts: { configPath?: string; host?: string; port?: string }): Promise<void> {
+  const host = opts.host ?? process.env.HOST;
+  const port = opts.port ?? process.env.PORT;
+  let demo: Demo | undefined;
+  let cfg: ConfigFile;
+  if (opts.configPath) cfg = loadConfigFile(opts.configPath);
+  else {
+    demo = await startDemo({ host: host ?? '127.0.0.1', port: port ? Number(port) : 8080, dataDir: './data' });
+    cfg = demo.config;
+  }
+  if (host) cfg.server.host = host;
+  if (port) {
+    const p = Number(port);
+    if (!Number.isInteger(p) || p < 0 || p > 65535) throw new Error(`PORT: '${port}' is not a port number`);
+    cfg.server.port = p;
+  }
+  const services = await buildServices(cfg);
+  const app = buildApp(services);
+  await app.listen({ host: cfg.server.host, port: cfg.server.port });
+  services.poller.start();
+  const addr = app.server.address();
+  const base = `http://${cfg.server.host}:${typeof addr === 'object' && addr ? addr.port : cfg.server.port}`;
+  if (demo) {
+    const key = await ensureDemoKey(services.admin, cfg.data_dir);
+    process.stdout.write(demoBanner(base, key, [...services.catalog.models.keys()]));
+  } else {
+    services.logger.info({ url: base }, 'gateway listening');
+  }
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await app.close();
+  await services.close();
+  await Promise.all((demo?.sims ?? []).map((s) => s.close()));
+}

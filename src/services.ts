@@ -1,0 +1,140 @@
+import { join } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { AdminService } from './admin/service.js';
+import { Authenticator } from './auth/authenticator.js';
+import { Authorizer } from './auth/authorize.js';
+import { ChatService } from './chat/service.js';
+import { ConfigError } from './config/load.js';
+import { resolveSecrets } from './config/runtime.js';
+import type { ConfigFile } from './config/schema.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { IdSealer } from './core/sealed-id.js';
+import { EmbeddingsService } from './embeddings/service.js';
+import { Executor } from './http/executor.js';
+import { MediaFetcher } from './http/media.js';
+import { createLimiter } from './limits/index.js';
+import type { RateLimiter } from './limits/types.js';
+import { Catalog } from './routing/catalog.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/types.js';
+import { BlobStore } from './video/blobs.js';
+import { VendorClient } from './video/client.js';
+import { LinkSigner } from './video/links.js';
+import { VideoPoller } from './video/poller.js';
+import { VideoService } from './video/service.js';
+import { videoVendors } from './video/vendors/registry.js';
+import { embeddingVendorIds } from './embeddings/vendors/registry.js';
+
+/** Everything the app needs, built once at start. */
+export interface Services {
+  config: ConfigFile & { admin_token: string };
+  logger: Logger;
+  clock: Clock;
+  store: Store;
+  catalog: Catalog;
+  executor: Executor;
+  limiter: RateLimiter;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  admin: AdminService;
+  video: VideoService;
+  poller: VideoPoller;
+  embeddings: EmbeddingsService;
+  chat: ChatService;
+  startedAt: number;
+  close(): Promise<void>;
+}
+
+export function createLogger(level: ConfigFile['log_level']): Logger {
+  return pino({
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers["api-key"]', 'headers.authorization', 'apiKey', 'api_key', 'key'], censor: '[redacted]' },
+    serializers: {
+      // Query strings may carry signed-link signatures: log the path only.
+      req: (r: { method?: string; url?: string }) => ({ method: r.method, url: String(r.url ?? '').split('?')[0] }),
+    },
+  });
+}
+
+/** Checks what zod cannot: every upstream's vendor is known, and a video model has one vendor. */
+function checkVendors(cfg: ConfigFile): void {
+  const known = new Set<string>([...videoVendors.keys(), ...embeddingVendorIds]);
+  const problems: string[] = [];
+  const videoVendorOf = new Map<string, string>();
+  cfg.upstreams.forEach((u, i) => {
+    if (!known.has(u.vendor)) problems.push(`upstreams[${i}].vendor: unknown vendor '${u.vendor}' (known: ${[...known].join(', ')})`);
+    for (const m of u.models) {
+      if (!cfg.models[m]?.capabilities.includes('video')) continue;
+      const prev = videoVendorOf.get(m);
+      if (prev && prev !== u.vendor) problems.push(`upstreams[${i}].models: video model '${m}' is served by vendors '${prev}' and '${u.vendor}'; a video model takes one vendor's parameters`);
+      videoVendorOf.set(m, u.vendor);
+    }
+  });
+  if (problems.length) throw new ConfigError(['invalid configuration', ...problems].join('\n  '));
+}
+
+export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; clock?: Clock } = {}): Promise<Services> {
+  checkVendors(cfg);
+  const logger = opts.logger ?? createLogger(cfg.log_level);
+  const clock = opts.clock ?? systemClock;
+  const secrets = resolveSecrets(cfg);
+  const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
+  const catalog = new Catalog(cfg);
+  const executor = new Executor();
+  const limiter = createLimiter(cfg.limits);
+  const authenticator = new Authenticator(store, clock);
+  const authorizer = new Authorizer(catalog);
+  const admin = new AdminService(store, catalog, clock, () => authenticator.invalidate());
+  const media = new MediaFetcher({
+    allowPrivateNetworks: cfg.video.media.allow_private_networks,
+    maxBytes: cfg.video.media.max_bytes,
+    timeoutMs: cfg.video.media.timeout_ms,
+  });
+  const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
+  const video = new VideoService({
+    store,
+    catalog,
+    client: new VendorClient(executor),
+    vendors: videoVendors,
+    sealer: new IdSealer(secrets.idSecrets),
+    links: new LinkSigner(secrets.idSecrets[secrets.idSecrets.length - 1]!, cfg.video.link_ttl_ms),
+    blobs: new BlobStore(join(cfg.data_dir, 'videos')),
+    media,
+    limiter,
+    limitDefaults: cfg.limits.defaults.video,
+    clock,
+    log: logger,
+    settings: {
+      pollIntervalMs: cfg.video.poll_interval_ms,
+      deadlineMs: cfg.video.deadline_ms,
+      leaseMs: cfg.video.lease_ms,
+      publicUrl,
+    },
+  });
+  const poller = new VideoPoller(video, cfg.video.refresher_interval_ms);
+  const common = { catalog, store, executor, limiter, clock };
+  const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
+  const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat });
+  return {
+    config: { ...cfg, admin_token: secrets.adminToken },
+    logger,
+    clock,
+    store,
+    catalog,
+    executor,
+    limiter,
+    authenticator,
+    authorizer,
+    admin,
+    video,
+    poller,
+    embeddings,
+    chat,
+    startedAt: clock.now(),
+    async close() {
+      await poller.stop();
+      await Promise.allSettled([executor.close(), media.close(), limiter.close()]);
+      await store.close();
+    },
+  };
+}

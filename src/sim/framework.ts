@@ -1,0 +1,219 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Readable } from 'node:stream';
+
+/** A request as a simulator received it: kept so tests can assert what the upstream actually got. */
+export interface SimRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  raw: Buffer;
+  /** Parsed JSON body, when it was JSON. */
+  json: any;
+  at: number;
+}
+
+export interface SimReply {
+  status?: number;
+  headers?: Record<string, string>;
+  /** Serialised as JSON. */
+  json?: unknown;
+  /** Sent as it is (a stream is piped with backpressure). */
+  body?: Buffer | string | Readable;
+}
+
+/** Failure injected into the next matching request(s). */
+export type Fault =
+  | { kind: 'status'; status: number; json?: unknown; headers?: Record<string, string> }
+  | { kind: 'timeout' } // accept the request and never answer
+  | { kind: 'reset' } // destroy the connection without an answer
+  | { kind: 'malformed' } // 200 with a body that is not JSON
+  | { kind: 'latency'; ms: number }; // answer normally after a delay
+
+interface QueuedFault {
+  fault: Fault;
+  remaining: number;
+  match?: RegExp;
+}
+
+export type SimHandler = (req: SimRequest, sim: SimServer) => SimReply | Promise<SimReply>;
+
+/**
+ * A real HTTP server on loopback that speaks one vendor's protocol. Knobs: fixed latency, queued
+ * faults (status, timeout, reset, malformed body, latency), and a log of every request received.
+ */
+export class SimServer {
+  readonly requests: SimRequest[] = [];
+  /** Latency added to every answer. */
+  latencyMs = 0;
+  /** Free-form per-simulator settings (e.g. how long a task takes). */
+  readonly settings: Record<string, any> = {};
+  private faults: QueuedFault[] = [];
+  private readonly sockets = new Set<Socket>();
+  private url_ = '';
+  /** Set to false to stop recording requests (long benchmarks). */
+  record = true;
+
+  private constructor(
+    readonly name: string,
+    private readonly server: Server,
+  ) {}
+
+  static async start(
+    name: string,
+    handler: SimHandler,
+    opts: { port?: number; host?: string; settings?: Record<string, any> } = {},
+  ): Promise<SimServer> {
+    const server = createServer();
+    const sim = new SimServer(name, server);
+    Object.assign(sim.settings, opts.settings ?? {});
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (s) => {
+      sim.sockets.add(s);
+      s.on('close', () => sim.sockets.delete(s));
+    });
+    server.on('request', (req, res) => {
+      sim.handle(req, res, handler).catch((e: unknown) => {
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: `simulator error: ${String(e)}` } }));
+        } else res.destroy();
+      });
+    });
+    const host = opts.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? 0, host, () => resolve());
+    });
+    const addr = server.address() as AddressInfo;
+    sim.url_ = `http://${host}:${addr.port}`;
+    return sim;
+  }
+
+  /** Origin like http://127.0.0.1:PORT (no trailing slash). */
+  get url(): string {
+    return this.url_;
+  }
+
+  /** Queues a fault for the next `count` requests whose path matches `match` (all when omitted). */
+  inject(fault: Fault, count = 1, match?: RegExp): void {
+    this.faults.push({ fault, remaining: count, match });
+  }
+
+  clearFaults(): void {
+    this.faults = [];
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.faults = [];
+    this.latencyMs = 0;
+  }
+
+  /** Requests whose method and path match. */
+  received(method: string, path: RegExp | string): SimRequest[] {
+    return this.requests.filter(
+      (r) => r.method === method && (typeof path === 'string' ? r.path === path : path.test(r.path)),
+    );
+  }
+
+  lastReceived(method: string, path: RegExp | string): SimRequest | undefined {
+    const all = this.received(method, path);
+    return all[all.length - 1];
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private takeFault(path: string): Fault | undefined {
+    const i = this.faults.findIndex((f) => !f.match || f.match.test(path));
+    if (i < 0) return undefined;
+    const q = this.faults[i]!;
+    q.remaining -= 1;
+    if (q.remaining <= 0) this.faults.splice(i, 1);
+    return q.fault;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse, handler: SimHandler): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks);
+    const u = new URL(req.url ?? '/', 'http://sim');
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    let json: any;
+    if (raw.length > 0) {
+      try {
+        json = JSON.parse(raw.toString('utf8'));
+      } catch {
+        json = undefined;
+      }
+    }
+    const simReq: SimRequest = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers, raw, json, at: Date.now() };
+    if (this.record) this.requests.push(simReq);
+
+    const fault = this.takeFault(u.pathname);
+    if (this.latencyMs > 0) await sleep(this.latencyMs);
+    if (fault) {
+      switch (fault.kind) {
+        case 'timeout':
+          return; // never answer; the socket is destroyed on close()
+        case 'reset':
+          req.socket.destroy();
+          return;
+        case 'malformed':
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"this is": not json');
+          return;
+        case 'status':
+          res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.headers ?? {}) });
+          res.end(JSON.stringify(fault.json ?? { error: { message: `injected ${fault.status}` } }));
+          return;
+        case 'latency':
+          await sleep(fault.ms);
+          break;
+      }
+    }
+    const reply = await handler(simReq, this);
+    await send(res, reply);
+  }
+}
+
+async function send(res: ServerResponse, reply: SimReply): Promise<void> {
+  const headers: Record<string, string> = { ...(reply.headers ?? {}) };
+  if (reply.json !== undefined) {
+    const text = JSON.stringify(reply.json);
+    headers['content-type'] ??= 'application/json';
+    res.writeHead(reply.status ?? 200, headers);
+    res.end(text);
+    return;
+  }
+  const body = reply.body;
+  if (body instanceof Readable) {
+    res.writeHead(reply.status ?? 200, headers);
+    await new Promise<void>((resolve) => {
+      body.pipe(res);
+      res.on('close', () => {
+        body.destroy();
+        resolve();
+      });
+    });
+    return;
+  }
+  res.writeHead(reply.status ?? 200, headers);
+  res.end(body ?? '');
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Bearer token from an Authorization header, or undefined. */
+export function bearer(req: SimRequest): string | undefined {
+  const h = req.headers['authorization'];
+  const m = h ? /^Bearer\s+(.+)$/i.exec(h) : null;
+  return m ? m[1] : undefined;
+}

@@ -1,0 +1,192 @@
+import type { JsonObject } from '../core/json.js';
+import type { Micros } from '../core/money.js';
+
+/** Per-minute quotas; undefined means "use the configured default". */
+export interface RateLimits {
+  embeddings?: { rpm?: number; tpm?: number };
+  chat?: { rpm?: number; tpm?: number };
+  video?: { rpm?: number };
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  /** Available balance in micros (holds already deducted). May go below zero only by a capture. */
+  balance: Micros;
+  /** Names of the upstreams enabled for the account; null = all. */
+  upstreams: string[] | null;
+  limits: RateLimits;
+  createdAt: number;
+}
+
+export type KeyAction = 'video' | 'embeddings' | 'chat' | 'models';
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  /** SHA-256 hex of the whole key; the key itself is never stored. */
+  hash: string;
+  /** The first characters of the key, safe to show (e.g. "sk-gw-AbCd"). */
+  prefix: string;
+  name: string | null;
+  /** Glob patterns of allowed model names; ["*"] = all. */
+  models: string[];
+  actions: KeyAction[];
+  limits: RateLimits;
+  expiresAt: number | null;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+  createdAt: number;
+}
+
+/**
+ * Append-only ledger. `delta` is the signed change to the available balance:
+ * credit +, hold -, release +, capture -, charge -. `ref` ties an entry to a job or request;
+ * (ref, kind) is unique, which is what makes every hold/capture/release happen at most once.
+ */
+export type LedgerKind = 'credit' | 'hold' | 'release' | 'capture' | 'charge';
+
+export interface LedgerEntry {
+  id: number;
+  accountId: string;
+  kind: LedgerKind;
+  delta: Micros;
+  ref: string;
+  note: string | null;
+  createdAt: number;
+}
+
+/**
+ * submitting: row and hold exist, upstream create in flight
+ * processing: upstream accepted; being polled
+ * completed / failed: settled (hold captured / released)
+ * rejected: no upstream accepted it; hold released; never shown to clients
+ */
+export type JobState = 'submitting' | 'processing' | 'completed' | 'failed' | 'rejected';
+
+export interface JobRecord {
+  id: string;
+  accountId: string;
+  keyId: string;
+  model: string;
+  vendor: string;
+  /** Upstream that accepted the job (null while submitting). */
+  upstream: string | null;
+  taskId: string | null;
+  /** The sealed public id (set once the upstream accepted). */
+  publicId: string | null;
+  state: JobState;
+  estSeconds: number;
+  holdMicros: Micros;
+  pricePerSecondMicros: Micros;
+  /** Actual seconds (completed). */
+  seconds: number | null;
+  billableSeconds: number | null;
+  costMicros: Micros | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** What was asked: model, prompt (truncated), standard fields; never secrets. */
+  request: JsonObject;
+  /** Adapter-private task data (TaskRef.meta). */
+  taskMeta: JsonObject;
+  /** The vendor's last payload minus mapped fields. */
+  vendorData: JsonObject;
+  /** VideoOutput[] as JSON, plus local blob paths for inline results. */
+  outputs: JsonObject[];
+  usage: JsonObject | null;
+  progress: number | null;
+  createdAt: number;
+  updatedAt: number;
+  completedAt: number | null;
+  nextPollAt: number;
+  leaseUntil: number | null;
+  deadlineAt: number;
+}
+
+export type NewJob = Pick<
+  JobRecord,
+  'id' | 'accountId' | 'keyId' | 'model' | 'vendor' | 'estSeconds' | 'pricePerSecondMicros' | 'request' | 'createdAt' | 'deadlineAt'
+>;
+
+export interface ReconcileRecord {
+  id: number;
+  jobId: string;
+  upstream: string;
+  reason: string;
+  createdAt: number;
+}
+
+export interface Store {
+  /** Runs pending versioned migrations. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  readonly kind: 'sqlite' | 'postgres';
+
+  // Accounts
+  createAccount(a: { name: string; balance: Micros; upstreams: string[] | null; limits: RateLimits; now: number }): Promise<Account>;
+  getAccount(id: string): Promise<Account | undefined>;
+  getAccountByName(name: string): Promise<Account | undefined>;
+  listAccounts(): Promise<Account[]>;
+  updateAccount(id: string, patch: { upstreams?: string[] | null; limits?: RateLimits }): Promise<Account | undefined>;
+  /** Adds a credit entry and raises the balance; returns the updated account. */
+  topUp(accountId: string, amount: Micros, note: string | null, now: number): Promise<Account>;
+
+  // Keys
+  createKey(k: Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'>): Promise<ApiKeyRecord>;
+  findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  getKey(id: string): Promise<ApiKeyRecord | undefined>;
+  listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
+  /** Returns false when the key does not exist or was already revoked. */
+  revokeKey(id: string, now: number): Promise<boolean>;
+  touchKey(id: string, now: number): Promise<void>;
+
+  // Ledger
+  listLedger(accountId: string, opts?: { limit?: number; ref?: string }): Promise<LedgerEntry[]>;
+  /**
+   * One debit (kind 'charge') for a synchronous request (embeddings, chat), unique per ref.
+   * Returns 'duplicate' when that ref was already charged.
+   */
+  charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number): Promise<'ok' | 'duplicate'>;
+  /** True when the account's balance covers `amount` (a cheap pre-flight check, no write). */
+  canAfford(accountId: string, amount: Micros): Promise<boolean>;
+
+  // Jobs
+  /** Atomically: if balance >= hold, deduct it, write the hold entry and insert the job as 'submitting'. */
+  createJobWithHold(job: NewJob, hold: Micros, now: number): Promise<'ok' | 'insufficient'>;
+  /** submitting -> processing, pinned to the upstream that accepted it. */
+  markJobSubmitted(
+    jobId: string,
+    p: { upstream: string; taskId: string; publicId: string; taskMeta: JsonObject; nextPollAt: number; now: number },
+  ): Promise<void>;
+  /** submitting -> rejected, releasing the hold exactly once. */
+  rejectJob(jobId: string, reason: string, now: number): Promise<void>;
+  getJob(jobId: string): Promise<JobRecord | undefined>;
+  /** Compare-and-swap on lease_until: true when this caller now holds the poll lease. */
+  acquirePollLease(jobId: string, now: number, leaseMs: number): Promise<boolean>;
+  /** Records a poll of a job still processing and releases the lease. */
+  recordPoll(jobId: string, p: { vendorData: JsonObject; progress: number | null; nextPollAt: number; now: number }): Promise<void>;
+  /**
+   * processing -> completed: release the hold, capture `costMicros`. Exactly once: returns false
+   * (and writes nothing) when the job was not processing.
+   */
+  completeJob(
+    jobId: string,
+    p: {
+      seconds: number;
+      billableSeconds: number;
+      costMicros: Micros;
+      usage: JsonObject | null;
+      outputs: JsonObject[];
+      vendorData: JsonObject;
+      now: number;
+    },
+  ): Promise<boolean>;
+  /** processing|submitting -> failed: release the hold. Exactly once, like completeJob. */
+  failJob(jobId: string, p: { code: string; message: string; vendorData: JsonObject; now: number }): Promise<boolean>;
+  /** Processing jobs due for a background poll (next_poll_at <= now, lease free), oldest first. */
+  dueJobs(now: number, limit: number): Promise<JobRecord[]>;
+  /** Processing jobs past their deadline. */
+  overdueJobs(now: number, limit: number): Promise<JobRecord[]>;
+  recordReconcile(r: { jobId: string; upstream: string; reason: string; now: number }): Promise<void>;
+  listReconcile(limit?: number): Promise<ReconcileRecord[]>;
+}

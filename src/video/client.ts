@@ -1,0 +1,31 @@
+import type { Executor, StreamResponse } from '../http/executor.js';
+import type { CredentialSource, Upstream, UpstreamRequest, UpstreamResponse } from '../http/types.js';
+import type { VideoVendor } from './types.js';
+
+/**
+ * Sends what adapters build, adding each upstream's credential headers (minted tokens etc.).
+ * Credential sources are created once per upstream and cache their tokens themselves.
+ */
+export class VendorClient {
+  private readonly creds = new Map<string, CredentialSource | null>();
+
+  constructor(readonly executor: Executor) {}
+
+  async send(up: Upstream, vendor: VideoVendor, req: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return this.executor.send(await this.authorize(up, vendor, req), up.timeoutMs, signal);
+  }
+
+  async stream(up: Upstream, vendor: VideoVendor, req: UpstreamRequest, signal?: AbortSignal): Promise<StreamResponse> {
+    return this.executor.stream(await this.authorize(up, vendor, req), up.timeoutMs, signal);
+  }
+
+  async authorize(up: Upstream, vendor: VideoVendor, req: UpstreamRequest): Promise<UpstreamRequest> {
+    let source = this.creds.get(up.name);
+    if (source === undefined) {
+      source = vendor.credentials ? vendor.credentials(up, this.executor) : null;
+      this.creds.set(up.name, source);
+    }
+    if (!source) return req;
+    return { ...req, headers: { ...req.headers, ...(await source.headers()) } };
+  }
+}

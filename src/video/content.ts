@@ -1,0 +1,107 @@
+import type { Readable } from 'node:stream';
+import { errors } from '../core/errors.js';
+import { isObject } from '../core/json.js';
+import type { StreamResponse } from '../http/executor.js';
+import type { UpstreamRequest } from '../http/types.js';
+import type { JobRecord } from '../store/types.js';
+import type { VideoDeps } from './deps.js';
+import { parseRange, sliceStream } from './range.js';
+import { taskRefOf } from './refresh.js';
+import type { VideoOutput } from './types.js';
+
+export interface ContentReply {
+  status: 200 | 206;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+const MAX_REDIRECTS = 5;
+const AUTH_HEADERS = ['authorization', 'api-key', 'x-goog-api-key', 'x-api-key'];
+
+/**
+ * Streams a finished video: from the gateway's own copy when the vendor returned bytes inline,
+ * else from the vendor (its authenticated content endpoint or its signed URL), following
+ * redirects, forwarding Range, and slicing locally when the vendor ignores Range.
+ */
+export async function openContent(
+  deps: VideoDeps,
+  job: JobRecord,
+  index: number,
+  range: string | undefined,
+  signal: AbortSignal,
+): Promise<ContentReply> {
+  if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
+  const out = job.outputs[index];
+  if (!out || !isObject(out)) throw errors.notFound(`This job has no video at index ${index}.`, 'video_not_found');
+  const mime = typeof out.mimeType === 'string' && out.mimeType.startsWith('video/') ? out.mimeType : 'video/mp4';
+
+  if (typeof out.blob === 'string') {
+    const size = deps.blobs.size(out.blob);
+    if (size === undefined) throw errors.notFound('The stored video is no longer available.', 'video_not_found');
+    const r = parseRange(range, size);
+    if (r === 'unsatisfiable') throw errors.rangeNotSatisfiable(size);
+    const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
+    if (r) {
+      headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
+      headers['content-length'] = String(r.end - r.start + 1);
+      return { status: 206, headers, body: deps.blobs.open(out.blob, r.start, r.end) };
+    }
+    headers['content-length'] = String(size);
+    return { status: 200, headers, body: deps.blobs.open(out.blob) };
+  }
+
+  const vendor = deps.vendors.get(job.vendor);
+  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  if (!vendor || !up) throw errors.upstreamUnavailable('The upstream that made this video is not configured any more.');
+  const output: VideoOutput = { url: typeof out.url === 'string' ? out.url : undefined, mimeType: mime };
+  let req = await deps.client.authorize(up, vendor, vendor.buildContent(taskRefOf(job), output, up));
+  if (range) req = { ...req, headers: { ...req.headers, range } };
+
+  let res = await followRedirects(deps, req, up.timeoutMs, signal);
+  if (res.status === 416) {
+    res.body.destroy();
+    const total = /\/(\d+)$/.exec(res.headers['content-range'] ?? '')?.[1];
+    throw errors.rangeNotSatisfiable(total ? Number(total) : 0);
+  }
+  if (res.status !== 200 && res.status !== 206) {
+    res.body.destroy();
+    if (res.status === 404 || res.status === 410) throw errors.notFound('The vendor no longer has this video.', 'video_expired');
+    throw errors.upstreamError(`The vendor answered ${res.status} for the video content.`);
+  }
+  const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
+  const length = res.headers['content-length'];
+  if (res.status === 206) {
+    if (res.headers['content-range']) headers['content-range'] = res.headers['content-range'];
+    if (length) headers['content-length'] = length;
+    return { status: 206, headers, body: res.body };
+  }
+  const size = length && /^\d+$/.test(length) ? Number(length) : undefined;
+  const r = parseRange(range, size);
+  if (r === 'unsatisfiable') {
+    res.body.destroy();
+    throw errors.rangeNotSatisfiable(size ?? 0);
+  }
+  if (r && size !== undefined) {
+    headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
+    headers['content-length'] = String(r.end - r.start + 1);
+    return { status: 206, headers, body: res.body.pipe(sliceStream(r.start, r.end)) };
+  }
+  if (length) headers['content-length'] = length;
+  return { status: 200, headers, body: res.body };
+}
+
+async function followRedirects(deps: VideoDeps, first: UpstreamRequest, timeoutMs: number, signal: AbortSignal): Promise<StreamResponse> {
+  let req = first;
+  for (let hop = 0; ; hop++) {
+    const res = await deps.client.executor.stream(req, timeoutMs, signal);
+    const loc = res.headers['location'];
+    if (![301, 302, 303, 307, 308].includes(res.status) || !loc) return res;
+    res.body.destroy();
+    if (hop >= MAX_REDIRECTS) throw errors.upstreamError('Too many redirects fetching the video.');
+    const next = new URL(loc, req.url);
+    const headers = { ...req.headers };
+    // Never carry vendor credentials to another origin (e.g. a CDN's signed URL).
+    if (next.origin !== new URL(req.url).origin) for (const h of Object.keys(headers)) if (AUTH_HEADERS.includes(h.toLowerCase())) delete headers[h];
+    req = { method: 'GET', url: next.toString(), headers };
+  }
+}

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthContext } from '../auth/types.js';
+import { errors } from '../core/errors.js';
+import { isObject, type JsonObject } from '../core/json.js';
+import { costForSeconds } from '../core/money.js';
+import { TransportError, type Upstream } from '../http/types.js';
+import { scopesFor } from '../limits/scopes.js';
+import type { ModelInfo } from '../routing/catalog.js';
+import { withFailover } from '../routing/failover.js';
+import type { JobRecord } from '../store/types.js';
+import type { VideoDeps } from './deps.js';
+import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
+import { parseStandard } from './standard.js';
+import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
+
+/**
+ * POST /v1/videos/generations: validate, hold the estimate with the job row, create the upstream
+ * task with failover, and pin the job to the upstream that accepted it.
+ */
+export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: ModelInfo, body: JsonObject): Promise<JobRecord> {
+  rejectForbiddenKeys(body);
+  const { std, native } = parseStandard(body);
+  const candidates = deps.catalog.candidates(model.name, ctx.account);
+  const vendor = vendorFor(deps, candidates, model.name);
+  checkOwnership(native, vendor, model.name, deps.vendors.values());
+
+  const base = { model: model.name, upstreamModel: model.name, std, native };
+  const estSeconds = vendor.estimateSeconds(base);
+  vendor.validate?.({ ...base, media: new Map() });
+  const pricePerSecond = model.price.perSecond ?? 0;
+  const hold = costForSeconds(pricePerSecond, estSeconds);
+
+  const admission = await deps.limiter.admit('video', scopesFor(ctx, 'video', deps.limitDefaults), 0);
+  if (!admission.allowed) throw errors.rateLimited('Video request rate limit reached.', admission.retryAfterSeconds, admission.headers);
+
+  const media = await fetchMedia(deps, vendor, base);
+  const now = deps.clock.now();
+  const jobId = randomUUID();
+  const placed = await deps.store.createJobWithHold(
+    {
+      id: jobId,
+      accountId: ctx.account.id,
+      keyId: ctx.key.id,
+      model: model.name,
+      vendor: vendor.id,
+      estSeconds,
+      pricePerSecondMicros: pricePerSecond,
+      request: summarize(body),
+      createdAt: now,
+      deadlineAt: now + deps.settings.deadlineMs,
+    },
+    hold,
+    now,
+  );
+  if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
+
+  try {
+    const { value, upstream } = await withFailover(
+      candidates,
+      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }),
+      {
+        circuits: deps.catalog.circuits,
+        onMaybeSent: (up, err) => recordMaybeCreated(deps, jobId, up, err),
+        onAttemptFailed: (up, reason) => deps.log.warn({ upstream: up.name, job: jobId, reason }, 'video create attempt failed'),
+      },
+    );
+    const publicId = deps.sealer.seal({
+      j: jobId, a: ctx.account.id, u: upstream.name, v: vendor.id, m: model.name, d: estSeconds, t: value.taskId,
+    });
+    const at = deps.clock.now();
+    await deps.store.markJobSubmitted(jobId, {
+      upstream: upstream.name,
+      taskId: value.taskId,
+      publicId,
+      taskMeta: { ...(value.meta ?? {}), upstreamModel: deps.catalog.upstreamModel(upstream, model.name) },
+      nextPollAt: at + deps.settings.pollIntervalMs,
+      now: at,
+    });
+    const job = await deps.store.getJob(jobId);
+    if (!job) throw errors.internal();
+    return job;
+  } catch (e) {
+    await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now());
+    throw e;
+  }
+}
+
+/** A video model is served by upstreams of one vendor: its native parameters are that vendor's. */
+function vendorFor(deps: VideoDeps, candidates: Upstream[], model: string): VideoVendor {
+  const up = candidates[0];
+  const vendor = up ? deps.vendors.get(up.vendor) : undefined;
+  if (!vendor) throw errors.upstreamUnavailable(`No video upstream is configured for '${model}'.`);
+  return vendor;
+}
+
+async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput) {
+  const res = await deps.client.send(up, vendor, vendor.buildCreate(input, up));
+  if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
+  try {
+    return { ok: true as const, value: vendor.parseCreate(res, input, up) };
+  } catch {
+    // A 2xx we cannot read may still have started a task; treat it like a lost answer.
+    throw new TransportError('reset', `unreadable create answer from ${up.name}`, true);
+  }
+}
+
+async function fetchMedia(deps: VideoDeps, vendor: VideoVendor, input: Omit<CreateInput, 'media'>): Promise<Map<string, InlineMedia>> {
+  const urls = vendor.inlineMedia?.(input) ?? [];
+  const out = new Map<string, InlineMedia>();
+  await Promise.all(
+    [...new Set(urls)].map(async (url) => {
+      const param = paramForUrl(input, url);
+      out.set(url, await deps.media.fetch(url, param));
+    }),
+  );
+  return out;
+}
+
+function paramForUrl(input: Omit<CreateInput, 'media'>, url: string): string {
+  const i = input.std.frameImages.findIndex((f) => f.url === url);
+  if (i >= 0) return `frame_images[${i}].image_url`;
+  const j = input.std.inputReferences.findIndex((r) => r.url === url);
+  if (j >= 0) return `input_references[${j}].url`;
+  const key = Object.keys(input.native).find((k) => JSON.stringify(input.native[k]).includes(url));
+  return key ?? 'media';
+}
+
+async function recordMaybeCreated(deps: VideoDeps, jobId: string, up: Upstream, err: TransportError): Promise<void> {
+  deps.log.warn({ upstream: up.name, job: jobId, reason: err.reason }, 'video create may have reached the upstream; recorded for reconciliation');
+  await deps.store.recordReconcile({ jobId, upstream: up.name, reason: `${err.reason}: ${err.message}`, now: deps.clock.now() });
+}
+
+/** What is kept of the request: standard fields and native names, prompt truncated, no media bytes. */
+function summarize(body: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (k === 'prompt' && typeof v === 'string') out.prompt = v.slice(0, 500);
+    else if (typeof v === 'string') out[k] = v.length > 300 ? `${v.slice(0, 300)}...` : v;
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
+    else out[k] = Array.isArray(v) ? `[array of ${v.length}]` : isObject(v) ? '[object]' : null;
+  }
+  return out;
+}

@@ -1,0 +1,41 @@
+import type { Clock } from '../core/clock.js';
+import type { IdSealer } from '../core/sealed-id.js';
+import type { MediaFetcher } from '../http/media.js';
+import type { Quota, RateLimiter } from '../limits/types.js';
+import type { Catalog } from '../routing/catalog.js';
+import type { Store } from '../store/types.js';
+import type { BlobStore } from './blobs.js';
+import type { VendorClient } from './client.js';
+import type { LinkSigner } from './links.js';
+import type { VideoVendor } from './types.js';
+
+export interface Log {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface VideoSettings {
+  pollIntervalMs: number;
+  deadlineMs: number;
+  leaseMs: number;
+  /** Base URL clients reach the gateway at, for output_url. */
+  publicUrl: string;
+}
+
+/** Everything the video services need, built once at start. */
+export interface VideoDeps {
+  store: Store;
+  catalog: Catalog;
+  client: VendorClient;
+  vendors: ReadonlyMap<string, VideoVendor>;
+  sealer: IdSealer;
+  links: LinkSigner;
+  blobs: BlobStore;
+  media: MediaFetcher;
+  limiter: RateLimiter;
+  limitDefaults: Quota;
+  clock: Clock;
+  log: Log;
+  settings: VideoSettings;
+}

@@ -1,0 +1,32 @@
+import type { JsonObject } from '../core/json.js';
+import type { JobRecord } from '../store/types.js';
+
+/**
+ * The public job object (spec 2.1). Decisions the spec leaves open:
+ * - timestamps are integer Unix seconds;
+ * - always: id, object, status, model, seconds, created_at, vendor_data;
+ * - completed: completed_at, output_url, seconds = the actual duration, usage (the vendor's token
+ *   counts when it reports them; omitted when it reports none);
+ * - failed: completed_at (when it failed) and error {code, message};
+ * - `progress` (0-100) while processing when the vendor reports one.
+ */
+export function presentJob(job: JobRecord, outputUrl: string | undefined): JsonObject {
+  const status = job.state === 'completed' ? 'completed' : job.state === 'failed' ? 'failed' : 'processing';
+  const out: JsonObject = {
+    id: job.publicId ?? '',
+    object: 'video',
+    status,
+    model: job.model,
+    seconds: status === 'completed' && job.seconds !== null ? job.seconds : job.estSeconds,
+    created_at: Math.floor(job.createdAt / 1000),
+  };
+  if (status === 'processing' && job.progress !== null) out.progress = job.progress;
+  if (status !== 'processing' && job.completedAt !== null) out.completed_at = Math.floor(job.completedAt / 1000);
+  if (status === 'completed') {
+    if (outputUrl) out.output_url = outputUrl;
+    if (job.usage && Object.keys(job.usage).length > 0) out.usage = job.usage;
+  }
+  if (status === 'failed') out.error = { code: job.errorCode ?? 'generation_failed', message: job.errorMessage ?? 'The generation failed.' };
+  out.vendor_data = job.vendorData;
+  return out;
+}

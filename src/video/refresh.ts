@@ -1,0 +1,137 @@
+import type { JsonObject } from '../core/json.js';
+import { costForSeconds } from '../core/money.js';
+import { TransportError, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
+import type { JobRecord } from '../store/types.js';
+import type { VideoDeps } from './deps.js';
+import type { TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
+
+/** fal-style protocols need a second request (status, then result); more than this is a loop. */
+const MAX_POLL_STEPS = 3;
+
+export function taskRefOf(job: JobRecord): TaskRef {
+  const { upstreamModel, ...meta } = job.taskMeta;
+  return {
+    taskId: job.taskId ?? '',
+    model: job.model,
+    upstreamModel: typeof upstreamModel === 'string' ? upstreamModel : job.model,
+    meta,
+  };
+}
+
+/**
+ * Brings one processing job up to date with its upstream, settling it at most once. The caller
+ * must hold the job's poll lease. Transport failures and retryable answers leave the job
+ * processing (the hold stays; only a definitive failure or the deadline releases it).
+ */
+export async function refreshJob(deps: VideoDeps, job: JobRecord): Promise<void> {
+  const now = deps.clock.now();
+  if (job.state !== 'processing') return;
+  if (now >= job.deadlineAt) {
+    await settleFailed(deps, job, { code: 'timeout', message: 'The job did not finish before the gateway deadline; nothing was charged.' }, job.vendorData);
+    return;
+  }
+  const vendor = deps.vendors.get(job.vendor);
+  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  if (!vendor || !up) {
+    deps.log.warn({ job: job.id, upstream: job.upstream }, 'job upstream is no longer configured; will retry');
+    await backoff(deps, job, now);
+    return;
+  }
+  let status: VendorStatus | undefined;
+  try {
+    status = await pollOnce(deps, vendor, up, taskRefOf(job));
+  } catch (e) {
+    if (!(e instanceof TransportError)) throw e;
+    deps.log.warn({ job: job.id, upstream: up.name, reason: e.reason }, 'video poll failed; will retry');
+  }
+  if (!status) return backoff(deps, job, now);
+  switch (status.state) {
+    case 'processing':
+      await deps.store.recordPoll(job.id, {
+        vendorData: status.vendorData,
+        progress: status.progress ?? null,
+        nextPollAt: now + deps.settings.pollIntervalMs,
+        now,
+      });
+      return;
+    case 'failed':
+      await settleFailed(deps, job, { code: status.code, message: status.message }, status.vendorData);
+      return;
+    case 'completed':
+      await settleCompleted(deps, job, status);
+      return;
+  }
+}
+
+async function pollOnce(
+  deps: VideoDeps,
+  vendor: VideoVendor,
+  up: Parameters<VideoVendor['buildPoll']>[1],
+  task: TaskRef,
+): Promise<VendorStatus | undefined> {
+  let req: UpstreamRequest = vendor.buildPoll(task, up);
+  for (let step = 0; step < MAX_POLL_STEPS; step++) {
+    const res: UpstreamResponse = await deps.client.send(up, vendor, req);
+    if (res.status < 200 || res.status >= 300) return verdictToStatus(vendor, res);
+    const out = vendor.parsePoll(res, task, up);
+    if ('next' in out) {
+      req = out.next;
+      continue;
+    }
+    return out;
+  }
+  return undefined;
+}
+
+/** A non-2xx poll answer: the caller's or content problems end the job; the rest is retried. */
+function verdictToStatus(vendor: VideoVendor, res: UpstreamResponse): VendorStatus | undefined {
+  const v = vendor.classifyError(res);
+  const vendorData: JsonObject = res.json && typeof res.json === 'object' && !Array.isArray(res.json) ? (res.json as JsonObject) : {};
+  if (v.kind === 'moderation') return { state: 'failed', code: 'content_policy_violation', message: v.message, vendorData };
+  if (v.kind === 'client') {
+    const code = v.status === 404 ? 'expired' : v.code === 'invalid_media' || v.code === 'unsupported_parameters' ? v.code : 'generation_failed';
+    return { state: 'failed', code, message: v.message, vendorData };
+  }
+  return undefined;
+}
+
+async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<VendorStatus, { state: 'completed' }>): Promise<void> {
+  const billable = status.billableSeconds ?? status.seconds;
+  const cost = costForSeconds(job.pricePerSecondMicros, billable);
+  const outputs: JsonObject[] = [];
+  for (let i = 0; i < status.outputs.length; i++) outputs.push(await keepOutput(deps, job, status.outputs[i]!, i));
+  const usage: JsonObject | null = status.usage ? { ...status.usage } as JsonObject : null;
+  const settled = await deps.store.completeJob(job.id, {
+    seconds: status.seconds,
+    billableSeconds: billable,
+    costMicros: cost,
+    usage,
+    outputs,
+    vendorData: status.vendorData,
+    now: deps.clock.now(),
+  });
+  if (settled) deps.log.info({ job: job.id, seconds: status.seconds, billable, cost }, 'video job completed');
+}
+
+/** Inline results are written to the gateway's blob store once; URLs are kept as references. */
+async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, index: number): Promise<JsonObject> {
+  if (out.inlineBase64) {
+    const blob = await deps.blobs.put(`${job.id}-${index}.mp4`, out.inlineBase64);
+    return { blob: blob.path, size: blob.size, mimeType: out.mimeType ?? 'video/mp4' };
+  }
+  const kept: JsonObject = {};
+  if (out.url) kept.url = out.url;
+  if (out.mimeType) kept.mimeType = out.mimeType;
+  return kept;
+}
+
+async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string; message: string }, vendorData: JsonObject): Promise<void> {
+  const settled = await deps.store.failJob(job.id, { code: err.code, message: err.message, vendorData, now: deps.clock.now() });
+  if (settled) deps.log.info({ job: job.id, code: err.code }, 'video job failed; hold released');
+}
+
+/** Retry later, more slowly each time, never later than a minute. */
+async function backoff(deps: VideoDeps, job: JobRecord, now: number): Promise<void> {
+  const wait = Math.min(60_000, Math.max(deps.settings.pollIntervalMs, 1_000) * 2);
+  await deps.store.recordPoll(job.id, { vendorData: job.vendorData, progress: job.progress, nextPollAt: now + wait, now });
+}

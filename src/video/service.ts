@@ -1,0 +1,70 @@
+import type { AuthContext } from '../auth/types.js';
+import { errors } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { ModelInfo } from '../routing/catalog.js';
+import type { JobRecord } from '../store/types.js';
+import { openContent, type ContentReply } from './content.js';
+import { createVideoJob } from './create.js';
+import type { VideoDeps } from './deps.js';
+import { presentJob } from './present.js';
+import { refreshJob } from './refresh.js';
+
+/** The video endpoints' logic: create, poll (with on-demand refresh) and content. */
+export class VideoService {
+  constructor(readonly deps: VideoDeps) {}
+
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject): Promise<JsonObject> {
+    const job = await createVideoJob(this.deps, ctx, model, body);
+    return presentJob(job, undefined);
+  }
+
+  async get(ctx: AuthContext, id: string): Promise<JsonObject> {
+    let job = await this.load(id, ctx.account.id);
+    if (job.state === 'processing' && this.deps.clock.now() >= job.nextPollAt) job = await this.refresh(job);
+    return presentJob(job, job.state === 'completed' ? this.outputUrl(id) : undefined);
+  }
+
+  /** `accountId` comes from the bearer key, or from a verified signed link. */
+  async content(accountId: string, id: string, index: number, range: string | undefined, signal: AbortSignal): Promise<ContentReply> {
+    const job = await this.load(id, accountId);
+    return openContent(this.deps, job, index, range, signal);
+  }
+
+  /** Signed link verification for output_url (no bearer header needed). */
+  accountForSignedLink(id: string, expires: unknown, signature: unknown): string | undefined {
+    if (!this.deps.links.verify(id, expires, signature, this.deps.clock.now())) return undefined;
+    return this.deps.sealer.open(id)?.a;
+  }
+
+  outputUrl(id: string): string {
+    const { expires, signature } = this.deps.links.sign(id, this.deps.clock.now());
+    return `${this.deps.settings.publicUrl}/v1/videos/${id}/content?expires=${expires}&signature=${signature}`;
+  }
+
+  /** Refreshes a due job if this caller wins the poll lease; returns the freshest row either way. */
+  async refresh(job: JobRecord): Promise<JobRecord> {
+    const now = this.deps.clock.now();
+    if (await this.deps.store.acquirePollLease(job.id, now, this.deps.settings.leaseMs)) {
+      try {
+        await refreshJob(this.deps, job);
+      } catch (e) {
+        this.deps.log.error({ job: job.id, err: (e as Error).message }, 'video refresh failed');
+      }
+    }
+    return (await this.deps.store.getJob(job.id)) ?? job;
+  }
+
+  /**
+   * Opens a public id: anything malformed, tampered, sealed with an unknown key, or belonging to
+   * another account is the same 404, so ids reveal nothing.
+   */
+  private async load(id: string, accountId: string): Promise<JobRecord> {
+    const claims = this.deps.sealer.open(id);
+    const notFound = errors.notFound(`No video job with id '${id.length > 64 ? `${id.slice(0, 64)}...` : id}'.`, 'video_not_found');
+    if (!claims || claims.a !== accountId) throw notFound;
+    const job = await this.deps.store.getJob(claims.j);
+    if (!job || job.accountId !== accountId) throw notFound;
+    if (job.state === 'submitting' || job.state === 'rejected') throw notFound;
+    return job;
+  }
+}

@@ -1,0 +1,131 @@
+import type { GatewayError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { Executor } from '../http/executor.js';
+import type { CredentialSource, Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../http/types.js';
+
+/** Standard cross-vendor fields (spec 2.2), parsed and validated once by video/standard.ts. */
+export interface StandardVideoRequest {
+  model: string;
+  prompt: string;
+  /** Requested duration; from `seconds`. */
+  seconds?: number;
+  /** Width x height, from `size` or derived from `resolution` + `aspect_ratio`. */
+  size?: { width: number; height: number };
+  /** Height in pixels from `resolution` ("720p" -> 720), or derived from `size`. */
+  resolution?: number;
+  /** From `aspect_ratio` or its alias `ratio`, or derived from `size` (reduced, e.g. "16:9"). */
+  aspectRatio?: string;
+  frameImages: FrameImage[];
+  inputReferences: InputReference[];
+  /** Which of the size-expressing fields the client actually sent (adapters may care). */
+  sent: { size: boolean; resolution: boolean; aspectRatio: boolean };
+}
+
+export interface FrameImage {
+  url: string;
+  frameType: 'first_frame' | 'last_frame';
+}
+
+export interface InputReference {
+  type: string;
+  url: string;
+  role?: string;
+}
+
+/** Bytes the gateway fetched for a URL an adapter asked to inline (SSRF-guarded). */
+export interface InlineMedia {
+  base64: string;
+  mimeType: string;
+}
+
+export interface CreateInput {
+  /** The public model name the client asked for. */
+  model: string;
+  /** The name sent upstream (an upstream may map names, e.g. an Azure deployment). */
+  upstreamModel: string;
+  std: StandardVideoRequest;
+  /** Every top-level field that is not standard, exactly as the client sent it. */
+  native: JsonObject;
+  /** Fetched bytes for the URLs returned by `inlineMedia`. */
+  media: ReadonlyMap<string, InlineMedia>;
+}
+
+/** What the gateway keeps about an upstream task, enough to poll it and fetch its bytes. */
+export interface TaskRef {
+  taskId: string;
+  model: string;
+  upstreamModel: string;
+  /** Adapter-private data stored with the job (e.g. fal's status/response URLs). */
+  meta: JsonObject;
+}
+
+/** One finished video. `url` is fetched through `buildContent`; `inlineBase64` is stored by the core. */
+export interface VideoOutput {
+  url?: string;
+  inlineBase64?: string;
+  mimeType?: string;
+}
+
+export interface VideoUsage {
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+/** Stable failure codes for failed jobs; vendor codes stay in vendor_data. */
+export type FailureCode =
+  | 'content_policy_violation'
+  | 'invalid_media'
+  | 'unsupported_parameters'
+  | 'generation_failed'
+  | 'cancelled'
+  | 'expired'
+  | 'timeout';
+
+export type VendorStatus =
+  | { state: 'processing'; progress?: number; vendorData: JsonObject }
+  | {
+      state: 'completed';
+      /** Actual duration of the (first) generated video, in seconds. */
+      seconds: number;
+      /** Seconds to bill: the sum over every generated video (defaults to `seconds`). */
+      billableSeconds?: number;
+      usage?: VideoUsage;
+      outputs: VideoOutput[];
+      vendorData: JsonObject;
+    }
+  | { state: 'failed'; code: FailureCode; message: string; vendorData: JsonObject };
+
+/**
+ * A video vendor adapter: a pure translator. It never does I/O; the core sends what it builds.
+ * One folder per vendor under video/vendors/<id>/, registered in video/vendors/registry.ts.
+ */
+export interface VideoVendor {
+  id: string;
+  /** Human label used in error messages ("wan (DashScope)"). */
+  label: string;
+  /** Native top-level parameter names this vendor owns (spec 2.3 rule 3). */
+  ownedParams: ReadonlySet<string>;
+  /** Vendor-specific 400s (value ranges, model-only options). Throws a GatewayError. */
+  validate?(input: CreateInput): void;
+  /** The seconds the job is held for at create (requested, native override, or the model default). */
+  estimateSeconds(input: Omit<CreateInput, 'media'>): number;
+  /** URLs the gateway must fetch and pass as bytes (e.g. Vertex wants base64 images). */
+  inlineMedia?(input: Omit<CreateInput, 'media'>): string[];
+  buildCreate(input: CreateInput, up: Upstream): UpstreamRequest;
+  /** Reads the upstream task id from a 2xx create answer. */
+  parseCreate(res: UpstreamResponse, input: CreateInput, up: Upstream): { taskId: string; meta?: JsonObject };
+  buildPoll(task: TaskRef, up: Upstream): UpstreamRequest;
+  /**
+   * Maps a 2xx poll answer to a status, or asks for one more request (fal: status, then result).
+   * Unknown vendor statuses must map to processing.
+   */
+  parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorStatus | { next: UpstreamRequest };
+  /** The request that fetches a finished video's bytes (adds auth where the vendor's URL needs it). */
+  buildContent(task: TaskRef, output: VideoOutput, up: Upstream): UpstreamRequest;
+  /** Classifies a non-2xx answer (create, poll or content). */
+  classifyError(res: UpstreamResponse): UpstreamVerdict;
+  /** Optional credential source (e.g. OAuth token minting); static keys go straight into headers. */
+  credentials?(up: Upstream, executor: Executor): CredentialSource;
+}
+
+export type { GatewayError, CredentialSource };

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { IdSealer } from '../../src/core/sealed-id.js';
+
+const claims = { j: 'job-1', a: 'acct-1', u: 'sora-main', v: 'sora', m: 'sora-2', d: 8, t: 'video_abc/def' };
+
+describe('sealed video ids', () => {
+  it('round-trips, is URL-safe and reveals nothing in clear', () => {
+    const s = new IdSealer(['0123456789abcdef-secret']);
+    const id = s.seal(claims);
+    expect(id).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(id).not.toContain('sora');
+    expect(Buffer.from(id, 'base64url').toString('latin1')).not.toContain('acct-1');
+    expect(s.open(id)).toEqual(claims);
+    expect(s.seal(claims)).not.toBe(id); // random IV
+  });
+
+  it('rejects tampered, truncated and foreign ids', () => {
+    const s = new IdSealer(['0123456789abcdef-secret']);
+    const id = s.seal(claims);
+    const flipped = id.slice(0, 20) + (id[20] === 'A' ? 'B' : 'A') + id.slice(21);
+    expect(s.open(flipped)).toBeUndefined();
+    expect(s.open(id.slice(0, -3))).toBeUndefined();
+    expect(s.open('')).toBeUndefined();
+    expect(s.open('not/valid')).toBeUndefined();
+    expect(new IdSealer(['another-secret-entirely']).open(id)).toBeUndefined();
+  });
+
+  it('opens ids sealed before a rotation', () => {
+    const old = new IdSealer(['first-secret-0123456']);
+    const id = old.seal(claims);
+    const rotated = new IdSealer(['first-secret-0123456', 'second-secret-0123456']);
+    expect(rotated.open(id)).toEqual(claims);
+    const fresh = rotated.seal(claims);
+    expect(old.open(fresh)).toBeUndefined();
+    expect(rotated.open(fresh)).toEqual(claims);
+  });
+});
