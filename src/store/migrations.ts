@@ -1,0 +1,140 @@
+import type { Dialect, SqlDriver } from './driver.js';
+import { int } from './rows.js';
+
+/**
+ * Versioned schema changes. A migration, once released, is never edited: add a new one.
+ * The DDL is written once; `Types` carries the few spellings the two dialects disagree on.
+ * JSON is stored as TEXT on both so values round-trip byte for byte (JSONB would reorder keys
+ * and refuse \u0000), and timestamps are integer unix milliseconds.
+ */
+interface Types {
+  /** Auto-increment 64-bit primary key. */
+  serialKey: string;
+}
+
+const TYPES: Record<Dialect, Types> = {
+  sqlite: { serialKey: 'INTEGER PRIMARY KEY AUTOINCREMENT' },
+  postgres: { serialKey: 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY' },
+};
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql(t: Types): string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, keys, ledger, jobs, reconcile',
+    sql: (t) => `
+CREATE TABLE accounts (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  balance BIGINT NOT NULL,
+  upstreams TEXT,
+  limits TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX accounts_name ON accounts (name);
+
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts (id),
+  hash TEXT NOT NULL,
+  prefix TEXT NOT NULL,
+  name TEXT,
+  models TEXT NOT NULL,
+  actions TEXT NOT NULL,
+  limits TEXT NOT NULL,
+  expires_at BIGINT,
+  revoked_at BIGINT,
+  last_used_at BIGINT,
+  created_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX api_keys_hash ON api_keys (hash);
+CREATE INDEX api_keys_account ON api_keys (account_id);
+
+CREATE TABLE ledger (
+  id ${t.serialKey},
+  account_id TEXT NOT NULL REFERENCES accounts (id),
+  kind TEXT NOT NULL CHECK (kind IN ('credit', 'hold', 'release', 'capture', 'charge')),
+  delta BIGINT NOT NULL,
+  ref TEXT NOT NULL,
+  note TEXT,
+  created_at BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX ledger_ref_kind ON ledger (ref, kind);
+CREATE INDEX ledger_account ON ledger (account_id, id);
+
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts (id),
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  vendor TEXT NOT NULL,
+  upstream TEXT,
+  task_id TEXT,
+  public_id TEXT,
+  state TEXT NOT NULL CHECK (state IN ('submitting', 'processing', 'completed', 'failed', 'rejected')),
+  est_seconds DOUBLE PRECISION NOT NULL,
+  hold_micros BIGINT NOT NULL,
+  price_per_second_micros BIGINT NOT NULL,
+  seconds DOUBLE PRECISION,
+  billable_seconds DOUBLE PRECISION,
+  cost_micros BIGINT,
+  error_code TEXT,
+  error_message TEXT,
+  request TEXT NOT NULL,
+  task_meta TEXT NOT NULL,
+  vendor_data TEXT NOT NULL,
+  outputs TEXT NOT NULL,
+  usage TEXT,
+  progress DOUBLE PRECISION,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  completed_at BIGINT,
+  next_poll_at BIGINT NOT NULL,
+  lease_until BIGINT,
+  deadline_at BIGINT NOT NULL
+);
+CREATE INDEX jobs_due ON jobs (state, next_poll_at);
+CREATE INDEX jobs_deadline ON jobs (state, deadline_at);
+CREATE INDEX jobs_account ON jobs (account_id, created_at);
+
+CREATE TABLE reconcile (
+  id ${t.serialKey},
+  job_id TEXT NOT NULL,
+  upstream TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX reconcile_job ON reconcile (job_id);
+`,
+  },
+];
+
+/**
+ * Applies every migration not yet recorded, all in one transaction, so a failure leaves the
+ * schema as it was. Safe to run from several processes at once: SQLite's BEGIN IMMEDIATE and a
+ * PostgreSQL advisory lock (scoped to the current schema) let one of them migrate at a time.
+ */
+export async function migrate(db: SqlDriver, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    if (db.dialect === 'postgres') {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext('gateway-migrate:' || current_schema()))");
+    }
+    await tx.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+    );
+    const done = new Set((await tx.query('SELECT version FROM schema_migrations')).map((r) => int(r.version)));
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await tx.exec(m.sql(TYPES[db.dialect]));
+      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, Date.now()]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

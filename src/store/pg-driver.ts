@@ -1,0 +1,124 @@
+import pg from 'pg';
+import { errors } from '../core/errors.js';
+import { toDollarParams, type Row, type SqlDriver, type SqlExecutor, type SqlValue } from './driver.js';
+
+export interface PostgresOptions {
+  connectionString: string;
+  /** Schema for all tables: created when missing and put first on every connection's search_path. */
+  schema?: string;
+  /** Pool size. */
+  max?: number;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export async function openPostgres(opts: PostgresOptions): Promise<SqlDriver> {
+  const { schema } = opts;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw errors.internal(`Invalid PostgreSQL schema name: ${schema}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: opts.max ?? 10,
+    // Set at connection start-up, so no pooled connection can ever run a query on another schema.
+    options: schema ? `-c search_path=${schema}` : undefined,
+  });
+  // An idle client that loses its connection emits 'error' on the pool; without a listener that
+  // would crash the process. The pool drops the client and the next query reports the failure.
+  pool.on('error', () => {});
+  const driver = new PostgresDriver(pool);
+  try {
+    if (schema) {
+      // CREATE SCHEMA IF NOT EXISTS is not safe against itself: two instances starting together
+      // can both decide to create it. The advisory lock lets one go first.
+      await driver.transaction(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock(hashtext('gateway-schema:' || ?::text))", [schema]);
+        await tx.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      });
+    } else {
+      await driver.query('SELECT 1');
+    }
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw e;
+  }
+  return driver;
+}
+
+interface Prepared {
+  name: string;
+  text: string;
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+class PostgresDriver implements SqlDriver {
+  readonly dialect = 'postgres' as const;
+  /** `?` -> `$n` rewrites, each under a stable name so every connection prepares it once. */
+  private readonly statements = new Map<string, Prepared>();
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  query(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return this.rows(this.pool, sql, params);
+  }
+
+  run(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    return this.count(this.pool, sql, params);
+  }
+
+  async exec(script: string): Promise<void> {
+    await this.pool.query(script);
+  }
+
+  async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      const tx: SqlExecutor = {
+        query: (sql, params) => this.rows(client, sql, params),
+        run: (sql, params) => this.count(client, sql, params),
+        exec: async (script) => void (await client.query(script)),
+      };
+      try {
+        await client.query('BEGIN');
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (e) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          // A connection that cannot roll back must not go back into the pool.
+          broken = rollbackError;
+        });
+        throw e;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private prepared(sql: string): Prepared {
+    let p = this.statements.get(sql);
+    if (!p) {
+      p = { name: `gw_${this.statements.size + 1}`, text: toDollarParams(sql) };
+      this.statements.set(sql, p);
+    }
+    return p;
+  }
+
+  private async rows(on: Queryable, sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
+    const p = this.prepared(sql);
+    const res = await on.query<Row>({ name: p.name, text: p.text, values: [...params] });
+    return res.rows;
+  }
+
+  private async count(on: Queryable, sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    const p = this.prepared(sql);
+    const res = await on.query({ name: p.name, text: p.text, values: [...params] });
+    return res.rowCount ?? 0;
+  }
+}

@@ -1,0 +1,31 @@
+import { accountOps } from './accounts.js';
+import type { SqlDriver } from './driver.js';
+import { jobOps } from './jobs.js';
+import { keyOps } from './keys.js';
+import { ledgerOps } from './ledger.js';
+import { migrate } from './migrations.js';
+import type { Store } from './types.js';
+
+/** A Store plus the driver under it (for tooling and tests that need raw SQL). */
+export interface SqlStore extends Store {
+  readonly driver: SqlDriver;
+}
+
+/**
+ * The one Store implementation: every method is plain SQL over `SqlDriver`, so SQLite and
+ * PostgreSQL share the same code and the same contract tests.
+ */
+export function createSqlStore(driver: SqlDriver): SqlStore {
+  return {
+    kind: driver.dialect,
+    driver,
+    async migrate() {
+      await migrate(driver);
+    },
+    close: () => driver.close(),
+    ...accountOps(driver),
+    ...keyOps(driver),
+    ...ledgerOps(driver),
+    ...jobOps(driver),
+  };
+}

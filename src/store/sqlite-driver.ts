@@ -1,0 +1,168 @@
+import { mkdirSync, realpathSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Row, SqlDriver, SqlExecutor, SqlValue } from './driver.js';
+import { Mutex } from './mutex.js';
+
+type Db = InstanceType<typeof Database>;
+type Statement = Database.Statement<unknown[]>;
+
+/**
+ * One mutex per database file for the whole process: two connections to the same file in one
+ * process would otherwise block each other inside SQLite's busy handler, which runs on the
+ * very thread the other connection needs in order to finish.
+ */
+const fileLocks = new Map<string, { mutex: Mutex; users: number }>();
+
+export interface SqliteOptions {
+  /** How long a connection waits for another process's write lock (ms). */
+  busyTimeoutMs?: number;
+}
+
+export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
+  const memory = path === ':memory:';
+  let lockKey = path;
+  if (!memory) {
+    const abs = resolve(path);
+    mkdirSync(dirname(abs), { recursive: true });
+    lockKey = abs;
+  }
+  const db = new Database(path);
+  try {
+    if (!memory) lockKey = realpathSync(lockKey);
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    // Integers come back as BigInt so that values past 2^53 are detected instead of rounded.
+    db.defaultSafeIntegers(true);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return new SqliteDriver(db, memory ? undefined : lockKey);
+}
+
+class SqliteDriver implements SqlDriver {
+  readonly dialect = 'sqlite' as const;
+  private readonly statements = new Map<string, Statement>();
+  private readonly mutex: Mutex;
+  /** Statement runner that ignores the mutex; handed to transaction bodies, which own it. */
+  private readonly inside: SqlExecutor;
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly lockKey: string | undefined,
+  ) {
+    this.mutex = acquireFileLock(lockKey);
+    this.inside = {
+      query: (sql, params) => attempt(() => this.all(sql, params)),
+      run: (sql, params) => attempt(() => this.change(sql, params)),
+      exec: (script) => attempt(() => void this.db.exec(script)),
+    };
+  }
+
+  query(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return this.mutex.runSync(() => this.all(sql, params));
+  }
+
+  run(sql: string, params?: readonly SqlValue[]): Promise<number> {
+    return this.mutex.runSync(() => this.change(sql, params));
+  }
+
+  exec(script: string): Promise<void> {
+    return this.mutex.runSync(() => void this.db.exec(script));
+  }
+
+  async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const release = await this.mutex.acquire();
+    try {
+      // IMMEDIATE takes the write lock up front: another process cannot sneak in between our
+      // read and our write, and we never hit a lock upgrade that could deadlock.
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await fn(this.inside);
+        this.db.exec('COMMIT');
+        return result;
+      } catch (e) {
+        // Some errors (and a failed COMMIT) may already have ended the transaction.
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw e;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Wait for a running transaction to finish before pulling the connection away.
+    const release = await this.mutex.acquire();
+    try {
+      this.statements.clear();
+      this.db.close();
+    } finally {
+      release();
+      releaseFileLock(this.lockKey);
+    }
+  }
+
+  private prepared(sql: string): Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare<unknown[]>(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private all(sql: string, params: readonly SqlValue[] = []): Row[] {
+    const stmt = this.prepared(sql);
+    const args = bindable(params);
+    if (stmt.reader) return stmt.all(...args) as Row[];
+    stmt.run(...args);
+    return [];
+  }
+
+  private change(sql: string, params: readonly SqlValue[] = []): number {
+    const stmt = this.prepared(sql);
+    const args = bindable(params);
+    if (stmt.reader) return stmt.all(...args).length;
+    return stmt.run(...args).changes;
+  }
+}
+
+/**
+ * better-sqlite3 binds every JS number as a REAL; whole numbers go in as 64-bit integers instead,
+ * so money arithmetic such as `balance - ?` stays integer arithmetic inside SQLite.
+ */
+function bindable(params: readonly SqlValue[]): Array<string | number | bigint | null> {
+  return params.map((v) => (typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : v));
+}
+
+function attempt<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function acquireFileLock(key: string | undefined): Mutex {
+  if (key === undefined) return new Mutex();
+  let entry = fileLocks.get(key);
+  if (!entry) {
+    entry = { mutex: new Mutex(), users: 0 };
+    fileLocks.set(key, entry);
+  }
+  entry.users++;
+  return entry.mutex;
+}
+
+function releaseFileLock(key: string | undefined): void {
+  if (key === undefined) return;
+  const entry = fileLocks.get(key);
+  if (entry && --entry.users <= 0) fileLocks.delete(key);
+}
