@@ -16,6 +16,7 @@ export type JobOps = Pick<
   | 'failJob'
   | 'dueJobs'
   | 'overdueJobs'
+  | 'staleSubmittingJobs'
   | 'recordReconcile'
   | 'listReconcile'
 >;
@@ -211,6 +212,14 @@ export function jobOps(db: SqlDriver): JobOps {
       const rows = await db.query(
         `SELECT * FROM jobs WHERE state = 'processing' AND deadline_at <= ? ORDER BY deadline_at, id LIMIT ?`,
         [now, clampLimit(limit, 100)],
+      );
+      return rows.map(toJob);
+    },
+
+    async staleSubmittingJobs(createdBefore, limit) {
+      const rows = await db.query(
+        `SELECT * FROM jobs WHERE state = 'submitting' AND created_at <= ? ORDER BY created_at, id LIMIT ?`,
+        [createdBefore, clampLimit(limit, 100)],
       );
       return rows.map(toJob);
     },

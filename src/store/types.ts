@@ -187,6 +187,12 @@ export interface Store {
   dueJobs(now: number, limit: number): Promise<JobRecord[]>;
   /** Processing jobs past their deadline. */
   overdueJobs(now: number, limit: number): Promise<JobRecord[]>;
+  /**
+   * Jobs still 'submitting' that were created before `createdBefore`: the process that created
+   * them died between the hold and the upstream answer. The refresher rejects them (releasing the
+   * hold) and records them for reconciliation.
+   */
+  staleSubmittingJobs(createdBefore: number, limit: number): Promise<JobRecord[]>;
   recordReconcile(r: { jobId: string; upstream: string; reason: string; now: number }): Promise<void>;
   listReconcile(limit?: number): Promise<ReconcileRecord[]>;
 }

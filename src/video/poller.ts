@@ -1,5 +1,7 @@
 import type { VideoService } from './service.js';
 
+const STALE_SUBMITTING_MS = 15 * 60 * 1000;
+
 /**
  * Background refresher: settles jobs nobody polls. Each tick takes due jobs, wins their poll
  * lease (so several gateway instances never poll one job at once) and refreshes them; jobs past
@@ -27,6 +29,20 @@ export class VideoPoller {
     while (this.running) await new Promise((r) => setTimeout(r, 10));
   }
 
+  /**
+   * A create in flight takes at most the upstream timeouts of its candidates; a row still
+   * 'submitting' long after that belongs to a process that died mid-create. Its hold is released
+   * and the job is recorded, since the upstream may have started a task nobody tracks.
+   */
+  private async rejectStale(now: number): Promise<void> {
+    const { store, log } = this.video.deps;
+    for (const job of await store.staleSubmittingJobs(now - STALE_SUBMITTING_MS, this.batch)) {
+      await store.recordReconcile({ jobId: job.id, upstream: job.upstream ?? '(unknown)', reason: 'gateway stopped during create', now });
+      await store.rejectJob(job.id, 'gateway stopped during create', now);
+      log.warn({ job: job.id }, 'released the hold of a create interrupted by a restart');
+    }
+  }
+
   /** One pass; exposed for tests and for a manual nudge. */
   async tick(): Promise<number> {
     if (this.running) return 0;
@@ -34,6 +50,7 @@ export class VideoPoller {
     try {
       const { store, clock } = this.video.deps;
       const now = clock.now();
+      await this.rejectStale(now);
       const jobs = [...(await store.overdueJobs(now, this.batch)), ...(await store.dueJobs(now, this.batch))];
       const seen = new Set<string>();
       await Promise.all(

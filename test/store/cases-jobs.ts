@@ -175,6 +175,10 @@ export function jobCases(ctx: () => Ctx): void {
     expect(await store.overdueJobs(T0 + 39_999, 10)).toEqual([]);
     expect((await store.overdueJobs(T0 + 60_000, 10)).map((j) => j.id)).toEqual([leased, early]);
     expect((await store.overdueJobs(T0 + 60_000, 1)).map((j) => j.id)).toEqual([leased]);
+
+    // Only 'submitting' rows created at or before the cut-off are stale.
+    expect((await store.staleSubmittingJobs(T0, 10)).map((j) => j.id)).toEqual([submitting.id]);
+    expect(await store.staleSubmittingJobs(T0 - 1, 10)).toEqual([]);
   });
 
   it('records reconcile entries, including an acceptance after the job settled', async () => {
