@@ -24,7 +24,8 @@ export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: M
   const vendor = vendorFor(deps, candidates, model.name);
   checkOwnership(native, vendor, model.name, deps.vendors.values());
 
-  const base = { model: model.name, upstreamModel: model.name, std, native };
+  // Model-family rules read the upstream's own name for the model (the first candidate's).
+  const base = { model: model.name, upstreamModel: deps.catalog.upstreamModel(candidates[0]!, model.name), std, native };
   const estSeconds = vendor.estimateSeconds(base);
   vendor.validate?.({ ...base, media: new Map() });
   const pricePerSecond = model.price.perSecond ?? 0;

@@ -3,7 +3,12 @@ import { costForSeconds } from '../core/money.js';
 import { TransportError, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
-import type { TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
+import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
+
+const FAILURE_CODES: ReadonlySet<string> = new Set<FailureCode>([
+  'content_policy_violation', 'invalid_media', 'unsupported_parameters', 'generation_failed', 'cancelled', 'expired', 'timeout',
+]);
+const isFailureCode = (c: string | undefined): c is FailureCode => c !== undefined && FAILURE_CODES.has(c);
 
 /** fal-style protocols need a second request (status, then result); more than this is a loop. */
 const MAX_POLL_STEPS = 3;
@@ -89,7 +94,7 @@ function verdictToStatus(vendor: VideoVendor, res: UpstreamResponse): VendorStat
   const vendorData: JsonObject = res.json && typeof res.json === 'object' && !Array.isArray(res.json) ? (res.json as JsonObject) : {};
   if (v.kind === 'moderation') return { state: 'failed', code: 'content_policy_violation', message: v.message, vendorData };
   if (v.kind === 'client') {
-    const code = v.status === 404 ? 'expired' : v.code === 'invalid_media' || v.code === 'unsupported_parameters' ? v.code : 'generation_failed';
+    const code: FailureCode = isFailureCode(v.code) ? v.code : v.status === 404 ? 'expired' : 'generation_failed';
     return { state: 'failed', code, message: v.message, vendorData };
   }
   return undefined;

@@ -1,0 +1,171 @@
+import type { Json } from '../../../core/json.js';
+import { SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
+import { sampleMp4, syntheticVideo } from '../../../sim/media.js';
+import { TaskBook, type SimTask } from '../../../sim/tasks.js';
+import type { SimulatorOptions } from '../module.js';
+import { appPath, familyOf, isInFormat, parseSeconds, type Family } from './families.js';
+import { serveBytes } from './sim-cdn.js';
+
+/**
+ * A loopback stand-in for fal's queue (queue.fal.run) and CDN (v3.fal.media), speaking the real
+ * protocol: `Key` auth, submit on the full model path, status/result/cancel on `{owner}/{app}`
+ * only, 202 while queued or running and 200 once COMPLETED, and failures that show up only when
+ * the result is fetched.
+ *
+ * Settings (sim.settings): taskMs, apiKey, videoBytes (serve a synthetic body of that size),
+ * queueOrigin / cdnOrigin (origins written into returned URLs; default: the simulator's own),
+ * reportDuration (results carry video.duration, as some models do).
+ */
+export async function startFalSim(opts: SimulatorOptions = {}): Promise<SimServer> {
+  const book = new TaskBook();
+  return SimServer.start('fal', (req, sim) => route(req, sim, book), {
+    port: opts.port,
+    settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? 'sim-key' },
+  });
+}
+
+/** `[namespace/]owner/app/requests/{id}[/status|/cancel]` */
+const REQUEST_PATH = /^\/((?:(?:workflows|comfy)\/)?[^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/;
+const CDN_PATH = /^\/files\/sim\/([^/]+)\/output\.mp4$/;
+
+function route(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
+  const cdn = CDN_PATH.exec(req.path);
+  if (cdn && (req.method === 'GET' || req.method === 'HEAD')) return content(req, sim, book.get(decodeURIComponent(cdn[1]!)));
+
+  const denied = checkKey(req, sim);
+  if (denied) return denied;
+
+  const m = REQUEST_PATH.exec(req.path);
+  if (m) {
+    const [, app, rawId, action] = m;
+    const task = book.get(decodeURIComponent(rawId!));
+    if (!task || task.data['app'] !== app) return { status: 404, json: { detail: 'Request not found' } };
+    if (action === '/status' && req.method === 'GET') return status(req, sim, book, task);
+    if (action === '/cancel' && req.method === 'PUT') return cancel(book, task);
+    if (action === undefined && req.method === 'GET') return result(sim, book, task);
+    return { status: 405, json: { detail: 'Method Not Allowed' } };
+  }
+  if (req.method === 'POST') return submit(req, sim, book);
+  return { status: 404, json: { detail: 'Not Found' } };
+}
+
+function checkKey(req: SimRequest, sim: SimServer): SimReply | undefined {
+  const h = req.headers['authorization'] ?? '';
+  const m = /^Key\s+(.+)$/.exec(h);
+  if (!m) return { status: 401, json: { detail: 'Unauthorized' } };
+  if (m[1] !== sim.settings['apiKey']) return { status: 401, json: { detail: 'No user found for Key ID and Secret' } };
+  return undefined;
+}
+
+function urls(sim: SimServer, task: SimTask): Record<string, string> {
+  const base = `${sim.settings['queueOrigin'] ?? sim.url}/${task.data['app']}/requests/${task.id}`;
+  return { response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel` };
+}
+
+function submit(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
+  const body = req.json;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return validation(['body'], 'Input should be a valid dictionary', 'dict_type', body);
+  }
+  const model = req.path.slice(1);
+  const family = familyOf(model);
+  const task = book.create({
+    prompt: body.prompt,
+    seconds: parseSeconds(body.duration) ?? family.defaultSeconds,
+    durationMs: Number(sim.settings['taskMs']),
+    data: { app: appPath(model), model, body, durationProblem: durationProblem(body.duration, family) },
+  });
+  return {
+    status: 200,
+    json: {
+      status: 'IN_QUEUE',
+      request_id: task.id,
+      gateway_request_id: task.id,
+      ...urls(sim, task),
+      queue_position: 0,
+      sim_trace_id: `trace-${task.id.slice(0, 8)}`,
+    },
+  };
+}
+
+/** What the model's own input validation would say about `duration` (checked by the runner, so seen at the result). */
+function durationProblem(v: Json | undefined, family: Family): string | undefined {
+  if (v === undefined) return undefined;
+  const secs = parseSeconds(v);
+  const inFormat = isInFormat(v, family.format);
+  if (inFormat && (!family.allowed || (secs !== undefined && family.allowed.includes(secs)))) return undefined;
+  const spell = (n: number): string => (family.format === 'suffix_s' ? `'${n}s'` : family.format === 'string' ? `'${n}'` : String(n));
+  return family.allowed ? `Input should be ${family.allowed.map(spell).join(', ')}` : `Input should be a valid ${family.format === 'integer' ? 'integer' : 'string'}`;
+}
+
+function status(req: SimRequest, sim: SimServer, book: TaskBook, task: SimTask): SimReply {
+  const phase = task.cancelled ? 'done' : book.phase(task);
+  const withLogs = req.query.get('logs') === '1';
+  const common = { request_id: task.id, ...urls(sim, task), sim_trace_id: `trace-${task.id.slice(0, 8)}` };
+  const logs = withLogs ? [{ message: `sim: ${phase}`, level: 'INFO', source: 'USER', timestamp: new Date().toISOString() }] : null;
+  if (phase === 'queued') return { status: 202, json: { status: 'IN_QUEUE', queue_position: 0, ...common } };
+  if (phase === 'running') return { status: 202, json: { status: 'IN_PROGRESS', logs, ...common } };
+  const inference = (Math.min(Date.now(), task.readyAt) - task.createdAt) / 1000;
+  return { status: 200, json: { status: 'COMPLETED', logs, metrics: { inference_time: inference }, ...common } };
+}
+
+function cancel(book: TaskBook, task: SimTask): SimReply {
+  if (task.cancelled || book.phase(task) !== 'queued') return { status: 400, json: { status: 'ALREADY_COMPLETED' } };
+  task.cancelled = true;
+  task.readyAt = Date.now();
+  return { status: 202, json: { status: 'CANCELLATION_REQUESTED' } };
+}
+
+function result(sim: SimServer, book: TaskBook, task: SimTask): SimReply {
+  if (!task.cancelled && book.phase(task) !== 'done') return { status: 400, json: { detail: 'Request is still in progress' } };
+  const headers = { 'x-fal-request-id': task.id };
+  if (task.cancelled) {
+    return requestError(499, 'Request was cancelled by the client', 'client_cancelled', headers);
+  }
+  const body = task.data['body'] as Record<string, any>;
+  const problem = task.data['durationProblem'] as string | undefined;
+  if (problem) return validation(['body', 'duration'], problem, 'literal_error', body.duration, headers);
+  switch (task.outcome) {
+    case 'moderation':
+      return modelError(['body', 'prompt'], 'The content could not be processed because it contained material flagged by a content checker.', 'content_policy_violation', body.prompt, headers);
+    case 'bad-image': {
+      const field = Object.keys(body).find((k) => /image_urls?$/.test(k)) ?? 'image_url';
+      return modelError(['body', field], 'Failed to download the file. Please check that the URL is accessible.', 'file_download_error', body[field] ?? null, headers);
+    }
+    case 'bad-combo':
+      return validation(['body', 'duration'], 'This duration is not supported together with the requested resolution and aspect ratio.', 'value_error', body.duration ?? null, headers);
+    case 'fail':
+      return requestError(503, 'Runner disconnected unexpectedly', 'runner_disconnected', headers);
+    case 'success':
+      break;
+  }
+  const size = sim.settings['videoBytes'] ?? sampleMp4().length;
+  const video: Record<string, unknown> = {
+    url: `${sim.settings['cdnOrigin'] ?? sim.url}/files/sim/${task.id}/output.mp4`,
+    content_type: 'video/mp4',
+    file_name: 'output.mp4',
+    file_size: size,
+  };
+  if (sim.settings['reportDuration']) video['duration'] = task.seconds;
+  return { status: 200, headers, json: { video, seed: 424242, sim_trace_id: `trace-${task.id.slice(0, 8)}` } };
+}
+
+function modelError(loc: unknown[], msg: string, type: string, input: unknown, headers: Record<string, string> = {}): SimReply {
+  return {
+    status: 422,
+    headers: { ...headers, 'x-fal-retryable': 'false' },
+    json: { detail: [{ loc, msg, type, url: `https://docs.fal.ai/errors#${type}`, input: input ?? null }] },
+  };
+}
+
+const validation = modelError;
+
+function requestError(status: number, detail: string, errorType: string, headers: Record<string, string>): SimReply {
+  return { status, headers: { ...headers, 'x-fal-error-type': errorType }, json: { detail, error_type: errorType } };
+}
+
+function content(req: SimRequest, sim: SimServer, task: SimTask | undefined): SimReply {
+  if (!task || task.outcome !== 'success' || task.cancelled) return { status: 404, body: 'Not Found' };
+  const big = sim.settings['videoBytes'] as number | undefined;
+  return serveBytes(req, big ?? sampleMp4().length, (start, end) => (big ? syntheticVideo(big, start, end) : sampleMp4().subarray(start, end + 1)));
+}
