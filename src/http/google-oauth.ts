@@ -127,7 +127,7 @@ class ServiceAccountTokens implements CredentialSource {
     if (res.status < 200 || res.status >= 300 || typeof json['access_token'] !== 'string') {
       const reason = [json['error'], json['error_description']].filter((v) => typeof v === 'string').join(': ');
       throw errors.upstreamError(
-        `Google token endpoint refused the service account ${key.client_email} (HTTP ${res.status}${reason ? `, ${reason}` : ''}).`,
+        `Google token endpoint refused the service-account key (HTTP ${res.status}${reason ? `, ${reason}` : ''}).`,
       );
     }
     const ttlS = typeof json['expires_in'] === 'number' && json['expires_in'] > 0 ? json['expires_in'] : 3600;

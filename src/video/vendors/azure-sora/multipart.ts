@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import type { JsonObject } from '../../../core/json.js';
+
+export interface FilePart {
+  field: string;
+  filename: string;
+  contentType: string;
+  data: Buffer;
+}
+
+/** Header values come from client input; quotes and line breaks are escaped the way browsers do. */
+function headerSafe(s: string): string {
+  return s.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+/**
+ * Encodes a create body as multipart/form-data, the only form in which Azure's jobs API takes
+ * image/video uploads. Form fields are strings: numbers and booleans are written as text and
+ * nested values as JSON text (inpaint_items must travel as a JSON string); nulls are left out
+ * because a form has no way to say null.
+ */
+export function encodeMultipart(
+  fields: JsonObject,
+  files: FilePart[],
+  boundary = `----azure-sora-${randomBytes(16).toString('hex')}`,
+): { body: Buffer; contentType: string } {
+  const chunks: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === null) continue;
+    const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${headerSafe(name)}"\r\n\r\n${text}\r\n`));
+  }
+  for (const f of files) {
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${headerSafe(f.field)}"; filename="${headerSafe(f.filename)}"\r\n` +
+          `Content-Type: ${f.contentType.replace(/[\r\n]/g, '')}\r\n\r\n`,
+      ),
+      f.data,
+      Buffer.from('\r\n'),
+    );
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}

@@ -1,0 +1,151 @@
+import { errors } from '../../../core/errors.js';
+import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
+import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
+import { classifyOpenAiStyle } from './openai-errors.js';
+import { pickSize, readNumber, stringOption } from './sizes.js';
+
+/** What OpenAI uses when `seconds` is omitted. */
+export const SORA_DEFAULT_SECONDS = 4;
+/** The SDK enum is 4/8/12; the video guide later added 16 and 20 for both models. */
+export const SORA_SECONDS: readonly number[] = [4, 8, 12, 16, 20];
+
+const LABEL = 'sora (OpenAI)';
+
+/**
+ * `auth_style: "api-key"` lets the same adapter talk to Azure OpenAI's Sora 2 deployments, which
+ * speak this protocol under {resource}/openai/v1/videos but authenticate with an `api-key` header.
+ */
+function authHeaders(up: Upstream): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (up.apiKey) {
+    if (stringOption(up.options, 'auth_style') === 'api-key') h['api-key'] = up.apiKey;
+    else h['Authorization'] = `Bearer ${up.apiKey}`;
+  }
+  const org = stringOption(up.options, 'organization');
+  const project = stringOption(up.options, 'project');
+  if (org) h['OpenAI-Organization'] = org;
+  if (project) h['OpenAI-Project'] = project;
+  return h;
+}
+
+function videoUrl(up: Upstream, id?: string, tail = ''): string {
+  return `${up.baseUrl}/v1/videos${id === undefined ? '' : `/${encodeURIComponent(id)}`}${tail}`;
+}
+
+function validate(input: CreateInput): void {
+  const { std } = input;
+  if (std.seconds !== undefined && !SORA_SECONDS.includes(std.seconds)) {
+    throw errors.invalidRequest(
+      `seconds must be one of ${SORA_SECONDS.join(', ')} for ${input.model}; got ${std.seconds}.`,
+      'seconds',
+    );
+  }
+  const firsts = std.frameImages.filter((f) => f.frameType === 'first_frame');
+  if (std.frameImages.some((f) => f.frameType === 'last_frame')) {
+    // A pinned frame is a hard constraint; dropping it silently would return a different video.
+    throw errors.invalidRequest(`${input.model} can pin only the first frame; last_frame is not supported.`, 'frame_images');
+  }
+  if (firsts.length > 1) throw errors.invalidRequest('Only one first_frame image can be given.', 'frame_images');
+}
+
+function buildCreate(input: CreateInput, up: Upstream): UpstreamRequest {
+  const { std, native } = input;
+  const derived: JsonObject = { model: input.upstreamModel, prompt: std.prompt };
+  if (std.seconds !== undefined) derived.seconds = String(std.seconds);
+  const size = pickSize(std);
+  if (size) derived.size = `${size.width}x${size.height}`;
+  const first = std.frameImages.find((f) => f.frameType === 'first_frame');
+  // A native input_reference replaces the derived one whole ({file_id} must not gain an image_url).
+  if (first && native.input_reference === undefined) derived.input_reference = { image_url: first.url };
+  return {
+    method: 'POST',
+    url: videoUrl(up),
+    headers: { ...authHeaders(up), 'Content-Type': 'application/json' },
+    body: deepMerge(derived, native),
+  };
+}
+
+function parseCreate(res: UpstreamResponse, input: CreateInput): { taskId: string; meta: JsonObject } {
+  const v = res.json;
+  if (!isObject(v) || typeof v.id !== 'string' || v.id === '') {
+    throw errors.upstreamError(`${LABEL} accepted the job but its answer carried no video id.`);
+  }
+  return { taskId: v.id, meta: { seconds: input.std.seconds ?? SORA_DEFAULT_SECONDS } };
+}
+
+function buildPoll(task: TaskRef, up: Upstream): UpstreamRequest {
+  return { method: 'GET', url: videoUrl(up, task.taskId), headers: authHeaders(up) };
+}
+
+/** The real failure codes are not all documented, so the stable code is chosen by what they say. */
+export function soraFailureCode(code: string | undefined, message: string): FailureCode {
+  const s = `${code ?? ''} ${message}`;
+  if (/moderat|content[_ ]?polic|content[_ ]?filter|safety|guardrail/i.test(s)) return 'content_policy_violation';
+  if (/cancel/i.test(code ?? '')) return 'cancelled';
+  if (/expire/i.test(code ?? '')) return 'expired';
+  if (/input[_ ]?reference|image|inpaint|media|download|fetch/i.test(s)) return 'invalid_media';
+  if (/unsupported|invalid[_ ](size|seconds)|duration|resolution|combination/i.test(s)) return 'unsupported_parameters';
+  return 'generation_failed';
+}
+
+function parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorStatus {
+  const v = res.json;
+  if (!isObject(v)) throw errors.upstreamError(`${LABEL} answered a poll with something that is not a video object.`);
+  // The whole object is kept: it holds no bytes, and fields newer than our mapping stay visible.
+  const vendorData: JsonObject = { ...v };
+  const status = typeof v.status === 'string' ? v.status.toLowerCase() : '';
+  const progress = readNumber(v.progress);
+  switch (status) {
+    case 'completed': {
+      const seconds = readNumber(v.seconds) ?? readNumber(task.meta.seconds) ?? SORA_DEFAULT_SECONDS;
+      return {
+        state: 'completed',
+        seconds,
+        billableSeconds: seconds,
+        outputs: [{ url: videoUrl(up, task.taskId, '/content'), mimeType: 'video/mp4' }],
+        vendorData,
+      };
+    }
+    case 'failed': {
+      const err = isObject(v.error) ? v.error : {};
+      const code = typeof err.code === 'string' ? err.code : undefined;
+      const message = typeof err.message === 'string' && err.message !== '' ? err.message : 'Video generation failed.';
+      return { state: 'failed', code: soraFailureCode(code, message), message, vendorData };
+    }
+    // Not in the documented enum; mapped so that a job that ends this way does not poll forever.
+    case 'cancelled':
+    case 'canceled':
+      return { state: 'failed', code: 'cancelled', message: 'The video job was cancelled.', vendorData };
+    case 'expired':
+      return { state: 'failed', code: 'expired', message: 'The video job expired.', vendorData };
+    case 'queued':
+    case 'in_progress':
+    default:
+      return { state: 'processing', ...(progress !== undefined ? { progress } : {}), vendorData };
+  }
+}
+
+function buildContent(task: TaskRef, _output: unknown, up: Upstream): UpstreamRequest {
+  // Always rebuilt from the task id and this upstream's origin, so the key only goes where it belongs.
+  return {
+    method: 'GET',
+    url: videoUrl(up, task.taskId, '/content'),
+    headers: { ...authHeaders(up), Accept: 'application/binary' },
+  };
+}
+
+export const soraVendor: VideoVendor = {
+  id: 'sora',
+  label: LABEL,
+  ownedParams: new Set(['input_reference']),
+  validate,
+  estimateSeconds: (input) => input.std.seconds ?? SORA_DEFAULT_SECONDS,
+  buildCreate,
+  parseCreate,
+  buildPoll,
+  parsePoll,
+  buildContent,
+  classifyError: (res) =>
+    classifyOpenAiStyle(res, (env) => env.param === 'model' || env.code === 'model_not_found'),
+};

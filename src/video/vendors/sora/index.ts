@@ -1,0 +1,21 @@
+import type { VideoVendorModule } from '../module.js';
+import { soraVendor } from './adapter.js';
+import { startSoraSimulator } from './simulator.js';
+
+export { soraVendor } from './adapter.js';
+export { startSoraSimulator } from './simulator.js';
+
+export const videoModule: VideoVendorModule = {
+  vendor: soraVendor,
+  simulator: {
+    start: startSoraSimulator,
+    demo: (sim) => ({
+      apiKey: sim.settings.apiKey as string,
+      options: {},
+      models: [
+        { name: 'sora-2', pricePerSecond: 0.1, description: 'OpenAI Sora 2 (simulated), 4-20 s, 720p' },
+        { name: 'sora-2-pro', pricePerSecond: 0.3, description: 'OpenAI Sora 2 Pro (simulated), up to 1080p' },
+      ],
+    }),
+  },
+};

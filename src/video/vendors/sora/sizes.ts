@@ -1,0 +1,54 @@
+import type { Json, JsonObject } from '../../../core/json.js';
+import type { StandardVideoRequest } from '../../types.js';
+
+/** "16:9" -> [16, 9]; words such as "adaptive" or "auto" give undefined. */
+export function parseRatio(ratio: string | undefined): [number, number] | undefined {
+  const m = ratio ? /^\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$/.exec(ratio) : null;
+  if (!m) return undefined;
+  const w = Number(m[1]);
+  const h = Number(m[2]);
+  return w > 0 && h > 0 ? [w, h] : undefined;
+}
+
+/** Video encoders want even dimensions; 480 * 16/9 = 853.3 becomes 854, the size Sora lists. */
+function even(n: number): number {
+  return Math.max(2, Math.round(n / 2) * 2);
+}
+
+/**
+ * The width x height a Sora request should ask for. `size` (or what the core derived from
+ * resolution + aspect_ratio) is used as it is. When the client sent only one half, the other is
+ * filled in: the resolution is the short side (default 720p) and the ratio defaults to 16:9, so
+ * `aspect_ratio: "9:16"` alone becomes 720x1280 and `resolution: "1080p"` alone 1920x1080.
+ * Nothing sent gives undefined, which leaves the vendor's own default in charge.
+ */
+export function pickSize(std: StandardVideoRequest): { width: number; height: number } | undefined {
+  if (std.size) return std.size;
+  const ratio = parseRatio(std.aspectRatio);
+  if (!ratio && std.resolution === undefined) return undefined;
+  const [rw, rh] = ratio ?? [16, 9];
+  const short = std.resolution ?? 720;
+  return rw >= rh
+    ? { width: even((short * rw) / rh), height: short }
+    : { width: short, height: even((short * rh) / rw) };
+}
+
+/** A whole number given as a JSON number or a numeric string (multipart clients send strings). */
+export function readInt(v: Json | undefined): number | undefined {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : undefined;
+  if (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v)) return Number(v);
+  return undefined;
+}
+
+/** A finite number from a JSON number or numeric string, else undefined. */
+export function readNumber(v: Json | undefined): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  return undefined;
+}
+
+/** A string option from `up.options`, ignoring blanks and other types. */
+export function stringOption(options: JsonObject, key: string): string | undefined {
+  const v = options[key];
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
