@@ -19,6 +19,14 @@ export function buildApp(s: Services): FastifyInstance {
     disableRequestLogging: s.config.log_level !== 'debug' && s.config.log_level !== 'trace',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
+    // Requests the HTTP parser refuses (e.g. a duplicated Authorization header, bad framing)
+    // still get the spec's error shape.
+    clientErrorHandler: (err, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const code = (err as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      const body = JSON.stringify({ error: { type: 'invalid_request_error', message: 'Malformed HTTP request.', code: 'malformed_request' } });
+      socket.end(`HTTP/1.1 ${code} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
   });
 
   app.setErrorHandler((err, req, reply) => {
@@ -50,6 +58,11 @@ export function buildApp(s: Services): FastifyInstance {
       req.signedAccountId = account;
       return;
     }
+    // Node keeps only the first of repeated Authorization headers; refuse the ambiguity outright.
+    const raw = req.raw.rawHeaders;
+    let seen = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen++;
+    if (seen > 1) throw errors.unauthenticated('Send exactly one Authorization header.');
     req.auth = await s.authenticator.authenticate(req.headers.authorization);
   });
 

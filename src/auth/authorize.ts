@@ -27,10 +27,10 @@ export class Authorizer {
     if (!info) throw errors.modelNotFound(model);
     if (!ctx.key.models.some((g) => globMatch(g, model)))
       throw errors.permissionDenied(`This API key may not use the model '${model}'.`, 'model');
-    if (this.catalog.servingUpstreams(model, ctx.account).length === 0)
-      throw errors.permissionDenied(`The model '${model}' is not enabled for this account.`, 'model');
     if (!info.capabilities.includes(capability))
       throw errors.invalidRequest(`The model '${model}' does not support ${capability}.`, 'model', 'model_not_supported');
+    if (this.catalog.servingUpstreams(model, ctx.account).length === 0)
+      throw errors.permissionDenied(`The model '${model}' is not enabled for this account.`, 'model');
     return info;
   }
 }

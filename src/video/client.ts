@@ -1,5 +1,5 @@
 import type { Executor, StreamResponse } from '../http/executor.js';
-import type { CredentialSource, Upstream, UpstreamRequest, UpstreamResponse } from '../http/types.js';
+import { TransportError, type CredentialSource, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
 import type { VideoVendor } from './types.js';
 
 /**
@@ -26,6 +26,14 @@ export class VendorClient {
       this.creds.set(up.name, source);
     }
     if (!source) return req;
-    return { ...req, headers: { ...req.headers, ...(await source.headers()) } };
+    let headers: Record<string, string>;
+    try {
+      headers = await source.headers();
+    } catch (e) {
+      // Credentials that cannot be minted make this upstream unusable, not the request invalid:
+      // let failover move on to the next candidate.
+      throw new TransportError('connect', `credentials for ${up.name}: ${(e as Error).message}`, false);
+    }
+    return { ...req, headers: { ...req.headers, ...headers } };
   }
 }

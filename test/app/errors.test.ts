@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimServer } from '../../src/sim/framework.js';
+import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
+import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { upstreamsFor } from '../helpers/video.js';
+
+let sim: SimServer;
+let gw: TestGateway;
+let key: string;
+
+beforeAll(async () => {
+  sim = await sora.simulator.start({ taskMs: 100 });
+  gw = await startTestGateway({ ...upstreamsFor([{ module: sora, sim }]), server: { body_limit_bytes: 4096, request_timeout_ms: 400 } });
+  key = (await gw.newKey()).key;
+});
+afterAll(async () => {
+  await gw?.close();
+  await sim?.close();
+});
+
+function expectShape(body: any, type: string) {
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(body.error.type).toBe(type);
+  expect(typeof body.error.message).toBe('string');
+  expect(JSON.stringify(body)).not.toMatch(/at .*\.ts:\d+|stack/);
+}
+
+describe('every error has the spec shape and status (spec 7)', () => {
+  it('400 for malformed JSON, an empty body, a non-object body and a wrong content type', async () => {
+    for (const body of ['{"model": "sora-2", ', '', '[1,2]', '"text"']) {
+      const r = await call(gw, 'POST', '/v1/videos/generations', { key, body });
+      expect(r.status, body).toBe(400);
+      expectShape(r.json, 'invalid_request_error');
+    }
+    const t = await call(gw, 'POST', '/v1/videos/generations', { key, body: 'model=x', headers: { 'content-type': 'text/plain' } });
+    expect(t.status).toBe(400);
+    expectShape(t.json, 'invalid_request_error');
+  });
+
+  it('413 for a body over the limit', async () => {
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'x'.repeat(10_000) } });
+    expect(r.status).toBe(413);
+    expectShape(r.json, 'invalid_request_error');
+    expect(r.json.error.code).toBe('body_too_large');
+  });
+
+  it('404 for unknown routes and odd paths, authenticated or not', async () => {
+    for (const path of ['/v1/nope', '/v2/models', '/v1/videos/a/b/c', '/%2e%2e/%2e%2e/etc/passwd', '/v1/videos/generations/../../admin/accounts']) {
+      const r = await call(gw, 'GET', path, { key });
+      expect([404, 401]).toContain(r.status);
+      expectShape(r.json, r.status === 404 ? 'not_found' : 'authentication_error');
+    }
+  });
+
+  it('408 request_timeout when a request outlives the configured time', async () => {
+    sim.inject({ kind: 'latency', ms: 1500 }, 1, /^\/v1\/videos$/);
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'slow' } });
+    expect(r.status).toBe(408);
+    expectShape(r.json, 'request_timeout');
+  });
+
+  it('405-style method mismatches are answered as 404 in the spec shape', async () => {
+    const r = await call(gw, 'DELETE', '/v1/models', { key });
+    expect(r.status).toBe(404);
+    expectShape(r.json, 'not_found');
+  });
+});

@@ -1,0 +1,44 @@
+import { expect } from 'vitest';
+import type { SimServer } from '../../src/sim/framework.js';
+import type { VideoVendorModule } from '../../src/video/vendors/module.js';
+import { call, type TestGateway } from './gateway.js';
+
+export const PRICE_PER_SECOND = 0.1;
+
+/** Config fragments wiring one upstream per simulator, every model priced PRICE_PER_SECOND. */
+export function upstreamsFor(entries: { module: VideoVendorModule; sim: SimServer; name?: string; priority?: number; timeoutMs?: number }[]) {
+  const upstreams: Record<string, unknown>[] = [];
+  const models: Record<string, unknown> = {};
+  for (const e of entries) {
+    const d = e.module.simulator.demo(e.sim);
+    for (const m of d.models) models[m.name] = { capabilities: ['video'], price: { per_second: PRICE_PER_SECOND } };
+    upstreams.push({
+      ...d.options,
+      name: e.name ?? `${e.module.vendor.id}-up`,
+      vendor: e.module.vendor.id,
+      base_url: e.sim.url,
+      api_key: d.apiKey,
+      models: d.models.map((m) => m.name),
+      priority: e.priority ?? 1,
+      timeout_ms: e.timeoutMs ?? 5_000,
+    });
+  }
+  return { upstreams, models };
+}
+
+/** Polls GET /v1/videos/{id} until it leaves processing (bounded). */
+export async function pollUntilDone(gw: TestGateway, key: string, id: string, maxMs = 15_000): Promise<any> {
+  const until = Date.now() + maxMs;
+  for (;;) {
+    const r = await call(gw, 'GET', `/v1/videos/${id}`, { key });
+    expect(r.status).toBe(200);
+    if (r.json.status !== 'processing') return r.json;
+    if (Date.now() > until) throw new Error(`job ${id} still processing after ${maxMs} ms`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+export async function download(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const res = await fetch(url, { headers });
+  return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
