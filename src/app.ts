@@ -1,4 +1,14 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+
+/** One access line per request ("request completed", with status and time) instead of two. */
+class AccessLog extends LogController {
+  override incomingRequest(_req: FastifyRequest, _reply: FastifyReply): void {}
+  override requestCompleted(_err: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
+    // The path only: query strings may carry signed-link signatures.
+    const path = req.url.split('?')[0];
+    req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+  }
+}
 import { errors } from './core/errors.js';
 import { logError, sendError, toGatewayError } from './http/render.js';
 import type { Services } from './services.js';
@@ -16,7 +26,7 @@ export function buildApp(s: Services): FastifyInstance {
     loggerInstance: s.logger as FastifyBaseLogger,
     bodyLimit: server.body_limit_bytes,
     trustProxy: server.trust_proxy,
-    disableRequestLogging: s.config.log_level !== 'debug' && s.config.log_level !== 'trace',
+    logController: new AccessLog(),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     // Requests the HTTP parser refuses (e.g. a duplicated Authorization header, bad framing)
