@@ -81,7 +81,7 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
   const catalog = new Catalog(cfg);
   const executor = new Executor();
-  const limiter = createLimiter(cfg.limits);
+  const limiter = createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
   const authenticator = new Authenticator(store, clock);
   const authorizer = new Authorizer(catalog);
   const admin = new AdminService(store, catalog, clock, () => authenticator.invalidate());
@@ -114,7 +114,7 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
   const poller = new VideoPoller(video, cfg.video.refresher_interval_ms);
   const common = { catalog, store, executor, limiter, clock };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
-  const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat });
+  const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat, logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) } });
   return {
     config: { ...cfg, admin_token: secrets.adminToken },
     logger,

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, GatewayError, isGatewayError } from '../core/errors.js';
+import { TransportError } from './types.js';
 
 /**
  * Maps anything thrown while serving a request to a GatewayError: ours as they are, the
@@ -40,5 +41,7 @@ export function sendError(reply: FastifyReply, err: GatewayError): FastifyReply 
 
 /** Logs 5xx with details (server side only); 4xx are the client's business. */
 export function logError(req: FastifyRequest, original: unknown, rendered: GatewayError): void {
+  // A client that hung up cancelled its own upstream call: nothing failed on our side.
+  if (original instanceof TransportError && original.reason === 'aborted') return;
   if (rendered.status >= 500) req.log.error({ err: original }, 'request failed');
 }

@@ -48,10 +48,8 @@ export async function withFailover<T>(
     switch (v.kind) {
       case 'client':
         opts.circuits?.success(up.name);
-        throw new GatewayError(v.status, 'invalid_request_error', v.message, {
-          code: v.code ?? 'upstream_rejected',
-          param: v.param,
-        });
+        // The vendor's message is passed on; its own code is not part of our catalogue.
+        throw new GatewayError(v.status, 'invalid_request_error', v.message, { code: 'upstream_rejected', param: v.param });
       case 'moderation':
         opts.circuits?.success(up.name);
         throw errors.contentPolicy(v.message);

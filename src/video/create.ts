@@ -4,6 +4,7 @@ import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { TransportError, type Upstream } from '../http/types.js';
+import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
@@ -31,8 +32,7 @@ export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: M
   const pricePerSecond = model.price.perSecond ?? 0;
   const hold = costForSeconds(pricePerSecond, estSeconds);
 
-  const admission = await deps.limiter.admit('video', scopesFor(ctx, 'video', deps.limitDefaults), 0);
-  if (!admission.allowed) throw errors.rateLimited('Video request rate limit reached.', admission.retryAfterSeconds, admission.headers);
+  await admitOrThrow(deps.limiter, 'video', scopesFor(ctx, 'video', deps.limitDefaults), 0);
 
   const media = await fetchMedia(deps, vendor, base);
   const now = deps.clock.now();

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
+import type { AuthContext } from '../auth/types.js';
+import type { Clock } from '../core/clock.js';
+import { errors, GatewayError } from '../core/errors.js';
+import { isObject, type JsonObject } from '../core/json.js';
+import type { Executor, StreamResponse } from '../http/executor.js';
+import type { Upstream } from '../http/types.js';
+import { admitOrThrow } from '../limits/refusal.js';
+import { scopesFor } from '../limits/scopes.js';
+import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
+import type { Catalog, ModelInfo } from '../routing/catalog.js';
+import { withFailover } from '../routing/failover.js';
+import type { Store } from '../store/types.js';
+import { relayEvents } from './sse.js';
+import { countText, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
+import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
+import { chatCost, readUsage, type ChatUsage } from './usage.js';
+import { validateChatBody } from './validate.js';
+
+export interface ChatLogger {
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+export interface ChatServiceDeps {
+  catalog: Catalog;
+  store: Pick<Store, 'charge' | 'canAfford'>;
+  executor: Executor;
+  limiter: RateLimiter;
+  clock: Clock;
+  /** The configured chat quota (limits.defaults.chat). */
+  defaults: Quota;
+  logger?: ChatLogger;
+}
+
+export type ChatResult =
+  | { kind: 'json'; status: number; headers: Record<string, string>; body: Buffer }
+  | {
+      kind: 'stream';
+      status: number;
+      headers: Record<string, string>;
+      /** Writes the head and every event to `sink`, then bills; resolves when the stream is over. */
+      relay(sink: StreamSink): Promise<void>;
+    };
+
+/** What the stream is written to: an http.ServerResponse in production. */
+export type StreamSink = Writable & {
+  writeHead(status: number, headers: Record<string, string>): unknown;
+  flushHeaders?(): void;
+};
+
+/** What one request has reserved, so every exit path settles it exactly once. */
+interface Reservation {
+  ctx: AuthContext;
+  model: ModelInfo;
+  scopes: LimitScope[];
+  estimate: number;
+  promptEstimate: number;
+}
+
+const MAX_ERROR_BODY = 64 * 1024;
+
+/**
+ * OpenAI-compatible chat completions, kept thin: admission on the chat limiter with a tokenizer
+ * estimate, a balance pre-check, failover across `openai` upstreams before the first byte, the body
+ * passed through, and billing from the usage the vendor reports (input and output tokens apart).
+ */
+export class ChatService {
+  private readonly log: ChatLogger;
+
+  constructor(private readonly deps: ChatServiceDeps) {
+    this.log = deps.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
+  }
+
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<ChatResult> {
+    validateChatBody(body);
+    const { limiter, store, catalog } = this.deps;
+    const promptEstimate = estimatePromptTokens(body);
+    const reserved = reservedCompletionTokens(body);
+    const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
+    const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
+    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate };
+    try {
+      const estCost = chatCost(model.price, promptEstimate, reserved);
+      if (estCost > 0 && !(await store.canAfford(ctx.account.id, estCost))) throw errors.insufficientQuota();
+      const candidates = catalog.candidates(model.name, ctx.account).filter((u) => CHAT_VENDORS.has(u.vendor));
+      if (candidates.length === 0) throw errors.upstreamUnavailable(`No chat upstream is configured for '${model.name}'.`);
+      return body.stream === true
+        ? await this.stream(r, candidates, body, admission.headers, signal)
+        : await this.complete(r, candidates, body, admission.headers, signal);
+    } catch (e) {
+      // Nothing was generated: the tokens reserved at admission go back.
+      this.correct(r, -r.estimate);
+      if (e instanceof GatewayError) for (const [k, v] of Object.entries(admission.headers)) e.headers[k] ??= v;
+      throw e;
+    }
+  }
+
+  private async complete(
+    r: Reservation,
+    candidates: Upstream[],
+    body: JsonObject,
+    limitHeaders: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<ChatResult> {
+    const { catalog, executor } = this.deps;
+    const { value, upstream } = await withFailover(
+      candidates,
+      async (up) => {
+        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false);
+        const res = await executor.sendRaw(req, up.timeoutMs, signal);
+        const json = parseJson(res.raw);
+        if (res.status >= 200 && res.status < 300) {
+          if (!isObject(json)) return { ok: false, verdict: { kind: 'retryable', status: 502, message: 'The upstream sent a body that is not JSON.' } };
+          return { ok: true, value: { raw: res.raw, json } };
+        }
+        return { ok: false, verdict: classifyChatError(res.status, json, res.headers) };
+      },
+      this.failoverOptions(),
+    );
+    const usage = readUsage(value.json.usage) ?? { promptTokens: r.promptEstimate, completionTokens: generatedText(value.json), reported: false };
+    await this.settle(r, usage, upstream);
+    return { kind: 'json', status: 200, headers: { ...limitHeaders }, body: value.raw };
+  }
+
+  private async stream(
+    r: Reservation,
+    candidates: Upstream[],
+    body: JsonObject,
+    limitHeaders: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<ChatResult> {
+    const { catalog, executor } = this.deps;
+    const { value: res, upstream } = await withFailover<StreamResponse>(
+      candidates,
+      async (up) => {
+        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true);
+        const res = await executor.stream(req, up.timeoutMs, signal);
+        if (res.status >= 200 && res.status < 300) return { ok: true, value: res };
+        const raw = await readSome(res.body, MAX_ERROR_BODY);
+        return { ok: false, verdict: classifyChatError(res.status, parseJson(raw), res.headers) };
+      },
+      this.failoverOptions(),
+    );
+    const forwardUsageChunk = isObject(body.stream_options) && body.stream_options.include_usage === true;
+    const headers = {
+      'content-type': res.headers['content-type'] ?? 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      // Tells buffering reverse proxies (nginx) to pass events on at once.
+      'x-accel-buffering': 'no',
+      ...limitHeaders,
+    };
+    return {
+      kind: 'stream',
+      status: 200,
+      headers,
+      relay: async (sink) => {
+        sink.writeHead(200, headers);
+        sink.flushHeaders?.();
+        const out = await relayEvents(res.body, sink, { forwardUsageChunk });
+        // Without a usage chunk (client left, stream broke) each content chunk stands for about one token.
+        const usage = out.usage ?? { promptTokens: r.promptEstimate, completionTokens: out.chunks, reported: false };
+        await this.settle(r, usage, upstream);
+      },
+    };
+  }
+
+  /** Bills the usage and corrects the limiter's estimate with it. */
+  private async settle(r: Reservation, usage: ChatUsage, upstream: Upstream): Promise<void> {
+    this.correct(r, usage.promptTokens + usage.completionTokens - r.estimate);
+    const cost = chatCost(r.model.price, usage.promptTokens, usage.completionTokens);
+    if (cost <= 0) return;
+    const note =
+      `chat ${r.model.name} via ${upstream.name}: ${usage.promptTokens} input + ${usage.completionTokens} output tokens` +
+      (usage.reported ? '' : ' (estimated; the upstream reported no usage)');
+    try {
+      await this.deps.store.charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now());
+    } catch (e) {
+      // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
+      this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);
+    }
+  }
+
+  private correct(r: Reservation, delta: number): void {
+    if (delta === 0) return;
+    this.deps.limiter.adjustTokens('chat', r.scopes, delta).catch((e: unknown) => {
+      this.log.warn(`chat limiter correction failed: ${(e as Error).message}`);
+    });
+  }
+
+  private failoverOptions() {
+    return {
+      circuits: this.deps.catalog.circuits,
+      onAttemptFailed: (up: Upstream, reason: string) => this.log.warn(`chat upstream ${up.name} failed: ${reason}`),
+    };
+  }
+}
+
+/** Output tokens counted from the returned messages, for a vendor that reported no usage. */
+function generatedText(json: JsonObject): number {
+  let n = 0;
+  if (!Array.isArray(json.choices)) return 0;
+  for (const c of json.choices) {
+    if (isObject(c) && isObject(c.message) && typeof c.message.content === 'string') n += countText(c.message.content);
+  }
+  return n;
+}
+
+async function readSome(body: NodeJS.ReadableStream & { destroy(): void }, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const c of body) {
+      const b = c as Buffer;
+      chunks.push(b);
+      size += b.length;
+      if (size >= limit) break;
+    }
+  } catch {
+    // A broken error body still leaves us the status to classify by.
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks, size).subarray(0, limit);
+}

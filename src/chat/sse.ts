@@ -1,0 +1,119 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { Readable, Writable } from 'node:stream';
+import type { Json } from '../core/json.js';
+import { readUsage, type ChatUsage } from './usage.js';
+
+export interface RelayResult {
+  /** The usage of the final chunk, when the vendor sent one. */
+  usage?: ChatUsage;
+  /** Data events other than the usage-only chunk and [DONE] (each is about one generated token). */
+  chunks: number;
+  /** The upstream stream ended normally. */
+  finished: boolean;
+  /** The client went away first; the upstream was cancelled. */
+  clientGone: boolean;
+}
+
+export interface RelayOptions {
+  /**
+   * Whether the client asked for the usage-only final chunk itself. When it did not, the chunk we
+   * requested for billing is read and not passed on, so the client sees the stream it asked for.
+   */
+  forwardUsageChunk: boolean;
+}
+
+const BOUNDARY = /\r?\n\r?\n/;
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+
+/**
+ * Passes server-sent events from the upstream to the client one complete event at a time, as they
+ * arrive (a partial event waits only for its own end), with backpressure. Reads the usage chunk on
+ * the way past. If the client disconnects the upstream body is destroyed, which aborts the upstream
+ * request; if the upstream breaks mid-stream the client gets an error event and the end of the stream.
+ */
+export async function relayEvents(source: Readable, sink: Writable, opts: RelayOptions): Promise<RelayResult> {
+  const result: RelayResult = { chunks: 0, finished: false, clientGone: false };
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  const onClose = () => {
+    result.clientGone = true;
+    source.destroy();
+  };
+  sink.once('close', onClose);
+  // The client may already be gone by the time the upstream answered.
+  if (sink.destroyed || sink.writableEnded) onClose();
+  try {
+    for await (const chunk of source) {
+      pending += decoder.write(chunk as Buffer);
+      let out = '';
+      let m: RegExpExecArray | null;
+      while ((m = BOUNDARY.exec(pending)) !== null) {
+        const end = m.index + m[0].length;
+        const event = pending.slice(0, end);
+        pending = pending.slice(end);
+        if (inspect(event, opts, result)) out += event;
+      }
+      if (out) await write(sink, out);
+      if (result.clientGone) break;
+    }
+    pending += decoder.end();
+    if (pending && !result.clientGone) await write(sink, pending);
+    result.finished = !result.clientGone;
+  } catch {
+    // Either the client left (source destroyed by onClose) or the upstream broke; handled below.
+  } finally {
+    sink.off('close', onClose);
+  }
+  if (!result.clientGone) {
+    if (!result.finished) {
+      const error = { error: { type: 'server_error', code: 'upstream_error', message: 'The upstream stream ended unexpectedly.' } };
+      sink.write(`data: ${JSON.stringify(error)}\n\n`);
+    }
+    sink.end();
+  }
+  return result;
+}
+
+/** Records what the event tells us; returns whether to pass it on. */
+function inspect(event: string, opts: RelayOptions, result: RelayResult): boolean {
+  if (!event.includes('data:')) return true;
+  if (USAGE_OBJECT.test(event)) {
+    const payload = dataOf(event);
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(payload);
+    } catch {
+      chunk = undefined;
+    }
+    const c = chunk as { usage?: unknown; choices?: unknown } | undefined;
+    const usage = readUsage(c?.usage as Json | undefined);
+    if (usage) result.usage = usage;
+    if (Array.isArray(c?.choices) && c.choices.length === 0) return opts.forwardUsageChunk;
+  }
+  if (!event.includes('[DONE]')) result.chunks += 1;
+  return true;
+}
+
+/** The data lines of one event, joined as the SSE format says. */
+function dataOf(event: string): string {
+  let data = '';
+  for (const line of event.split(/\r?\n/)) {
+    if (!line.startsWith('data:')) continue;
+    const v = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+    data = data ? `${data}\n${v}` : v;
+  }
+  return data;
+}
+
+function write(sink: Writable, data: string): Promise<void> | void {
+  if (sink.write(data)) return;
+  return new Promise((resolve) => {
+    const done = () => {
+      sink.off('drain', done);
+      sink.off('close', done);
+      resolve();
+    };
+    sink.on('drain', done);
+    sink.on('close', done);
+  });
+}

@@ -1,0 +1,156 @@
+import type { Json } from '../core/json.js';
+import type { Executor } from '../http/executor.js';
+import { TransportError, type CredentialSource, type Upstream, type UpstreamRequest, type UpstreamResponse, type UpstreamVerdict } from '../http/types.js';
+import type { Catalog } from '../routing/catalog.js';
+import type { AttemptOutcome } from '../routing/failover.js';
+import { planBatches, runBounded, sum } from './batching.js';
+import { forwardOpenAIBody } from './raw.js';
+import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
+
+/** Upstream calls of one request in flight at once, unless the upstream sets `concurrency`. */
+const DEFAULT_CONCURRENCY = 8;
+
+export interface UpstreamAnswer {
+  /** Forwarded upstream bytes (fast path); when set, `vectors` is not. */
+  raw?: Buffer;
+  /** One vector per client input, in input order. */
+  vectors?: Vector[];
+  /** Reported input tokens, with the gateway's estimate standing in for calls that reported none. */
+  promptTokens: number;
+}
+
+export interface RunInput {
+  vendor: EmbeddingVendor;
+  up: Upstream;
+  req: EmbeddingRequest;
+  /** Per-input token estimates. */
+  tokens: number[];
+  executor: Executor;
+  credentials?: CredentialSource;
+  catalog: Catalog;
+  signal?: AbortSignal;
+}
+
+/**
+ * One failover attempt: the whole request on one upstream, split into as many calls as the vendor's
+ * limits demand and run with bounded concurrency. The first failing call cancels the rest and
+ * decides the attempt's outcome, so the next upstream starts from a clean slate.
+ */
+export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<UpstreamAnswer>> {
+  const { vendor, up, req } = input;
+  const upstreamModel = input.catalog.upstreamModel(up, req.model);
+  const ctx: BuildContext = { req, upstreamModel, up };
+  vendor.validate?.(req, upstreamModel, up);
+  const batches = planBatches(req.inputs, input.tokens, vendor.limits(upstreamModel, up));
+
+  if (batches.length === 1) return callOnce(input, ctx, batches[0]!, input.signal, true);
+
+  const inner = new AbortController();
+  const signal = input.signal ? AbortSignal.any([input.signal, inner.signal]) : inner.signal;
+  const vectors = new Array<Vector>(req.inputs.length);
+  let promptTokens = 0;
+  let failed: { verdict: UpstreamVerdict } | { error: unknown } | undefined;
+  const concurrency = positiveInt(up.options['concurrency']) ?? DEFAULT_CONCURRENCY;
+
+  await runBounded(
+    batches.length,
+    concurrency,
+    async (i) => {
+      const batch = batches[i]!;
+      try {
+        const out = await callOnce(input, ctx, batch, signal, false);
+        if (!out.ok) {
+          failed ??= { verdict: out.verdict };
+          inner.abort();
+          return;
+        }
+        const got = out.value.vectors!;
+        for (let k = 0; k < got.length; k++) vectors[batch.offset + k] = got[k]!;
+        promptTokens += out.value.promptTokens;
+      } catch (e) {
+        // Siblings cancelled after the first failure end up here too; only the first one counts.
+        failed ??= { error: e };
+        inner.abort();
+      }
+    },
+    () => failed !== undefined,
+  );
+
+  if (failed) {
+    if ('error' in failed) throw failed.error;
+    return { ok: false, verdict: failed.verdict };
+  }
+  return { ok: true, value: { vectors, promptTokens } };
+}
+
+async function callOnce(
+  input: RunInput,
+  ctx: BuildContext,
+  batch: Batch,
+  signal: AbortSignal | undefined,
+  mayForward: boolean,
+): Promise<AttemptOutcome<UpstreamAnswer>> {
+  const { vendor, up } = input;
+  let built: BuiltCall;
+  let request: UpstreamRequest;
+  try {
+    built = vendor.build(batch, ctx);
+    request = built.request;
+    if (input.credentials) request = { ...request, headers: { ...request.headers, ...(await input.credentials.headers()) } };
+    if (vendor.sign) request = await vendor.sign(request, up);
+  } catch (e) {
+    if (e instanceof TransportError) throw e;
+    // Broken credentials or settings of this upstream (token endpoint refused, no project): the next
+    // upstream may do, and the client must not see a 500 for it.
+    return { ok: false, verdict: { kind: 'auth', status: 502, message: `upstream '${up.name}': ${(e as Error).message}` } };
+  }
+
+  const res = await input.executor.sendRaw(request, up.timeoutMs, signal);
+  const ok = res.status >= 200 && res.status < 300;
+
+  if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
+    const fwd = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat);
+    if (fwd) return { ok: true, value: { raw: fwd.body, promptTokens: fwd.promptTokens } };
+  }
+
+  const parsed = toResponse(res.status, res.headers, res.raw);
+  if (!ok) return { ok: false, verdict: vendor.classifyError(parsed) };
+
+  let result: BatchResult;
+  try {
+    result = vendor.parse(parsed, batch, ctx);
+  } catch (e) {
+    return malformed(`${vendor.label} sent an answer the gateway cannot read: ${(e as Error).message}`);
+  }
+  if (result.vectors.length !== batch.inputs.length)
+    return malformed(`${vendor.label} returned ${result.vectors.length} vectors for ${batch.inputs.length} inputs`);
+  for (const v of result.vectors) if (v === undefined || v === null) return malformed(`${vendor.label} left an input without a vector`);
+  const reported = result.promptTokens;
+  const promptTokens = reported !== undefined && Number.isFinite(reported) && reported >= 0 ? Math.round(reported) : sum(batch.tokens);
+  return { ok: true, value: { vectors: result.vectors, promptTokens } };
+}
+
+function malformed(message: string): AttemptOutcome<UpstreamAnswer> {
+  return { ok: false, verdict: { kind: 'retryable', status: 502, message } };
+}
+
+export function toResponse(status: number, headers: Record<string, string>, raw: Buffer): UpstreamResponse {
+  const text = raw.toString('utf8');
+  let json: Json | undefined;
+  if (text.length > 0) {
+    const c = text.charCodeAt(0);
+    const looksJson = c === 0x7b || c === 0x5b || (headers['content-type'] ?? '').includes('json');
+    if (looksJson) {
+      try {
+        json = JSON.parse(text) as Json;
+      } catch {
+        json = undefined;
+      }
+    }
+  }
+  return { status, headers, json, text: text.length > 1_000_000 ? text.slice(0, 1_000_000) : text };
+}
+
+function positiveInt(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined;
+}

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import type { AuthContext } from '../auth/types.js';
+import type { Clock } from '../core/clock.js';
+import { errors, GatewayError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import { costForTokens } from '../core/money.js';
+import type { Executor } from '../http/executor.js';
+import type { CredentialSource, Upstream } from '../http/types.js';
+import { admitOrThrow } from '../limits/refusal.js';
+import { scopesFor } from '../limits/scopes.js';
+import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
+import type { Catalog, ModelInfo } from '../routing/catalog.js';
+import { withFailover } from '../routing/failover.js';
+import type { Store } from '../store/types.js';
+import { sum } from './batching.js';
+import { parseEmbeddingRequest } from './request.js';
+import { runOnUpstream, type UpstreamAnswer } from './run.js';
+import { countAll } from './tokens.js';
+import type { EmbeddingRequest, EmbeddingVendor } from './types.js';
+import { toClientForm } from './vectors.js';
+import { embeddingVendors } from './vendors/registry.js';
+
+export interface EmbeddingsDeps {
+  catalog: Catalog;
+  store: Store;
+  executor: Executor;
+  limiter: RateLimiter;
+  clock: Clock;
+  /** Default embeddings quota (config `limits.defaults.embeddings`), overridden per account and key. */
+  defaults: Quota;
+  /** Vendor adapters by id; defaults to the registry. */
+  vendors?: ReadonlyMap<string, EmbeddingVendor>;
+}
+
+export interface EmbeddingsResult {
+  /** The JSON body to send as it is (bytes forwarded from the upstream, or serialised here). */
+  body: Buffer | string;
+  /** x-ratelimit-* headers of the admission. */
+  headers: Record<string, string>;
+  requestId: string;
+  promptTokens: number;
+  costMicros: number;
+  upstream: string;
+  /** True when the upstream's bytes were forwarded without parsing the vectors (the fast path). */
+  forwarded: boolean;
+}
+
+/**
+ * POST /v1/embeddings behind the route: validation, the balance pre-check, admission by the
+ * embeddings limiter (its own family, so chat traffic never spends it), the upstream calls with
+ * failover, then the usage correction and the charge for the tokens the vendor reported.
+ */
+export class EmbeddingsService {
+  private readonly vendors: ReadonlyMap<string, EmbeddingVendor>;
+  private readonly credentials = new Map<string, CredentialSource>();
+
+  constructor(private readonly deps: EmbeddingsDeps) {
+    this.vendors = deps.vendors ?? embeddingVendors;
+    // Credential sources (token caches) are built once per upstream, at start.
+    for (const up of deps.catalog.upstreams.values()) {
+      const vendor = this.vendors.get(up.vendor);
+      if (vendor?.credentials) this.credentials.set(up.name, vendor.credentials(up, deps.executor));
+    }
+  }
+
+  /** `model` is what the authorizer returned for `body.model` (action embeddings, capability embedding). */
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<EmbeddingsResult> {
+    const { catalog, store, limiter } = this.deps;
+    const req = parseEmbeddingRequest(body);
+    const candidates = catalog.candidates(model.name, ctx.account);
+    const first = candidates[0];
+    if (first) this.vendors.get(first.vendor)?.validate?.(req, catalog.upstreamModel(first, req.model), first);
+
+    const tokens = countAll(req.inputs, req.inputType);
+    const estimate = sum(tokens);
+    const price = model.price.perMillionInput ?? 0;
+    if (!(await store.canAfford(ctx.account.id, costForTokens(price, estimate)))) throw errors.insufficientQuota();
+
+    const scopes = scopesFor(ctx, 'embeddings', this.deps.defaults);
+    const admission = await admitOrThrow(limiter, 'embeddings', scopes, estimate);
+
+    let answer: UpstreamAnswer;
+    let upstream: Upstream;
+    try {
+      ({ value: answer, upstream } = await withFailover(
+        candidates,
+        (up) => {
+          const vendor = this.vendors.get(up.vendor);
+          if (!vendor)
+            return Promise.resolve({
+              ok: false as const,
+              verdict: { kind: 'retryable' as const, status: 500, message: `vendor '${up.vendor}' does not serve embeddings` },
+            });
+          return runOnUpstream({ vendor, up, req, tokens, executor: this.deps.executor, credentials: this.credentials.get(up.name), catalog, signal });
+        },
+        { circuits: catalog.circuits },
+      ));
+    } catch (e) {
+      // Nothing was embedded: give the tokens back (the request itself still counts).
+      await this.adjust(scopes, -estimate);
+      if (e instanceof GatewayError) Object.assign(e.headers, admission.headers);
+      throw e;
+    }
+
+    const promptTokens = answer.promptTokens;
+    await this.adjust(scopes, promptTokens - estimate);
+    const requestId = `emb-${randomUUID()}`;
+    const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
+    if (costMicros > 0) await store.charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now());
+
+    return {
+      body: answer.raw ?? render(req, answer),
+      headers: admission.headers,
+      requestId,
+      promptTokens,
+      costMicros,
+      upstream: upstream.name,
+      forwarded: answer.raw !== undefined,
+    };
+  }
+
+  private async adjust(scopes: readonly LimitScope[], delta: number): Promise<void> {
+    if (delta !== 0) await this.deps.limiter.adjustTokens('embeddings', scopes, delta);
+  }
+}
+
+/** The spec 2.6 body, with every vector in the client's encoding and `index` = input position. */
+function render(req: EmbeddingRequest, answer: UpstreamAnswer): string {
+  const vectors = answer.vectors!;
+  const data = new Array(vectors.length);
+  for (let i = 0; i < vectors.length; i++)
+    data[i] = { object: 'embedding', index: i, embedding: toClientForm(vectors[i]!, req.encodingFormat) };
+  return JSON.stringify({
+    object: 'list',
+    data,
+    model: req.model,
+    usage: { prompt_tokens: answer.promptTokens, total_tokens: answer.promptTokens },
+  });
+}

@@ -1,0 +1,158 @@
+import type { SignatureV4 } from '@smithy/signature-v4';
+import { errors } from '../../../core/errors.js';
+import { deepMerge, isObject, omit, type JsonObject } from '../../../core/json.js';
+import type { Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
+import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
+import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor } from '../../types.js';
+import { awsSigner, signRequest } from './sigv4.js';
+
+/**
+ * TwelveLabs Marengo on Amazon Bedrock through `InvokeModel` (`POST {base_url}/model/{modelId}/invoke`),
+ * one input per call. `input_type` becomes Marengo's `inputType`:
+ * - `text`: the input is the text (2.7: `inputText`, 3.0: `text.inputText`);
+ * - `image`: the input is base64 bytes, a `data:` URL, or an `s3://` URI (bucket owner from
+ *   `extra_body.bucketOwner` or the upstream option `bucket_owner`);
+ * - `video`, `audio`: refused with 400 `unsupported_input_type` before any upstream call, because
+ *   Bedrock serves them only through the asynchronous StartAsyncInvoke API with results written to S3,
+ *   which a synchronous embeddings call cannot wait for.
+ *
+ * Auth: SigV4 (service `bedrock`, region from the `region` option, default us-east-1) with options
+ * `access_key_id`, `secret_access_key`, `session_token?`; or a Bedrock API key as `api_key` (Bearer).
+ * Usage comes from the `x-amzn-bedrock-input-token-count` header when Bedrock sends it.
+ */
+const MARENGO_DIMS: readonly [RegExp, number][] = [
+  [/marengo-embed-2-7/, 1024],
+  [/marengo-embed-3-0/, 512],
+];
+
+export function isMarengo3(modelId: string): boolean {
+  return /marengo-embed-3/.test(modelId);
+}
+
+export const bedrockVendor: EmbeddingVendor = {
+  id: 'bedrock',
+  label: 'Amazon Bedrock',
+
+  validate(req: EmbeddingRequest, modelId: string) {
+    if (req.inputs.some((i) => typeof i !== 'string'))
+      throw errors.invalidRequest(`Model '${req.model}' takes text or media inputs, not token arrays.`, 'input');
+    if (req.inputType === 'video' || req.inputType === 'audio')
+      throw errors.invalidRequest(
+        `input_type '${req.inputType}' is not available synchronously for '${req.model}': Bedrock embeds video and audio ` +
+          'only through its asynchronous API (StartAsyncInvoke, results written to S3). Use text or image here.',
+        'input_type',
+        'unsupported_input_type',
+      );
+    if (req.dimensions !== undefined) {
+      const fixed = MARENGO_DIMS.find(([re]) => re.test(modelId))?.[1];
+      if (req.dimensions !== fixed)
+        throw errors.invalidRequest(
+          `Model '${req.model}' returns vectors of a fixed size${fixed ? ` (${fixed})` : ''}; 'dimensions' cannot change it.`,
+          'dimensions',
+        );
+    }
+  },
+
+  limits: () => ({ maxItems: 1 }),
+
+  build(batch: Batch, { req, upstreamModel, up }: BuildContext): BuiltCall {
+    const input = batch.inputs[0] as string;
+    const v3 = isMarengo3(upstreamModel);
+    const extra = req.extra;
+    let body: JsonObject;
+    if ((req.inputType ?? 'text') === 'text') {
+      body = v3 ? { inputType: 'text', text: { inputText: input } } : { inputType: 'text', inputText: input };
+    } else {
+      const source = mediaSource(input, extra['bucketOwner'] ?? up.options['bucket_owner']);
+      body = v3 ? { inputType: 'image', image: { mediaSource: source } } : { inputType: 'image', mediaSource: source };
+    }
+    if (Object.keys(extra).length > 0) body = deepMerge(body, omit(extra, ['bucketOwner']));
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (!hasAwsKeys(up) && up.apiKey) headers['authorization'] = `Bearer ${up.apiKey}`;
+    return {
+      request: {
+        method: 'POST',
+        url: `${up.baseUrl}/model/${encodeURIComponent(upstreamModel)}/invoke`,
+        headers,
+        // A string, so the bytes signed are exactly the bytes sent.
+        body: JSON.stringify(body),
+      },
+    };
+  },
+
+  async sign(req: UpstreamRequest, up: Upstream): Promise<UpstreamRequest> {
+    const signer = signerFor(up);
+    if (!signer) return req;
+    const headers = await signRequest(signer, { method: req.method, url: req.url, headers: req.headers, body: String(req.body ?? '') });
+    return { ...req, headers };
+  },
+
+  parse(res: UpstreamResponse): BatchResult {
+    const json = res.json;
+    if (!isObject(json)) throw new Error('not a JSON object');
+    let first: unknown = json;
+    if (Array.isArray(json['data'])) first = json['data'][0];
+    const embedding = isObject(first) ? first['embedding'] : undefined;
+    if (!Array.isArray(embedding) || !embedding.every((x) => typeof x === 'number')) throw new Error('no embedding in the answer');
+    const count = Number(res.headers['x-amzn-bedrock-input-token-count']);
+    return { vectors: [embedding as number[]], promptTokens: Number.isFinite(count) && count >= 0 ? count : undefined };
+  },
+
+  classifyError(res: UpstreamResponse): UpstreamVerdict {
+    const json = isObject(res.json) ? res.json : {};
+    const raw = json['message'] ?? json['Message'];
+    const message = typeof raw === 'string' ? raw : res.text;
+    const type = (res.headers['x-amzn-errortype'] ?? '').split(':')[0] ?? '';
+    switch (type) {
+      case 'AccessDeniedException':
+      case 'UnrecognizedClientException':
+      case 'InvalidSignatureException':
+      case 'ExpiredTokenException':
+        return { kind: 'auth', status: res.status, message: trimMessage(message) };
+      case 'ThrottlingException':
+      case 'ServiceQuotaExceededException':
+      case 'ModelNotReadyException':
+      case 'ModelTimeoutException':
+      case 'ModelErrorException':
+      case 'InternalServerException':
+      case 'ServiceUnavailableException':
+        return { kind: 'retryable', status: res.status, message: trimMessage(message), retryAfterSeconds: retryAfterSeconds(res.headers) };
+    }
+    return defaultVerdict(res, message);
+  },
+};
+
+function mediaSource(input: string, bucketOwner: unknown): JsonObject {
+  if (input.startsWith('s3://')) {
+    const loc: JsonObject = { uri: input };
+    if (typeof bucketOwner === 'string' && bucketOwner !== '') loc['bucketOwner'] = bucketOwner;
+    return { s3Location: loc };
+  }
+  const comma = input.startsWith('data:') ? input.indexOf(',') : -1;
+  return { base64String: comma >= 0 ? input.slice(comma + 1) : input };
+}
+
+function hasAwsKeys(up: Upstream): boolean {
+  return typeof up.options['access_key_id'] === 'string' && typeof up.options['secret_access_key'] === 'string';
+}
+
+const signers = new WeakMap<Upstream, SignatureV4 | null>();
+
+function signerFor(up: Upstream): SignatureV4 | undefined {
+  let s = signers.get(up);
+  if (s === undefined) {
+    const o = up.options;
+    s = hasAwsKeys(up)
+      ? awsSigner(
+          {
+            accessKeyId: o['access_key_id'] as string,
+            secretAccessKey: o['secret_access_key'] as string,
+            sessionToken: typeof o['session_token'] === 'string' ? o['session_token'] : undefined,
+          },
+          typeof o['region'] === 'string' ? o['region'] : 'us-east-1',
+        )
+      : null;
+    signers.set(up, s);
+  }
+  return s ?? undefined;
+}

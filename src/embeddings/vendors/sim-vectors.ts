@@ -1,0 +1,49 @@
+import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+
+/**
+ * Deterministic vectors for the embeddings simulators: a seeded PRNG over the model and the input, so a
+ * test can compute exactly what an upstream returned. Like text-embedding-3, a shortened vector
+ * (`dimensions`) is the full one cut and re-normalised to unit length.
+ */
+export function simVector(model: string, input: string | readonly number[], nativeDims: number, dims = nativeDims): Float32Array {
+  const key = typeof input === 'string' ? input : `tokens:${input.join(',')}`;
+  const next = mulberry32(fnv1a(`${model}\u0000${key}`));
+  const n = Math.min(dims, nativeDims);
+  const raw = new Float64Array(n);
+  let norm = 0;
+  for (let i = 0; i < nativeDims; i++) {
+    const v = next() * 2 - 1;
+    if (i < n) {
+      raw[i] = v;
+      norm += v * v;
+    }
+  }
+  norm = Math.sqrt(norm) || 1;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = raw[i]! / norm;
+  return out;
+}
+
+/** Tokens as the simulators count them (cl100k_base; token arrays by length). */
+export function simTokens(input: string | readonly number[]): number {
+  return typeof input === 'string' ? countTokens(input, { disallowedSpecial: new Set<string>() }) : input.length;
+}
+
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

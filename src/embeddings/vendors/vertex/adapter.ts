@@ -1,0 +1,148 @@
+import { errors } from '../../../core/errors.js';
+import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
+import { googleAuthOptionsFrom, googleCredentialSource } from '../../../http/google-oauth.js';
+import type { CredentialSource, Upstream, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
+import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
+import type { Batch, BatchLimits, BatchResult, BuildContext, BuiltCall, EmbeddingVendor, Vector } from '../../types.js';
+
+/**
+ * Vertex AI text embeddings through `:predict`:
+ * `POST {base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:predict`
+ * with `instances[{content, task_type?, title?}]` (snake_case) and `parameters{outputDimensionality?,
+ * autoTruncate?}` (camelCase). There is no usage block: tokens are the sum of every prediction's
+ * `statistics.token_count` (sometimes serialised as a float).
+ *
+ * Upstream options: `project` (required), `location` (default us-central1), Google credentials
+ * (`access_token`, `service_account`, `key_file`; see http/google-oauth.ts), `auto_truncate`
+ * (boolean default for `parameters.autoTruncate`), `max_batch` (instances per call), `concurrency`.
+ * `extra_body` keys `instances`/`parameters` merge into those objects; any other key lands in `parameters`.
+ */
+export const VERTEX_MAX_INSTANCES = 250;
+/** Google documents ~20k input tokens per request for the text-embedding models. */
+export const VERTEX_MAX_TOKENS = 20_000;
+
+/** gemini-embedding models take one instance per call ("batchSize must be 1"); the service fans out. */
+export function oneInstancePerCall(model: string): boolean {
+  return /^gemini-embedding/.test(model);
+}
+
+export const vertexVendor: EmbeddingVendor = {
+  id: 'vertex',
+  label: 'Vertex AI',
+
+  validate(req) {
+    if (req.inputs.some((i) => typeof i !== 'string'))
+      throw errors.invalidRequest(`Model '${req.model}' takes text inputs, not token arrays.`, 'input');
+    if (req.inputType !== undefined && req.inputType !== 'text')
+      throw errors.invalidRequest(
+        `input_type '${req.inputType}' is not supported by model '${req.model}': it embeds text only.`,
+        'input_type',
+        'unsupported_input_type',
+      );
+    if (req.title !== undefined && req.taskType !== 'RETRIEVAL_DOCUMENT')
+      throw errors.invalidRequest("'title' is only accepted with task_type RETRIEVAL_DOCUMENT.", 'title');
+  },
+
+  limits(model, up): BatchLimits {
+    const configured = up.options['max_batch'];
+    if (typeof configured === 'number' && Number.isInteger(configured) && configured > 0)
+      return { maxItems: configured, maxTokens: VERTEX_MAX_TOKENS };
+    if (oneInstancePerCall(model)) return { maxItems: 1 };
+    return { maxItems: VERTEX_MAX_INSTANCES, maxTokens: VERTEX_MAX_TOKENS };
+  },
+
+  build(batch: Batch, { req, upstreamModel, up }: BuildContext): BuiltCall {
+    const instances = batch.inputs.map((content) => {
+      const inst: JsonObject = { content };
+      if (req.taskType !== undefined) inst['task_type'] = req.taskType;
+      if (req.title !== undefined) inst['title'] = req.title;
+      return inst;
+    });
+    let parameters: JsonObject = {};
+    if (req.dimensions !== undefined) parameters['outputDimensionality'] = req.dimensions;
+    const autoTruncate = up.options['auto_truncate'];
+    if (typeof autoTruncate === 'boolean') parameters['autoTruncate'] = autoTruncate;
+
+    let body: JsonObject = { instances };
+    const extraParams: JsonObject = {};
+    for (const [k, v] of Object.entries(req.extra)) {
+      if (k === 'parameters' && isObject(v)) parameters = deepMerge(parameters, v);
+      else if (k === 'instances' && isObject(v)) body['instances'] = instances.map((i) => deepMerge(i, v));
+      else if (k !== 'instances' && k !== 'parameters') extraParams[k] = v;
+    }
+    parameters = deepMerge(parameters, extraParams);
+    if (Object.keys(parameters).length > 0) body = { ...body, parameters };
+    return {
+      request: { method: 'POST', url: predictUrl(up, upstreamModel), headers: { accept: 'application/json' }, body },
+    };
+  },
+
+  parse(res: UpstreamResponse): BatchResult {
+    const json = res.json;
+    if (!isObject(json) || !Array.isArray(json['predictions'])) throw new Error('no predictions array');
+    const vectors: Vector[] = [];
+    let tokens = 0;
+    let counted = false;
+    for (const p of json['predictions']) {
+      const emb = isObject(p) ? p['embeddings'] : undefined;
+      const values = isObject(emb) ? emb['values'] : undefined;
+      if (!Array.isArray(values) || !values.every((x) => typeof x === 'number')) throw new Error('prediction without embeddings.values');
+      vectors.push(values as number[]);
+      const stats = isObject(emb) ? emb['statistics'] : undefined;
+      const count = isObject(stats) ? Number(stats['token_count']) : NaN;
+      if (Number.isFinite(count)) {
+        tokens += count;
+        counted = true;
+      }
+    }
+    return { vectors, promptTokens: counted ? Math.round(tokens) : undefined };
+  },
+
+  classifyError(res: UpstreamResponse): UpstreamVerdict {
+    const err = isObject(res.json) && isObject(res.json['error']) ? res.json['error'] : undefined;
+    const message = typeof err?.['message'] === 'string' ? err['message'] : res.text;
+    const status = typeof err?.['status'] === 'string' ? err['status'] : '';
+    switch (status) {
+      case 'UNAUTHENTICATED':
+      case 'PERMISSION_DENIED':
+        return { kind: 'auth', status: res.status, message: trimMessage(message) };
+      case 'RESOURCE_EXHAUSTED':
+      case 'UNAVAILABLE':
+      case 'INTERNAL':
+      case 'DEADLINE_EXCEEDED':
+      case 'ABORTED':
+        return { kind: 'retryable', status: res.status, message: trimMessage(message), retryAfterSeconds: retryAfterSeconds(res.headers) };
+    }
+    return defaultVerdict(res, message);
+  },
+
+  credentials(up, executor): CredentialSource {
+    const opts = googleAuthOptionsFrom(up.options);
+    if (!opts.accessToken && !opts.serviceAccount && !opts.keyFile && up.apiKey) opts.accessToken = up.apiKey;
+    try {
+      return googleCredentialSource(opts, executor);
+    } catch (e) {
+      // A misconfigured upstream must not stop the gateway from starting: its calls fail over instead.
+      const message = `Vertex upstream '${up.name}': ${(e as Error).message}`;
+      return { headers: () => Promise.reject(new Error(message)) };
+    }
+  },
+};
+
+const urls = new WeakMap<Upstream, Map<string, string>>();
+
+function predictUrl(up: Upstream, model: string): string {
+  let byModel = urls.get(up);
+  if (!byModel) urls.set(up, (byModel = new Map()));
+  let url = byModel.get(model);
+  if (url) return url;
+  const project = up.options['project'];
+  // A plain Error: the service turns it into a failed attempt on this upstream, not a 500.
+  if (typeof project !== 'string' || project === '') throw new Error(`the Vertex upstream has no 'project' option`);
+  const location = typeof up.options['location'] === 'string' ? up.options['location'] : 'us-central1';
+  url =
+    `${up.baseUrl}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}` +
+    `/publishers/google/models/${encodeURIComponent(model)}:predict`;
+  byModel.set(model, url);
+  return url;
+}

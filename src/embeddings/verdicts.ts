@@ -1,0 +1,39 @@
+import type { UpstreamResponse, UpstreamVerdict } from '../http/types.js';
+
+/**
+ * Shared pieces of the vendors' error classification. Vendor messages reach the client only for
+ * client-fault verdicts, trimmed; auth and server failures surface as the gateway's own 502/503/504.
+ */
+const MAX_MESSAGE = 500;
+
+export function trimMessage(message: string): string {
+  const m = message.replace(/\s+/g, ' ').trim();
+  return m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE)}...` : m;
+}
+
+/** Seconds to wait, from `retry-after` (seconds or an HTTP date) or `retry-after-ms`. */
+export function retryAfterSeconds(headers: Record<string, string>, nowMs = Date.now()): number | undefined {
+  const ms = Number(headers['retry-after-ms']);
+  if (Number.isFinite(ms) && ms > 0) return Math.ceil(ms / 1000);
+  const v = headers['retry-after'];
+  if (!v) return undefined;
+  const s = Number(v);
+  if (Number.isFinite(s) && s >= 0) return Math.ceil(s);
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? Math.max(1, Math.ceil((at - nowMs) / 1000)) : undefined;
+}
+
+/**
+ * The mapping every vendor starts from: 401/403 are our credentials, 404 means this upstream lacks the
+ * model (a configuration problem another upstream may not have), 408/409/429/5xx are worth another
+ * upstream, 413/422 and other 4xx are the client's. Vendors refine it (moderation, quota codes).
+ */
+export function defaultVerdict(res: UpstreamResponse, message: string, param?: string): UpstreamVerdict {
+  const s = res.status;
+  const msg = trimMessage(message || `HTTP ${s}`);
+  if (s === 401 || s === 403) return { kind: 'auth', status: s, message: msg };
+  if (s === 404 || s === 408 || s === 409 || s === 425 || s === 429 || s >= 500)
+    return { kind: 'retryable', status: s, message: msg, retryAfterSeconds: retryAfterSeconds(res.headers) };
+  if (s === 413 || s === 422) return { kind: 'client', status: s, message: msg, param };
+  return { kind: 'client', status: 400, message: msg, param };
+}

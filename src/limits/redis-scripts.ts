@@ -1,0 +1,140 @@
+/**
+ * Lua for the Redis limiter: the same per-second-bucket sliding window as window.ts, with one hash
+ * per (family, scope) whose fields are r<second> (requests) and t<second> (tokens). Each script runs
+ * atomically, so a check and its consumption across every scope of a request is all or nothing,
+ * whichever gateway instance sends it.
+ *
+ * Time: ARGV[1] is the caller's clock in ms, or -1 to use the Redis server's clock (the default in
+ * production, so instances with skewed clocks still agree on one window).
+ */
+
+/**
+ * KEYS[i]: scope hashes. ARGV[2]: tokens asked. ARGV[3]: window seconds.
+ * ARGV[2+2i], ARGV[3+2i]: rpm, tpm of scope i (0 = unlimited in that dimension).
+ * Returns {allowed, now, then per scope: usedReq, usedTok, resetReqMs, resetTokMs, waitReqMs, waitTokMs};
+ * used and reset describe the window after consumption when allowed; a wait is -1 when that
+ * dimension has room.
+ */
+export const ADMIT_LUA = `
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local tokens = tonumber(ARGV[2])
+local W = tonumber(ARGV[3])
+local sec = math.floor(now / 1000)
+local oldest = sec - W + 1
+
+local function wait_for(buckets, amount)
+  local freed = 0
+  for s = oldest, sec do
+    freed = freed + (buckets[s] or 0)
+    if freed >= amount then return math.max(0, (s + W) * 1000 - now) end
+  end
+  return W * 1000
+end
+
+local function reset_ms(newest)
+  if newest < 0 then return 0 end
+  return math.max(0, (newest + W) * 1000 - now)
+end
+
+local allowed = 1
+local stats = {}
+for i = 1, #KEYS do
+  local rpm = tonumber(ARGV[2 + 2 * i])
+  local tpm = tonumber(ARGV[3 + 2 * i])
+  local flat = redis.call('HGETALL', KEYS[i])
+  local req, tok, stale = {}, {}, {}
+  local usedR, usedT, newestR, newestT = 0, 0, -1, -1
+  for j = 1, #flat, 2 do
+    local f = flat[j]
+    local s = tonumber(string.sub(f, 2))
+    local v = tonumber(flat[j + 1]) or 0
+    if s == nil or s < oldest then
+      stale[#stale + 1] = f
+    elseif string.sub(f, 1, 1) == 'r' then
+      req[s] = v
+      usedR = usedR + v
+      if v > 0 and s > newestR then newestR = s end
+    else
+      tok[s] = v
+      usedT = usedT + v
+      if v > 0 and s > newestT then newestT = s end
+    end
+  end
+  if #stale > 0 then redis.call('HDEL', KEYS[i], unpack(stale)) end
+  local waitR, waitT = -1, -1
+  if rpm > 0 and usedR + 1 > rpm then
+    waitR = wait_for(req, usedR + 1 - rpm)
+    allowed = 0
+  end
+  local need = tokens
+  if need < 1 then need = 1 end
+  if tpm > 0 and usedT + need > tpm then
+    waitT = wait_for(tok, usedT + need - tpm)
+    allowed = 0
+  end
+  stats[i] = { usedR, usedT, newestR, newestT, waitR, waitT }
+end
+
+local out = { allowed, now }
+for i = 1, #KEYS do
+  local st = stats[i]
+  if allowed == 1 then
+    redis.call('HINCRBY', KEYS[i], 'r' .. sec, 1)
+    st[1] = st[1] + 1
+    st[3] = sec
+    if tokens > 0 then
+      redis.call('HINCRBY', KEYS[i], 't' .. sec, tokens)
+      st[2] = st[2] + tokens
+      st[4] = sec
+    end
+    redis.call('PEXPIRE', KEYS[i], (W + 1) * 1000)
+  end
+  out[#out + 1] = st[1]
+  out[#out + 1] = st[2]
+  out[#out + 1] = reset_ms(st[3])
+  out[#out + 1] = reset_ms(st[4])
+  out[#out + 1] = st[5]
+  out[#out + 1] = st[6]
+end
+return out
+`;
+
+/**
+ * KEYS[i]: scope hashes. ARGV[2]: token delta. ARGV[3]: window seconds.
+ * A positive delta lands in the current second; a negative one is taken back from the newest
+ * buckets first, never below zero (the admission it corrects is recent).
+ */
+export const ADJUST_LUA = `
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local delta = tonumber(ARGV[2])
+local W = tonumber(ARGV[3])
+local sec = math.floor(now / 1000)
+for i = 1, #KEYS do
+  if delta > 0 then
+    redis.call('HINCRBY', KEYS[i], 't' .. sec, delta)
+    redis.call('PEXPIRE', KEYS[i], (W + 1) * 1000)
+  else
+    local left = -delta
+    local s = sec
+    while left > 0 and s > sec - W do
+      local f = 't' .. s
+      local v = tonumber(redis.call('HGET', KEYS[i], f)) or 0
+      if v > 0 then
+        local take = math.min(v, left)
+        if take == v then redis.call('HDEL', KEYS[i], f) else redis.call('HINCRBY', KEYS[i], f, -take) end
+        left = left - take
+      end
+      s = s - 1
+    end
+  end
+end
+return 1
+`;

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import type { Authorizer } from '../auth/authorize.js';
+import { errors } from '../core/errors.js';
+import { isObject } from '../core/json.js';
+import type { EmbeddingsService } from '../embeddings/service.js';
+
+/**
+ * POST /v1/embeddings (spec 4.4). Thin: authorize the model, hand the body to the service, send what
+ * it returns. The body is sent as a string or as the upstream's bytes, never re-serialised here.
+ */
+export function registerEmbeddingsRoutes(
+  app: FastifyInstance,
+  deps: { authorizer: Authorizer; embeddings: EmbeddingsService },
+): void {
+  app.post('/v1/embeddings', async (request, reply) => {
+    const body = request.body;
+    if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.');
+    const model = deps.authorizer.model(request.auth, 'embeddings', body['model'], 'embedding');
+
+    // A client that hangs up mid-request cancels the upstream calls made for it.
+    const abort = new AbortController();
+    const onClose = (): void => {
+      if (!reply.raw.writableFinished) abort.abort();
+    };
+    reply.raw.once('close', onClose);
+    try {
+      const result = await deps.embeddings.create(request.auth, model, body, abort.signal);
+      reply.headers(result.headers);
+      if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', result.requestId);
+      reply.type('application/json');
+      return reply.send(result.body);
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  });
+}

@@ -1,0 +1,95 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { relayEvents } from '../../src/chat/sse.js';
+
+function collect(sink: PassThrough): { text: () => string; writes: string[] } {
+  const writes: string[] = [];
+  sink.on('data', (c: Buffer) => writes.push(c.toString('utf8')));
+  return { text: () => writes.join(''), writes };
+}
+
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }], usage: null })}\n\n`;
+const usageChunk = `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } })}\n\n`;
+
+describe('relayEvents', () => {
+  it('passes whole events on as they complete, even when the network splits them anywhere', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    const done = relayEvents(source, sink, { forwardUsageChunk: true });
+    const all = chunk('Hel') + chunk('lo ') + chunk('wörld') + usageChunk + 'data: [DONE]\n\n';
+    const bytes = Buffer.from(all, 'utf8');
+    // Split inside an event, inside a multi-byte character, and inside the blank line.
+    const cuts = [5, bytes.indexOf(Buffer.from('ö')) + 1, all.indexOf('\n\n') + 1, bytes.length - 3];
+    let prev = 0;
+    for (const cut of cuts.sort((a, b) => a - b)) {
+      source.write(bytes.subarray(prev, cut));
+      prev = cut;
+      await new Promise((r) => setImmediate(r));
+      // Whatever reached the client so far is a sequence of complete events.
+      expect(out.text() === '' || out.text().endsWith('\n\n')).toBe(true);
+    }
+    source.end(bytes.subarray(prev));
+    const r = await done;
+    expect(out.text()).toBe(all);
+    expect(r.usage).toEqual({ promptTokens: 11, completionTokens: 7, reported: true });
+    expect(r.chunks).toBe(3); // the usage-only chunk and [DONE] carry no generated text
+    expect(r.finished).toBe(true);
+  });
+
+  it('reads the usage chunk but does not pass it on when the client did not ask for it', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    const done = relayEvents(source, sink, { forwardUsageChunk: false });
+    source.end(chunk('Hi') + usageChunk.replace(/\n\n$/, '\r\n\r\n') + 'data: [DONE]\n\n');
+    const r = await done;
+    expect(r.usage?.promptTokens).toBe(11);
+    expect(out.text()).toBe(chunk('Hi') + 'data: [DONE]\n\n');
+  });
+
+  it('ends the client stream with an error event when the upstream breaks mid-stream', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    const done = relayEvents(source, sink, { forwardUsageChunk: false });
+    source.write(chunk('partial'));
+    await new Promise((r) => setImmediate(r));
+    source.destroy(new Error('socket hang up'));
+    const r = await done;
+    expect(r.finished).toBe(false);
+    expect(r.clientGone).toBe(false);
+    expect(r.usage).toBeUndefined();
+    expect(r.chunks).toBe(1);
+    expect(out.text()).toContain(chunk('partial'));
+    expect(out.text()).toMatch(/data: \{"error":\{"type":"server_error","code":"upstream_error"/);
+    expect(sink.writableEnded).toBe(true);
+  });
+
+  it('cancels the upstream when the client goes away', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    collect(sink);
+    const done = relayEvents(source, sink, { forwardUsageChunk: false });
+    source.write(chunk('one'));
+    await new Promise((r) => setImmediate(r));
+    sink.destroy();
+    const r = await done;
+    expect(r.clientGone).toBe(true);
+    expect(source.destroyed).toBe(true);
+    expect(r.chunks).toBe(1);
+  });
+});
+
+describe('relayEvents with a client already gone', () => {
+  it('cancels the upstream at once and writes nothing', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    sink.destroy();
+    await new Promise((r) => setImmediate(r));
+    const r = await relayEvents(source, sink, { forwardUsageChunk: false });
+    expect(r.clientGone).toBe(true);
+    expect(source.destroyed).toBe(true);
+  });
+});

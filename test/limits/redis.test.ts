@@ -1,0 +1,234 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RedisRateLimiter, type LimiterLogger } from '../../src/limits/redis.js';
+import { createLimiter } from '../../src/limits/index.js';
+import type { LimitDecision } from '../../src/limits/decision.js';
+import type { LimitScope, Quota } from '../../src/limits/types.js';
+import { dropPrefix, ensureRedis, REDIS_URL, RedisRelay, uniquePrefix } from './redis-helper.js';
+
+const T0 = 1_700_000_000_000;
+const prefix = uniquePrefix();
+const open: RedisRateLimiter[] = [];
+
+function recordingLogger() {
+  const lines: { level: 'warn' | 'info'; msg: string }[] = [];
+  const logger: LimiterLogger = {
+    warn: (msg) => lines.push({ level: 'warn', msg }),
+    info: (msg) => lines.push({ level: 'info', msg }),
+  };
+  return { lines, logger };
+}
+
+/** A limiter on the shared Redis; `clock` moves the window, `sub` keeps tests from sharing keys. */
+function limiter(clock: { t: number } | undefined, opts: { url?: string; logger?: LimiterLogger; coolDownMs?: number } = {}) {
+  const l = new RedisRateLimiter({
+    url: opts.url ?? REDIS_URL,
+    keyPrefix: prefix,
+    now: clock ? () => clock.t : undefined,
+    logger: opts.logger ?? recordingLogger().logger,
+    coolDownMs: opts.coolDownMs,
+  });
+  open.push(l);
+  return l;
+}
+
+async function ready(l: RedisRateLimiter, scopes: LimitScope[]): Promise<void> {
+  // The client connects in the background; until then admissions are (correctly) local.
+  for (let i = 0; i < 100; i++) {
+    if (l.connected) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`limiter never connected (${scopes.length} scopes)`);
+}
+
+let n = 0;
+const scope = (quota: Quota, kind = 'key'): LimitScope => ({ id: `${kind}:t${++n}`, quota });
+
+beforeAll(async () => {
+  await ensureRedis();
+});
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((l) => l.close()));
+});
+
+afterAll(async () => {
+  await dropPrefix(prefix);
+});
+
+describe('RedisRateLimiter', () => {
+  it('refuses the request after the last allowed one with an accurate Retry-After', async () => {
+    const clock = { t: T0 };
+    const l = limiter(clock);
+    const s = [scope({ rpm: 2 })];
+    await ready(l, s);
+    expect((await l.admit('chat', s, 0)).allowed).toBe(true);
+    clock.t += 10_000;
+    expect((await l.admit('chat', s, 0)).allowed).toBe(true);
+    const refused = (await l.admit('chat', s, 0)) as LimitDecision;
+    expect(refused.allowed).toBe(false);
+    expect(refused.reason).toBe('requests');
+    expect(refused.retryAfterSeconds).toBe(50);
+    clock.t += 30_000;
+    expect((await l.admit('chat', s, 0)).retryAfterSeconds).toBe(20);
+    clock.t += 20_000;
+    expect((await l.admit('chat', s, 0)).allowed).toBe(true);
+    expect(l.isDegraded).toBe(false);
+  });
+
+  it('limits tokens, corrects them with real usage, and reports OpenAI headers', async () => {
+    const clock = { t: T0 + 250 };
+    const l = limiter(clock);
+    const s = [scope({ rpm: 100, tpm: 1000 }), scope({ rpm: 10, tpm: 5000 }, 'account')];
+    await ready(l, s);
+    const a = await l.admit('embeddings', s, 800);
+    expect(a.headers).toEqual({
+      'x-ratelimit-limit-requests': '10',
+      'x-ratelimit-remaining-requests': '9',
+      'x-ratelimit-reset-requests': '59.75s',
+      'x-ratelimit-limit-tokens': '1000',
+      'x-ratelimit-remaining-tokens': '200',
+      'x-ratelimit-reset-tokens': '59.75s',
+    });
+    const refused = (await l.admit('embeddings', s, 300)) as LimitDecision;
+    expect(refused.reason).toBe('tokens');
+    expect(refused.retryAfterSeconds).toBe(60);
+    await l.adjustTokens('embeddings', s, -600);
+    const b = await l.admit('embeddings', s, 300);
+    expect(b.allowed).toBe(true);
+    expect(b.headers['x-ratelimit-remaining-tokens']).toBe('500');
+    const big = (await l.admit('embeddings', s, 1001)) as LimitDecision;
+    expect(big.reason).toBe('too_large');
+  });
+
+  it('keeps chat and embeddings apart', async () => {
+    const clock = { t: T0 };
+    const l = limiter(clock);
+    const s = [scope({ rpm: 1, tpm: 50 })];
+    await ready(l, s);
+    expect((await l.admit('chat', s, 50)).allowed).toBe(true);
+    expect((await l.admit('chat', s, 1)).allowed).toBe(false);
+    expect((await l.admit('embeddings', s, 50)).allowed).toBe(true);
+    expect((await l.admit('embeddings', s, 1)).allowed).toBe(false);
+  });
+
+  it('shares one quota between two gateway instances, atomically', async () => {
+    const clock = { t: T0 };
+    const a = limiter(clock);
+    const b = limiter(clock);
+    const s = [scope({ rpm: 20 }), scope({ rpm: 1000 }, 'account')];
+    await ready(a, s);
+    await ready(b, s);
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).admit('chat', s, 0)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(20);
+    // Both instances see the other's usage.
+    expect((await a.admit('chat', s, 0)).allowed).toBe(false);
+    expect((await b.admit('chat', s, 0)).allowed).toBe(false);
+  });
+
+  it('uses the Redis server clock by default', async () => {
+    const l = limiter(undefined);
+    const s = [scope({ rpm: 1 })];
+    await ready(l, s);
+    expect((await l.admit('chat', s, 0)).allowed).toBe(true);
+    const r = await l.admit('chat', s, 0);
+    expect(r.allowed).toBe(false);
+    expect(r.retryAfterSeconds).toBeGreaterThanOrEqual(59);
+    expect(r.retryAfterSeconds).toBeLessThanOrEqual(60);
+  });
+
+  it('falls back to local limits when Redis cannot be reached, logging once and never failing', async () => {
+    const { lines, logger } = recordingLogger();
+    const clock = { t: T0 };
+    const l = limiter(clock, { url: 'redis://127.0.0.1:1', logger });
+    const s = [scope({ rpm: 3 })];
+    const got: boolean[] = [];
+    for (let i = 0; i < 4; i++) {
+      got.push((await l.admit('chat', s, 5)).allowed);
+      await new Promise((r) => setTimeout(r, 50)); // let reconnect attempts fail in between
+    }
+    await l.adjustTokens('chat', s, 10);
+    expect(got).toEqual([true, true, true, false]);
+    expect(l.isDegraded).toBe(true);
+    expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
+    expect(lines[0]!.msg).toMatch(/Redis unavailable/);
+  });
+
+  it('degrades during an outage and goes back to the shared quota when Redis answers again', async () => {
+    const relay = new RedisRelay();
+    await relay.start();
+    const { lines, logger } = recordingLogger();
+    const clock = { t: T0 };
+    const viaRelay = limiter(clock, { url: relay.url, logger, coolDownMs: 50 });
+    const direct = limiter(clock);
+    const s = [scope({ rpm: 5 })];
+    await ready(viaRelay, s);
+    await ready(direct, s);
+    try {
+      expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(true); // shared: 1 used
+
+      await relay.stop();
+      for (let i = 0; i < 3; i++) expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(true); // local only
+      expect(viaRelay.isDegraded).toBe(true);
+      expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
+      const afterOutage = await direct.admit('chat', s, 0); // the shared quota never saw the local ones
+      expect(afterOutage.headers['x-ratelimit-remaining-requests']).toBe('3');
+
+      await relay.start();
+      // Keep sending until an admission goes through Redis again (that one is counted there).
+      for (let i = 0; i < 100 && viaRelay.isDegraded; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        await viaRelay.admit('chat', s, 0);
+      }
+      expect(viaRelay.isDegraded).toBe(false);
+      expect(lines.some((x) => x.level === 'info' && /answers again/.test(x.msg))).toBe(true);
+      // Shared so far: 1 before the outage, 1 direct, 1 at recovery; two more fill the quota of 5.
+      expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(true);
+      expect((await direct.admit('chat', s, 0)).allowed).toBe(true);
+      const r = await direct.admit('chat', s, 0);
+      expect(r.allowed).toBe(false);
+      expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(false);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('treats a Redis that stops answering as down, and uses it again once it answers', async () => {
+    const relay = new RedisRelay();
+    await relay.start();
+    const { lines, logger } = recordingLogger();
+    const clock = { t: T0 };
+    const l = new RedisRateLimiter({ url: relay.url, keyPrefix: prefix, now: () => clock.t, logger, commandTimeoutMs: 100, coolDownMs: 50 });
+    open.push(l);
+    const s = [scope({ rpm: 2 })];
+    await ready(l, s);
+    try {
+      relay.stall();
+      const started = Date.now();
+      const a = await l.admit('chat', s, 0);
+      expect(a.allowed).toBe(true);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(l.isDegraded).toBe(true);
+      expect((await l.admit('chat', s, 0)).allowed).toBe(true); // local window, cool-down running
+      expect((await l.admit('chat', s, 0)).allowed).toBe(false);
+      relay.resume();
+      for (let i = 0; i < 100 && l.isDegraded; i++) {
+        await new Promise((r) => setTimeout(r, 60));
+        await l.admit('chat', s, 0);
+      }
+      expect(l.isDegraded).toBe(false);
+      expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
+    } finally {
+      await relay.stop();
+    }
+  });
+
+  it('is what createLimiter builds for the redis backend', async () => {
+    const l = createLimiter({ backend: 'redis', redis_url: REDIS_URL }, { keyPrefix: prefix, logger: recordingLogger().logger });
+    expect(l).toBeInstanceOf(RedisRateLimiter);
+    open.push(l as RedisRateLimiter);
+    const s = [scope({ rpm: 1 })];
+    await ready(l as RedisRateLimiter, s);
+    expect((await l.admit('video', s, 0)).allowed).toBe(true);
+    expect((await l.admit('video', s, 0)).allowed).toBe(false);
+  });
+});
