@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -63,5 +63,40 @@ describe('every error has the spec shape and status (spec 7)', () => {
     const r = await call(gw, 'DELETE', '/v1/models', { key });
     expect(r.status).toBe(404);
     expectShape(r.json, 'not_found');
+  });
+
+  it('422 when the vendor cannot process a well-formed parameter, with its message', async () => {
+    sim.inject({ kind: 'status', status: 422, json: { error: { message: 'Tools are not supported for this model.', type: 'invalid_request_error', param: 'tools', code: null } } }, 1, /^\/v1\/videos$/);
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'x' } });
+    expect(r.status).toBe(422);
+    expectShape(r.json, 'invalid_request_error');
+    expect(r.json.error.message).toContain('Tools are not supported');
+  });
+
+  it('500 server_error for an unexpected failure, with nothing internal in the body', async () => {
+    const spy = vi.spyOn(gw.services.store, 'getAccountByName').mockRejectedValueOnce(new Error('connection string postgres://admin:hunter2@db'));
+    const r = await call(gw, 'GET', '/admin/accounts/anyone', { headers: { authorization: `Bearer ${gw.adminToken}` } });
+    spy.mockRestore();
+    expect(r.status).toBe(500);
+    expectShape(r.json, 'server_error');
+    expect(r.text).not.toContain('hunter2');
+  });
+});
+
+describe('503 when no upstream can be reached', () => {
+  it('answers 503 server_error and holds nothing', async () => {
+    const dead = await startTestGateway({
+      upstreams: [{ name: 'gone', vendor: 'sora', base_url: 'http://127.0.0.1:9', api_key: 'k', models: ['sora-2'], timeout_ms: 1000 }],
+      models: { 'sora-2': { capabilities: ['video'], price: { per_second: 0.1 } } },
+    });
+    try {
+      const { key: k, account } = await dead.newKey(10);
+      const r = await call(dead, 'POST', '/v1/videos/generations', { key: k, body: { model: 'sora-2', prompt: 'x' } });
+      expect(r.status).toBe(503);
+      expectShape(r.json, 'server_error');
+      expect(await dead.balance(account)).toBe(10_000_000);
+    } finally {
+      await dead.close();
+    }
   });
 });

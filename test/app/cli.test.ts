@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/main.js';
+
+let dir: string;
+let out = '';
+let err = '';
+
+/** Runs the CLI in-process with GATEWAY_CONFIG pointing at a temp SQLite database. */
+async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  out = '';
+  err = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => ((out += String(c)), true));
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => ((err += String(c)), true));
+  try {
+    const code = await main(argv);
+    return { code, out, err };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gw-cli-'));
+  writeFileSync(join(dir, 'gateway.yaml'), `database: sqlite:${join(dir, 'gw.db')}\ndata_dir: ${dir}\n`);
+  process.env.GATEWAY_CONFIG = join(dir, 'gateway.yaml');
+});
+afterAll(() => {
+  delete process.env.GATEWAY_CONFIG;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('gateway CLI', () => {
+  it('manages accounts: create, list, show, topup, ledger', async () => {
+    expect((await run('accounts', 'create', 'acme', '--balance', '12.5')).code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ name: 'acme', balance: '12.500000' });
+    await run('accounts', 'topup', 'acme', '7.5');
+    expect(JSON.parse(out).balance_micros).toBe(20_000_000);
+    await run('accounts', 'show', 'acme');
+    expect(JSON.parse(out).balance).toBe('20.000000');
+    await run('accounts', 'list');
+    expect(JSON.parse(out).map((a: { name: string }) => a.name)).toEqual(['acme']);
+    await run('accounts', 'ledger', 'acme');
+    expect(JSON.parse(out).map((e: { kind: string }) => e.kind)).toEqual(['credit', 'credit']);
+  });
+
+  it('prints a new key alone on the last line, lists and revokes it', async () => {
+    const r = await run('keys', 'create', '--account', 'acme', '--models', 'sora-*,text-embedding-*', '--actions', 'video,embeddings', '--expires', '30d');
+    expect(r.code).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    const key = lines[lines.length - 1]!;
+    expect(key).toMatch(/^sk-gw-[A-Za-z0-9_-]{43}$/);
+    const record = JSON.parse(lines.slice(0, -1).join('\n'));
+    expect(record).toMatchObject({ models: ['sora-*', 'text-embedding-*'], actions: ['video', 'embeddings'] });
+    await run('keys', 'list', '--account', 'acme');
+    expect(out).not.toContain(key);
+    expect(JSON.parse(out)).toHaveLength(1);
+    expect((await run('keys', 'revoke', record.id)).code).toBe(0);
+    expect(JSON.parse(out).revoked_at).not.toBeNull();
+  });
+
+  it('exits non-zero with a clear message on bad input, and writes nothing', async () => {
+    const bad = await run('accounts', 'topup', 'acme', 'lots');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/amount/);
+    expect((await run('accounts', 'show', 'ghost')).code).toBe(2);
+    expect((await run('keys', 'create')).code).not.toBe(0);
+    expect((await run('frobnicate')).code).not.toBe(0);
+    await run('accounts', 'show', 'acme');
+    expect(JSON.parse(out).balance_micros).toBe(20_000_000);
+  });
+});
