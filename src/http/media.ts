@@ -1,8 +1,19 @@
-import { lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { Agent } from 'undici';
 import type { LookupFunction } from 'node:net';
 import { errors } from '../core/errors.js';
 import { isBlockedAddress } from './ssrf.js';
+
+/**
+ * The media could not be fetched (network failure, timeout, a non-200 answer): a problem with the
+ * remote resource, not with the request's shape. Callers turn it into a failed job (spec 3).
+ */
+export class MediaUnreachableError extends Error {
+  constructor(readonly param: string, message: string) {
+    super(message);
+    this.name = 'MediaUnreachableError';
+  }
+}
 
 export interface MediaFetchOptions {
   allowPrivateNetworks: boolean;
@@ -24,14 +35,18 @@ export class MediaFetcher {
   private readonly agent: Agent;
 
   constructor(private readonly opts: MediaFetchOptions) {
-    const guardedLookup: LookupFunction = (hostname, options, callback) => {
-      dnsLookup(hostname, { ...options, all: false }, (err, address, family) => {
-        if (err) return callback(err, '', 0);
-        if (!opts.allowPrivateNetworks && isBlockedAddress(String(address)))
-          return callback(Object.assign(new Error(`address ${String(address)} is not allowed`), { code: 'EBLOCKED' }), '', 0);
-        callback(null, address as string, family as number);
+    // undici asks for every address ({all: true}) when it races IPv4 and IPv6; each one is
+    // checked, and only checked addresses are handed back to connect to.
+    const guardedLookup = ((hostname: string, options: LookupAllOptions | LookupOneOptions, callback: (...a: unknown[]) => void) => {
+      dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return callback(err);
+        const list = addresses as LookupAddress[];
+        if (!opts.allowPrivateNetworks && list.some((a) => isBlockedAddress(a.address)))
+          return callback(Object.assign(new Error(`address of ${hostname} is not allowed`), { code: 'EBLOCKED' }));
+        if ((options as LookupAllOptions).all) return callback(null, list);
+        callback(null, list[0]!.address, list[0]!.family);
       });
-    };
+    }) as unknown as LookupFunction;
     this.agent = new Agent({ connect: { lookup: guardedLookup, timeout: opts.timeoutMs } });
   }
 
@@ -58,15 +73,15 @@ export class MediaFetcher {
         bodyTimeout: this.opts.timeoutMs,
       });
       if (res.statusCode !== 200) {
-        res.body.destroy();
-        throw errors.invalidRequest(`'${param}' could not be fetched (HTTP ${res.statusCode}).`, param, 'invalid_media');
+        await res.body.dump().catch(() => undefined);
+        throw new MediaUnreachableError(param, `'${param}' could not be fetched (HTTP ${res.statusCode}).`);
       }
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const c of res.body) {
         size += (c as Buffer).length;
         if (size > this.opts.maxBytes) {
-          res.body.destroy();
+          // Leaving the loop by a throw closes the body stream.
           throw errors.invalidRequest(`'${param}' is larger than ${this.opts.maxBytes} bytes.`, param, 'invalid_media');
         }
         chunks.push(c as Buffer);
@@ -74,13 +89,10 @@ export class MediaFetcher {
       const ctype = String(res.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim();
       return { base64: Buffer.concat(chunks).toString('base64'), mimeType: ctype };
     } catch (e) {
-      if ((e as { status?: number }).status) throw e;
-      const blocked = (e as { code?: string }).code === 'EBLOCKED' || String((e as Error).message).includes('not allowed');
-      throw errors.invalidRequest(
-        blocked ? `'${param}' points at a private or local address.` : `'${param}' could not be fetched.`,
-        param,
-        'invalid_media',
-      );
+      if ((e as { status?: number }).status || e instanceof MediaUnreachableError) throw e;
+      if ((e as { code?: string }).code === 'EBLOCKED' || String((e as Error).message).includes('not allowed'))
+        throw errors.invalidRequest(`'${param}' points at a private or local address.`, param, 'invalid_media');
+      throw new MediaUnreachableError(param, `'${param}' could not be fetched.`);
     }
   }
 

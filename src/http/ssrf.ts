@@ -1,39 +1,33 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 /**
- * True for addresses a client must not make the gateway reach: loopback, private, link-local,
- * carrier-grade NAT, multicast, unspecified and reserved ranges, in IPv4 and IPv6 (incl. mapped).
+ * Addresses a client must not make the gateway reach: loopback, private, link-local, CGNAT,
+ * multicast, unspecified, documentation and reserved ranges. Node's BlockList also matches
+ * IPv4-mapped IPv6 addresses in any spelling (::ffff:127.0.0.1 and ::ffff:7f00:1 alike).
  */
+const blocked = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128], ['::1', 128], ['::', 96], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+] as const) blocked.addSubnet(net, prefix, 'ipv6');
+
 export function isBlockedAddress(address: string): boolean {
-  const kind = isIP(address);
-  if (kind === 4) return blockedV4(address);
+  const a = address.replace(/^\[|\]$/g, '');
+  const kind = isIP(a);
+  if (kind === 4) return blocked.check(a, 'ipv4');
   if (kind === 6) {
-    const a = address.toLowerCase().replace(/^\[|\]$/g, '');
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-    if (mapped) return blockedV4(mapped[1]!);
-    if (a === '::' || a === '::1') return true;
-    const first = parseInt(a.split(':')[0] || '0', 16);
-    if ((first & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
-    if ((first & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
-    if ((first & 0xff00) === 0xff00) return true; // multicast
-    if (a.startsWith('64:ff9b:') || a.startsWith('2001:db8:')) return true; // NAT64, documentation
-    return false;
+    // BlockList matches IPv4-mapped addresses against the IPv4 rules; check the hex form too.
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(a);
+    if (mapped) {
+      const hi = parseInt(mapped[1]!, 16);
+      const lo = parseInt(mapped[2]!, 16);
+      return blocked.check(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, 'ipv4');
+    }
+    return blocked.check(a, 'ipv6');
   }
   return true; // not an IP at all: refuse
-}
-
-function blockedV4(ip: string): boolean {
-  const [a, b] = ip.split('.').map(Number) as [number, number, number, number];
-  return (
-    a === 0 ||
-    a === 10 ||
-    a === 127 ||
-    (a === 100 && b >= 64 && b <= 127) ||
-    (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 192 && b === 0) ||
-    (a === 198 && (b === 18 || b === 19)) ||
-    a >= 224
-  );
 }

@@ -3,6 +3,7 @@ import type { AuthContext } from '../auth/types.js';
 import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
+import { MediaUnreachableError } from '../http/media.js';
 import { TransportError, type Upstream } from '../http/types.js';
 import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
@@ -34,7 +35,14 @@ export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: M
 
   await admitOrThrow(deps.limiter, 'video', scopesFor(ctx, 'video', deps.limitDefaults), 0);
 
-  const media = await fetchMedia(deps, vendor, base);
+  let media = new Map<string, InlineMedia>();
+  let unreachable: MediaUnreachableError | undefined;
+  try {
+    media = await fetchMedia(deps, vendor, base);
+  } catch (e) {
+    if (!(e instanceof MediaUnreachableError)) throw e;
+    unreachable = e;
+  }
   const now = deps.clock.now();
   const jobId = randomUUID();
   const placed = await deps.store.createJobWithHold(
@@ -54,6 +62,7 @@ export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: M
     now,
   );
   if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
+  if (unreachable) return deferFailure(deps, jobId, ctx.account.id, candidates[0]!, vendor.id, model.name, estSeconds, unreachable);
 
   try {
     const { value, upstream } = await withFailover(
@@ -84,6 +93,29 @@ export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: M
     await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now());
     throw e;
   }
+}
+
+/**
+ * A reference the vendor needs could not be fetched: the request itself was valid, so the job
+ * exists and reads processing like any other, then fails at its first refresh (code invalid_media)
+ * and its hold is released. No upstream task is created.
+ */
+async function deferFailure(
+  deps: VideoDeps, jobId: string, accountId: string, up: Upstream, vendorId: string, model: string, seconds: number, err: MediaUnreachableError,
+): Promise<JobRecord> {
+  const at = deps.clock.now();
+  const publicId = deps.sealer.seal({ j: jobId, a: accountId, u: up.name, v: vendorId, m: model, d: seconds, t: '' });
+  await deps.store.markJobSubmitted(jobId, {
+    upstream: up.name,
+    taskId: '',
+    publicId,
+    taskMeta: { deferred_failure: { code: 'invalid_media', message: err.message } },
+    nextPollAt: at,
+    now: at,
+  });
+  const job = await deps.store.getJob(jobId);
+  if (!job) throw errors.internal();
+  return job;
 }
 
 /** A video model is served by upstreams of one vendor: its native parameters are that vendor's. */

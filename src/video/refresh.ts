@@ -35,6 +35,11 @@ export async function refreshJob(deps: VideoDeps, job: JobRecord): Promise<void>
     await settleFailed(deps, job, { code: 'timeout', message: 'The job did not finish before the gateway deadline; nothing was charged.' }, job.vendorData);
     return;
   }
+  const deferred = job.taskMeta.deferred_failure;
+  if (deferred && typeof deferred === 'object' && !Array.isArray(deferred)) {
+    await settleFailed(deps, job, { code: String(deferred.code), message: String(deferred.message) }, {});
+    return;
+  }
   const vendor = deps.vendors.get(job.vendor);
   const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
   if (!vendor || !up) {

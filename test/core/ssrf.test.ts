@@ -3,7 +3,7 @@ import { isBlockedAddress } from '../../src/http/ssrf.js';
 
 describe('SSRF address guard', () => {
   it('blocks private, loopback, link-local and mapped addresses', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '224.0.0.1'])
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '224.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '[::ffff:7f00:1]', '::127.0.0.1', '64:ff9b::a00:1'])
       expect(isBlockedAddress(a), a).toBe(true);
   });
   it('allows public addresses', () => {

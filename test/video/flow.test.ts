@@ -42,6 +42,18 @@ describe('pass-through to vendor D, asserted on what the upstream received', () 
     expect(r.json.seconds).toBe(8);
   });
 
+  it('takes the common `duration` as Sora seconds (a string) and native `seconds` over it', async () => {
+    const { key, account } = await gw.newKey(10);
+    const r = await create(key, { duration: 12 });
+    expect(r.status, r.text).toBe(200);
+    const sent = creates(primary)[0]!.json;
+    expect(sent.seconds).toBe('12');
+    expect(sent.duration).toBeUndefined();
+    expect(await gw.balance(account)).toBe(10_000_000 - 1_200_000); // held for 12 s
+    await create(key, { duration: 12, seconds: 4 });
+    expect(creates(primary)[1]!.json.seconds).toBe('4');
+  });
+
   it('rejects __proto__, constructor and prototype keys anywhere, before any upstream call', async () => {
     const { key } = await gw.newKey();
     for (const body of [
@@ -186,6 +198,23 @@ describe('failover and pinning', () => {
     await gw.services.store.recordPoll(job!.id, { vendorData: {}, progress: null, nextPollAt: 0, now: Date.now() });
     const done = await pollUntilDone(gw, key, r.json.id);
     expect(done.status).toBe('completed');
+  });
+});
+
+describe('poll throttling', () => {
+  it('a client GET refreshes from the upstream at most once per poll interval', async () => {
+    const { key } = await gw.newKey();
+    const r = await create(key, {});
+    const settings = gw.services.video.deps.settings as { pollIntervalMs: number };
+    const jobId = gw.services.video.deps.sealer.open(r.json.id)!.j;
+    settings.pollIntervalMs = 60_000;
+    try {
+      await gw.services.store.recordPoll(jobId, { vendorData: {}, progress: null, nextPollAt: 0, now: Date.now() });
+      for (let i = 0; i < 10; i++) expect((await call(gw, 'GET', `/v1/videos/${r.json.id}`, { key })).status).toBe(200);
+      expect(primary.received('GET', /^\/v1\/videos\/[^/]+$/)).toHaveLength(1);
+    } finally {
+      settings.pollIntervalMs = 0;
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { isObject, type JsonObject } from '../../../core/json.js';
+import { foldCommonDuration } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../sora/openai-errors.js';
@@ -142,10 +143,11 @@ export const azureSoraVendor: VideoVendor = {
   id: 'azure-sora',
   label: LABEL,
   ownedParams: new Set(['n_seconds', 'n_variants', 'width', 'height', 'inpaint_items']),
-  validate: validateAzure,
-  estimateSeconds: estimate,
+  // The common `duration` means `n_seconds` here, unless `seconds` or `n_seconds` is sent too.
+  validate: (input) => validateAzure(foldCommonDuration(input)),
+  estimateSeconds: (input) => estimate(foldCommonDuration(input)),
   inlineMedia: mediaUrls,
-  buildCreate,
+  buildCreate: (input, up) => buildCreate(foldCommonDuration(input), up),
   parseCreate,
   buildPoll,
   parsePoll,

@@ -9,9 +9,8 @@ import { isStatusPayload, readResult, readStatus } from './poll.js';
 /**
  * Native names fal models take that no standard or cross-vendor-common name covers (spec 2.3 rule 3).
  * Names another vendor also owns (first_frame_url, audio_url, shot_type, generate_audio, ...) are
- * claimed too, or that vendor's ownership would make fal reject them. Names other vendors accept
- * without claiming them (video_url, enhance_prompt) are left unclaimed: they still reach fal models,
- * and claiming them would make those vendors reject them.
+ * claimed too, or that vendor's ownership would make fal reject them (enhance_prompt is Veo's and
+ * fal's Veo models'). `video_url` stays unclaimed: wan accepts it without claiming it.
  */
 const OWNED = [
   'image_url',
@@ -28,6 +27,7 @@ const OWNED = [
   'guidance_scale',
   'num_inference_steps',
   'enable_prompt_expansion',
+  'enhance_prompt',
   'prompt_optimizer',
   'auto_fix',
   'generate_audio',

@@ -1,5 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
+import { foldCommonDuration } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from './openai-errors.js';
@@ -139,10 +140,11 @@ export const soraVendor: VideoVendor = {
   id: 'sora',
   label: LABEL,
   ownedParams: new Set(['input_reference']),
-  validate,
-  estimateSeconds: (input) => input.std.seconds ?? SORA_DEFAULT_SECONDS,
-  buildCreate,
-  parseCreate,
+  // The common `duration` means Sora's `seconds` here (spec 2.3 rule 3: accepted by every vendor).
+  validate: (input) => validate(foldCommonDuration(input)),
+  estimateSeconds: (input) => foldCommonDuration(input).std.seconds ?? SORA_DEFAULT_SECONDS,
+  buildCreate: (input, up) => buildCreate(foldCommonDuration(input), up),
+  parseCreate: (res, input) => parseCreate(res, foldCommonDuration(input)),
   buildPoll,
   parsePoll,
   buildContent,

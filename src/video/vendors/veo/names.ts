@@ -51,9 +51,10 @@ export function alias(table: Readonly<Record<string, string>>, key: string): str
 }
 
 /**
- * Names other vendors' models must reject (spec 2.3 rule 3). Generic snake_case names that other
- * vendors also use natively (generate_audio, enhance_prompt, image, video, seed ...) are accepted
- * here but deliberately not claimed, so they stay usable with those vendors.
+ * Names this vendor owns (spec 2.3 rule 3): every native name and every snake_case alias it
+ * converts, including aliases other vendors also use natively (generate_audio, enhance_prompt):
+ * a name owned by several vendors is accepted by each of them and refused by the rest. Generic
+ * names (image, video, seed ...) stay unclaimed so they pass through to anyone.
  */
 export const OWNED_PARAMS: ReadonlySet<string> = new Set([
   'sampleCount',
@@ -68,6 +69,8 @@ export const OWNED_PARAMS: ReadonlySet<string> = new Set([
   'storageUri',
   'storage_uri',
   'generateAudio',
+  'generate_audio',
+  'enhance_prompt',
   'negativePrompt',
   'durationSeconds',
   'duration_seconds',
