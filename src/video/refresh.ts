@@ -80,14 +80,16 @@ async function pollOnce(
   task: TaskRef,
 ): Promise<VendorStatus | undefined> {
   let req: UpstreamRequest = vendor.buildPoll(task, up);
+  let carried: JsonObject = {};
   for (let step = 0; step < MAX_POLL_STEPS; step++) {
     const res: UpstreamResponse = await deps.client.send(up, vendor, req);
-    if (res.status < 200 || res.status >= 300) return verdictToStatus(vendor, res);
-    const out = vendor.parsePoll(res, task, up);
-    if ('next' in out) {
+    const out = res.status < 200 || res.status >= 300 ? verdictToStatus(vendor, res) : vendor.parsePoll(res, task, up);
+    if (out && 'next' in out) {
       req = out.next;
+      carried = { ...carried, ...(out.vendorData ?? {}) };
       continue;
     }
+    if (out && Object.keys(carried).length > 0) return { ...out, vendorData: { ...carried, ...out.vendorData } };
     return out;
   }
   return undefined;

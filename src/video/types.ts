@@ -117,9 +117,10 @@ export interface VideoVendor {
   buildPoll(task: TaskRef, up: Upstream): UpstreamRequest;
   /**
    * Maps a 2xx poll answer to a status, or asks for one more request (fal: status, then result).
-   * Unknown vendor statuses must map to processing.
+   * `vendorData` given with `next` is kept: the final status's vendor_data is laid over it, so
+   * nothing a multi-step poll saw is lost. Unknown vendor statuses must map to processing.
    */
-  parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorStatus | { next: UpstreamRequest };
+  parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorStatus | { next: UpstreamRequest; vendorData?: JsonObject };
   /** The request that fetches a finished video's bytes (adds auth where the vendor's URL needs it). */
   buildContent(task: TaskRef, output: VideoOutput, up: Upstream): UpstreamRequest;
   /** Classifies a non-2xx answer (create, poll or content). */

@@ -177,7 +177,7 @@ export const falVendor: VideoVendor = {
     return { method: 'GET', url, headers: authHeaders(up) };
   },
 
-  parsePoll(res, task, up): VendorStatus | { next: UpstreamRequest } {
+  parsePoll(res, task, up): VendorStatus | { next: UpstreamRequest; vendorData?: JsonObject } {
     const body = res.json;
     // An unreadable 2xx proves nothing either way; keep polling rather than fail a job that may finish.
     if (!isObject(body)) return { state: 'processing', vendorData: {} };
@@ -185,7 +185,8 @@ export const falVendor: VideoVendor = {
       const step = readStatus(body);
       if (step.step === 'processing') return { state: 'processing', vendorData: step.vendorData };
       if (step.step === 'done') return step.status;
-      return { next: resultRequest(task, up, step.responseUrl) };
+      // The status answer's own fields (logs, metrics.inference_time ...) stay in vendor_data.
+      return { next: resultRequest(task, up, step.responseUrl), vendorData: omit(body, ['status']) };
     }
     const sent = typeof task.meta['seconds'] === 'number' ? task.meta['seconds'] : familyOf(task.upstreamModel).defaultSeconds;
     return readResult(body, sent);

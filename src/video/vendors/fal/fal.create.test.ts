@@ -191,12 +191,13 @@ describe('fal validate and estimate', () => {
   });
 
   it('owns fal names but never a standard or cross-vendor-common one', () => {
-    for (const name of ['image_url', 'tail_image_url', 'end_image_url', 'cfg_scale', 'multi_prompt', 'webhook_url', 'sync_mode']) {
+    // enhance_prompt is also Veo's: fal's Veo models take it, so fal claims it too.
+    for (const name of ['image_url', 'tail_image_url', 'end_image_url', 'cfg_scale', 'multi_prompt', 'webhook_url', 'sync_mode', 'enhance_prompt']) {
       expect(fal.ownedParams.has(name), name).toBe(true);
     }
     const common = ['model', 'prompt', 'seconds', 'size', 'resolution', 'aspect_ratio', 'ratio', 'duration', 'seed', 'negative_prompt', 'fps', 'n', 'user'];
-    // video_url and enhance_prompt are accepted unclaimed by other vendors (wan, veo); claiming them would break those.
-    for (const name of [...common, 'frame_images', 'input_references', 'video_url', 'enhance_prompt']) {
+    // video_url is accepted unclaimed by wan; claiming it would make wan models refuse it.
+    for (const name of [...common, 'frame_images', 'input_references', 'video_url']) {
       expect(fal.ownedParams.has(name), name).toBe(false);
     }
   });
