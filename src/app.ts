@@ -10,6 +10,7 @@ class AccessLog extends LogController {
   }
 }
 import { errors } from './core/errors.js';
+import { installRequestLifecycle } from './http/lifecycle.js';
 import { logError, sendError, toGatewayError } from './http/render.js';
 import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -18,6 +19,20 @@ import { registerEmbeddingsRoutes } from './routes/embeddings.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerVideoRoutes } from './routes/videos.js';
 import './auth/types.js';
+
+const MAX_JSON_DEPTH = 64;
+
+/** Iterative depth check (a recursive one could itself overflow the stack on hostile input). */
+function tooDeep(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /** Builds the HTTP app from the services; no business logic lives here. */
 export function buildApp(s: Services): FastifyInstance {
@@ -31,6 +46,10 @@ export function buildApp(s: Services): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     // Requests the HTTP parser refuses (e.g. a duplicated Authorization header, bad framing)
     // still get the spec's error shape.
+    // Framework-level refusals (e.g. a malformed %-escape in the path) in the spec's shape too.
+    frameworkErrors: (err, _req, reply) => {
+      void sendError(reply, errors.invalidRequest(`Malformed request: ${err.message}`, undefined, 'malformed_request'));
+    },
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return socket.destroy();
       const code = (err as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
@@ -47,14 +66,12 @@ export function buildApp(s: Services): FastifyInstance {
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, errors.notFound(`No route for ${req.method} ${req.url.split('?')[0]}.`, 'route_not_found')));
 
-  // Requests that outlive the configured time get a 408 in the spec's shape (not a dropped socket).
-  app.addHook('onRequest', async (req, reply) => {
-    const t = setTimeout(() => {
-      if (!reply.sent && !reply.raw.headersSent) void sendError(reply, errors.requestTimeout());
-    }, server.request_timeout_ms);
-    t.unref();
-    reply.raw.once('close', () => clearTimeout(t));
-    reply.raw.once('finish', () => clearTimeout(t));
+  installRequestLifecycle(app, server.request_timeout_ms);
+
+  // Bodies nested deeper than any API needs are refused before any code walks them recursively.
+  app.addHook('preValidation', async (req) => {
+    if (req.body !== undefined && tooDeep(req.body, MAX_JSON_DEPTH))
+      throw errors.invalidRequest(`The body is nested deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'too_deep');
   });
 
   // Every matched /v1 route needs a bearer key (or, where the route allows it, a signed link).

@@ -6,6 +6,7 @@ import { Authorizer } from './auth/authorize.js';
 import { ChatService } from './chat/service.js';
 import { ConfigError } from './config/load.js';
 import { resolveSecrets } from './config/runtime.js';
+import { Reservations } from './billing/reservations.js';
 import type { ConfigFile } from './config/schema.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { IdSealer } from './core/sealed-id.js';
@@ -112,7 +113,9 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
     },
   });
   const poller = new VideoPoller(video, cfg.video.refresher_interval_ms);
-  const common = { catalog, store, executor, limiter, clock };
+  // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw.
+  const reservations = new Reservations(store);
+  const common = { catalog, store, executor, limiter, clock, reservations };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat, logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) } });
   return {

@@ -17,6 +17,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set instead of `auth` when a content request carries a valid signed link. */
     signedAccountId?: string;
+    /** Aborted when the client goes away or the request times out (408): upstream work stops. */
+    abortSignal: AbortSignal;
+    /**
+     * Marks the point after which the request must run to its end (e.g. a video job holding money
+     * exists): the 408 timer no longer fires for it.
+     */
+    commit(): void;
   }
   interface FastifyContextConfig {
     /** The route accepts signed links (expires + signature) in place of a bearer key. */

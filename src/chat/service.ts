@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { Reservations } from '../billing/reservations.js';
 import type { Writable } from 'node:stream';
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
 import { errors, GatewayError } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import type { Executor, StreamResponse } from '../http/executor.js';
-import type { Upstream } from '../http/types.js';
+import { TransportError, type Upstream } from '../http/types.js';
 import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
@@ -32,6 +33,8 @@ export interface ChatServiceDeps {
   /** The configured chat quota (limits.defaults.chat). */
   defaults: Quota;
   logger?: ChatLogger;
+  /** In-flight spending shared with embeddings; defaults to one of its own. */
+  reservations?: Reservations;
 }
 
 export type ChatResult =
@@ -68,28 +71,43 @@ const MAX_ERROR_BODY = 64 * 1024;
  */
 export class ChatService {
   private readonly log: ChatLogger;
+  private readonly reservations: Reservations;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.log = deps.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
+    this.reservations = deps.reservations ?? new Reservations(deps.store);
   }
 
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<ChatResult> {
     validateChatBody(body);
-    const { limiter, store, catalog } = this.deps;
+    const { limiter, catalog } = this.deps;
     const promptEstimate = estimatePromptTokens(body);
     const reserved = reservedCompletionTokens(body);
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
     const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
     const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate };
+    let release: (() => void) | undefined;
     try {
       const estCost = chatCost(model.price, promptEstimate, reserved);
-      if (estCost > 0 && !(await store.canAfford(ctx.account.id, estCost))) throw errors.insufficientQuota();
+      release = await this.reservations.reserve(ctx.account.id, estCost);
+      if (!release) throw errors.insufficientQuota();
       const candidates = catalog.candidates(model.name, ctx.account).filter((u) => CHAT_VENDORS.has(u.vendor));
       if (candidates.length === 0) throw errors.upstreamUnavailable(`No chat upstream is configured for '${model.name}'.`);
-      return body.stream === true
-        ? await this.stream(r, candidates, body, admission.headers, signal)
-        : await this.complete(r, candidates, body, admission.headers, signal);
+      if (body.stream !== true) {
+        const out = await this.complete(r, candidates, body, admission.headers, signal);
+        release();
+        return out;
+      }
+      const out = await this.stream(r, candidates, body, admission.headers, signal);
+      if (out.kind !== 'stream') {
+        release();
+        return out;
+      }
+      // The reservation lasts until the stream is over and billed.
+      const done = release;
+      return { ...out, relay: (sink) => out.relay(sink).finally(done) };
     } catch (e) {
+      release?.();
       // Nothing was generated: the tokens reserved at admission go back.
       this.correct(r, -r.estimate);
       if (e instanceof GatewayError) for (const [k, v] of Object.entries(admission.headers)) e.headers[k] ??= v;
@@ -120,6 +138,8 @@ export class ChatService {
       this.failoverOptions(),
     );
     const usage = readUsage(value.json.usage) ?? { promptTokens: r.promptEstimate, completionTokens: generatedText(value.json), reported: false };
+    // The client hung up or timed out before the answer: it receives nothing and is not charged.
+    if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     await this.settle(r, usage, upstream);
     return { kind: 'json', status: 200, headers: { ...limitHeaders }, body: value.raw };
   }

@@ -5,7 +5,8 @@ import { errors, GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForTokens } from '../core/money.js';
 import type { Executor } from '../http/executor.js';
-import type { CredentialSource, Upstream } from '../http/types.js';
+import { TransportError, type CredentialSource, type Upstream } from '../http/types.js';
+import { Reservations } from '../billing/reservations.js';
 import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
@@ -30,6 +31,8 @@ export interface EmbeddingsDeps {
   defaults: Quota;
   /** Vendor adapters by id; defaults to the registry. */
   vendors?: ReadonlyMap<string, EmbeddingVendor>;
+  /** In-flight spending shared with chat; defaults to one of its own. */
+  reservations?: Reservations;
 }
 
 export interface EmbeddingsResult {
@@ -53,9 +56,11 @@ export interface EmbeddingsResult {
 export class EmbeddingsService {
   private readonly vendors: ReadonlyMap<string, EmbeddingVendor>;
   private readonly credentials = new Map<string, CredentialSource>();
+  private readonly reservations: Reservations;
 
   constructor(private readonly deps: EmbeddingsDeps) {
     this.vendors = deps.vendors ?? embeddingVendors;
+    this.reservations = deps.reservations ?? new Reservations(deps.store);
     // Credential sources (token caches) are built once per upstream, at start.
     for (const up of deps.catalog.upstreams.values()) {
       const vendor = this.vendors.get(up.vendor);
@@ -65,7 +70,7 @@ export class EmbeddingsService {
 
   /** `model` is what the authorizer returned for `body.model` (action embeddings, capability embedding). */
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<EmbeddingsResult> {
-    const { catalog, store, limiter } = this.deps;
+    const { catalog } = this.deps;
     const req = parseEmbeddingRequest(body);
     const candidates = catalog.candidates(model.name, ctx.account);
     const first = candidates[0];
@@ -74,7 +79,26 @@ export class EmbeddingsService {
     const tokens = countAll(req.inputs, req.inputType);
     const estimate = sum(tokens);
     const price = model.price.perMillionInput ?? 0;
-    if (!(await store.canAfford(ctx.account.id, costForTokens(price, estimate)))) throw errors.insufficientQuota();
+    const release = await this.reservations.reserve(ctx.account.id, costForTokens(price, estimate));
+    if (!release) throw errors.insufficientQuota();
+    try {
+      return await this.run(ctx, req, model, candidates, tokens, estimate, price, signal);
+    } finally {
+      release();
+    }
+  }
+
+  private async run(
+    ctx: AuthContext,
+    req: EmbeddingRequest,
+    model: ModelInfo,
+    candidates: Upstream[],
+    tokens: number[],
+    estimate: number,
+    price: number,
+    signal: AbortSignal | undefined,
+  ): Promise<EmbeddingsResult> {
+    const { catalog, store, limiter } = this.deps;
 
     const scopes = scopesFor(ctx, 'embeddings', this.deps.defaults);
     const admission = await admitOrThrow(limiter, 'embeddings', scopes, estimate);
@@ -106,6 +130,8 @@ export class EmbeddingsService {
     await this.adjust(scopes, promptTokens - estimate);
     const requestId = `emb-${randomUUID()}`;
     const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
+    // The client hung up or timed out: it receives nothing, so it is not charged.
+    if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     if (costMicros > 0) await store.charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now());
 
     return {

@@ -3,6 +3,7 @@ import { Agent } from 'undici';
 import type { LookupFunction } from 'node:net';
 import { errors } from '../core/errors.js';
 import { isBlockedAddress } from './ssrf.js';
+import { TransportError } from './types.js';
 
 /**
  * The media could not be fetched (network failure, timeout, a non-200 answer): a problem with the
@@ -50,7 +51,8 @@ export class MediaFetcher {
     this.agent = new Agent({ connect: { lookup: guardedLookup, timeout: opts.timeoutMs } });
   }
 
-  async fetch(url: string, param: string): Promise<FetchedMedia> {
+  /** `signal` (the client's request) aborts the fetch too; each fetch also has an overall deadline. */
+  async fetch(url: string, param: string, signal?: AbortSignal): Promise<FetchedMedia> {
     if (url.startsWith('data:')) return decodeDataUrl(url, param, this.opts.maxBytes);
     let u: URL;
     try {
@@ -71,6 +73,8 @@ export class MediaFetcher {
         method: 'GET',
         headersTimeout: this.opts.timeoutMs,
         bodyTimeout: this.opts.timeoutMs,
+        // A server trickling bytes never trips an idle timeout; this bounds the whole transfer.
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.opts.timeoutMs)]) : AbortSignal.timeout(this.opts.timeoutMs),
       });
       if (res.statusCode !== 200) {
         await res.body.dump().catch(() => undefined);
@@ -90,6 +94,7 @@ export class MediaFetcher {
       return { base64: Buffer.concat(chunks).toString('base64'), mimeType: ctype };
     } catch (e) {
       if ((e as { status?: number }).status || e instanceof MediaUnreachableError) throw e;
+      if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', false);
       if ((e as { code?: string }).code === 'EBLOCKED' || String((e as Error).message).includes('not allowed'))
         throw errors.invalidRequest(`'${param}' points at a private or local address.`, param, 'invalid_media');
       throw new MediaUnreachableError(param, `'${param}' could not be fetched.`);

@@ -17,20 +17,11 @@ export function registerEmbeddingsRoutes(
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.');
     const model = deps.authorizer.model(request.auth, 'embeddings', body['model'], 'embedding');
 
-    // A client that hangs up mid-request cancels the upstream calls made for it.
-    const abort = new AbortController();
-    const onClose = (): void => {
-      if (!reply.raw.writableFinished) abort.abort();
-    };
-    reply.raw.once('close', onClose);
-    try {
-      const result = await deps.embeddings.create(request.auth, model, body, abort.signal);
-      reply.headers(result.headers);
-      if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', result.requestId);
-      reply.type('application/json');
-      return reply.send(result.body);
-    } finally {
-      reply.raw.off('close', onClose);
-    }
+    // The request's signal aborts the upstream calls when the client hangs up or the request times out.
+    const result = await deps.embeddings.create(request.auth, model, body, request.abortSignal);
+    reply.headers(result.headers);
+    if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', result.requestId);
+    reply.type('application/json');
+    return reply.send(result.body);
   });
 }

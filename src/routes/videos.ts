@@ -9,7 +9,7 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
     const body = req.body;
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.', undefined, 'invalid_body');
     const model = deps.authorizer.model(req.auth, 'video', body.model, 'video');
-    const job = await deps.video.create(req.auth, model, body);
+    const job = await deps.video.create(req.auth, model, body, { signal: req.abortSignal, commit: () => req.commit() });
     reply.code(200);
     return job;
   });
@@ -28,9 +28,9 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
       if (!accountId) throw errors.unauthenticated();
       const index = req.query.index === undefined ? 0 : Number(req.query.index);
       if (!Number.isInteger(index) || index < 0 || index > 16) throw errors.invalidRequest("'index' must be a small non-negative integer.", 'index');
-      const ac = new AbortController();
-      reply.raw.on('close', () => ac.abort());
-      const out = await deps.video.content(accountId, req.params.id, index, req.headers.range, ac.signal);
+      const out = await deps.video.content(accountId, req.params.id, index, req.headers.range, req.abortSignal);
+      // A long download is not a timed-out request: once bytes flow, it runs to its end.
+      req.commit();
       reply.code(out.status).headers(out.headers);
       return reply.send(out.body);
     },

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { errors } from '../core/errors.js';
 import { isObject } from '../core/json.js';
 import type { StreamResponse } from '../http/executor.js';
@@ -84,7 +84,10 @@ export async function openContent(
   if (r && size !== undefined) {
     headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
     headers['content-length'] = String(r.end - r.start + 1);
-    return { status: 206, headers, body: res.body.pipe(sliceStream(r.start, r.end)) };
+    // pipeline (not pipe): an upstream failure mid-body must end the client's response too.
+    const sliced = sliceStream(r.start, r.end);
+    pipeline(res.body, sliced, () => undefined);
+    return { status: 206, headers, body: sliced };
   }
   if (length) headers['content-length'] = length;
   return { status: 200, headers, body: res.body };

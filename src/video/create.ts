@@ -15,11 +15,24 @@ import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
 import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
 
+/** The HTTP request's side of a create: its abort signal, and the point of no return. */
+export interface CreateControl {
+  signal?: AbortSignal;
+  /** Called just before money is held: from then on the create runs to its end and answers. */
+  commit?(): void;
+}
+
 /**
  * POST /v1/videos/generations: validate, hold the estimate with the job row, create the upstream
  * task with failover, and pin the job to the upstream that accepted it.
  */
-export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: ModelInfo, body: JsonObject): Promise<JobRecord> {
+export async function createVideoJob(
+  deps: VideoDeps,
+  ctx: AuthContext,
+  model: ModelInfo,
+  body: JsonObject,
+  control: CreateControl = {},
+): Promise<JobRecord> {
   rejectForbiddenKeys(body);
   const { std, native } = parseStandard(body);
   const candidates = deps.catalog.candidates(model.name, ctx.account);
@@ -38,11 +51,15 @@ export async function createVideoJob(deps: VideoDeps, ctx: AuthContext, model: M
   let media = new Map<string, InlineMedia>();
   let unreachable: MediaUnreachableError | undefined;
   try {
-    media = await fetchMedia(deps, vendor, base);
+    media = await fetchMedia(deps, vendor, base, control.signal);
   } catch (e) {
     if (!(e instanceof MediaUnreachableError)) throw e;
     unreachable = e;
   }
+  // Past this point a job holding money exists: the create must finish and answer, whatever the
+  // clock says, or a retrying client would pay for a second job it never saw the first one of.
+  if (control.signal?.aborted) throw new TransportError('aborted', 'the client is gone', false);
+  control.commit?.();
   const now = deps.clock.now();
   const jobId = randomUUID();
   const placed = await deps.store.createJobWithHold(
@@ -137,15 +154,28 @@ async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream,
   }
 }
 
-async function fetchMedia(deps: VideoDeps, vendor: VideoVendor, input: Omit<CreateInput, 'media'>): Promise<Map<string, InlineMedia>> {
-  const urls = vendor.inlineMedia?.(input) ?? [];
+/** At most this many media URLs per request, fetched this many at a time (memory and fan-out bounds). */
+const MAX_MEDIA_URLS = 8;
+const MEDIA_CONCURRENCY = 4;
+
+async function fetchMedia(
+  deps: VideoDeps,
+  vendor: VideoVendor,
+  input: Omit<CreateInput, 'media'>,
+  signal?: AbortSignal,
+): Promise<Map<string, InlineMedia>> {
+  const urls = [...new Set(vendor.inlineMedia?.(input) ?? [])];
+  if (urls.length > MAX_MEDIA_URLS)
+    throw errors.invalidRequest(`At most ${MAX_MEDIA_URLS} media URLs can be fetched for one video; got ${urls.length}.`, 'media', 'too_many_media');
   const out = new Map<string, InlineMedia>();
-  await Promise.all(
-    [...new Set(urls)].map(async (url) => {
-      const param = paramForUrl(input, url);
-      out.set(url, await deps.media.fetch(url, param));
-    }),
-  );
+  let next = 0;
+  const worker = async () => {
+    while (next < urls.length) {
+      const url = urls[next++]!;
+      out.set(url, await deps.media.fetch(url, paramForUrl(input, url), signal));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(MEDIA_CONCURRENCY, urls.length) }, worker));
   return out;
 }
 

@@ -4,7 +4,7 @@ import type { JsonObject } from '../core/json.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import type { JobRecord } from '../store/types.js';
 import { openContent, type ContentReply } from './content.js';
-import { createVideoJob } from './create.js';
+import { createVideoJob, type CreateControl } from './create.js';
 import type { VideoDeps } from './deps.js';
 import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
@@ -13,8 +13,8 @@ import { refreshJob } from './refresh.js';
 export class VideoService {
   constructor(readonly deps: VideoDeps) {}
 
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject): Promise<JsonObject> {
-    const job = await createVideoJob(this.deps, ctx, model, body);
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl): Promise<JsonObject> {
+    const job = await createVideoJob(this.deps, ctx, model, body, req);
     return presentJob(job, undefined);
   }
 

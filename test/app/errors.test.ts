@@ -53,10 +53,21 @@ describe('every error has the spec shape and status (spec 7)', () => {
   });
 
   it('408 request_timeout when a request outlives the configured time', async () => {
-    sim.inject({ kind: 'latency', ms: 1500 }, 1, /^\/v1\/videos$/);
-    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'slow' } });
+    const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'quick' } });
+    expect(created.status).toBe(200);
+    sim.inject({ kind: 'latency', ms: 1500 }, 1, /^\/v1\/videos\/[^/]+$/);
+    const r = await call(gw, 'GET', `/v1/videos/${created.json.id}`, { key });
     expect(r.status).toBe(408);
     expectShape(r.json, 'request_timeout');
+  });
+
+  it('a slow create is never answered 408 once its job holds money: it finishes and returns the job', async () => {
+    const { key: k, account } = await gw.newKey(10);
+    sim.inject({ kind: 'latency', ms: 1000 }, 1, /^\/v1\/videos$/);
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key: k, body: { model: 'sora-2', prompt: 'slow', seconds: 4 } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.status).toBe('processing');
+    expect(await gw.balance(account)).toBe(10_000_000 - 400_000);
   });
 
   it('405-style method mismatches are answered as 404 in the spec shape', async () => {

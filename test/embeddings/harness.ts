@@ -12,6 +12,7 @@ import { sendError, toGatewayError } from '../../src/http/render.js';
 import { MemoryRateLimiter } from '../../src/limits/memory.js';
 import type { Quota } from '../../src/limits/types.js';
 import { registerEmbeddingsRoutes } from '../../src/routes/embeddings.js';
+import { installRequestLifecycle } from '../../src/http/lifecycle.js';
 import { Catalog } from '../../src/routing/catalog.js';
 import type { SimServer } from '../../src/sim/framework.js';
 import { openStore } from '../../src/store/index.js';
@@ -95,6 +96,7 @@ export async function startHarness(specs: UpstreamSpec[], opts: { defaults?: Quo
 
   const app = Fastify({ bodyLimit: 50 * 1024 * 1024 });
   app.setErrorHandler((err, _req, reply) => sendError(reply, toGatewayError(err, 50 * 1024 * 1024)));
+  installRequestLifecycle(app, 60_000);
   app.addHook('onRequest', async (req) => {
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     const ctx = m ? keys.get(m[1]!) : undefined;

@@ -1,6 +1,7 @@
 import { errors } from '../../../core/errors.js';
 import { isObject } from '../../../core/json.js';
 import { googleAuthOptionsFrom, googleCredentialSource } from '../../../http/google-oauth.js';
+import { allowedBuckets, checkBuckets } from './buckets.js';
 import type { VideoVendor } from '../../types.js';
 import { classifyVertexError } from './errors.js';
 import {
@@ -46,6 +47,7 @@ export const veoVendor: VideoVendor = {
       storageUri: o.storageUri,
       generateAudio: o.generateAudio,
     });
+    checkBuckets(body, allowedBuckets(up.options));
     return {
       method: 'POST',
       url: modelUrl(vertexOrigin(up, o.location), o.project, o.location, input.upstreamModel, 'predictLongRunning'),

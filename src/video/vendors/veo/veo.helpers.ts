@@ -36,7 +36,8 @@ export function upstream(options: JsonObject = {}, over: Partial<Upstream> = {})
     priority: 1,
     weight: 1,
     timeoutMs: 30_000,
-    options: { project: 'acme-video', location: 'us-central1', ...options },
+    // Translation tests use many buckets; the allow-list has tests of its own.
+    options: { project: 'acme-video', location: 'us-central1', allowed_gcs_buckets: '*', ...options },
     ...over,
   };
 }

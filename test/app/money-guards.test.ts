@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embeddingModule as openai } from '../../src/embeddings/vendors/openai/index.js';
+import type { SimServer } from '../../src/sim/framework.js';
+import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Money and input guards across endpoints: parallel requests cannot overdraw, a request answered
+ * 408 is not charged, hostile bodies are 400s.
+ */
+let sim: SimServer;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  sim = await openai.simulator.start({});
+  const d = openai.simulator.demo(sim);
+  gw = await startTestGateway({
+    server: { request_timeout_ms: 500 },
+    upstreams: [{ ...d.options, name: 'oai', vendor: 'openai', base_url: sim.url, api_key: d.apiKey, models: ['text-embedding-3-small'] }],
+    // A steep price so that one short input costs 0.9 of a 1.0 balance.
+    models: { 'text-embedding-3-small': { capabilities: ['embedding'], price: { per_million_input_tokens: 300_000 } } },
+  });
+});
+afterAll(async () => {
+  await gw?.close();
+  await sim?.close();
+});
+
+const embed = (key: string, input: string) => call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'text-embedding-3-small', input } });
+
+describe('money guards', () => {
+  it('parallel requests on one balance cannot all pass the balance check', async () => {
+    const { key, account } = await gw.newKey(1);
+    const input = 'one two three'; // 3 tokens x 0.3 = 0.9
+    sim.latencyMs = 150;
+    const results = await Promise.all(Array.from({ length: 8 }, () => embed(key, input)));
+    sim.latencyMs = 0;
+    const ok = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status === 402);
+    expect(ok.length + refused.length).toBe(8);
+    expect(ok).toHaveLength(1);
+    expect(refused[0]!.json.error.type).toBe('insufficient_quota');
+    expect(await gw.balance(account)).toBeGreaterThanOrEqual(0);
+  });
+
+  it('a request answered 408 is not charged, and its upstream call is cancelled', async () => {
+    const { key, account } = await gw.newKey(10);
+    sim.latencyMs = 1200;
+    const r = await embed(key, 'slow');
+    sim.latencyMs = 0;
+    expect(r.status).toBe(408);
+    await new Promise((res) => setTimeout(res, 1000));
+    expect(await gw.balance(account)).toBe(10_000_000);
+  });
+});
+
+describe('hostile bodies', () => {
+  it('a deeply nested body is a 400 on every JSON endpoint, not a 500', async () => {
+    const { key } = await gw.newKey(10);
+    const deep = `{"model":"text-embedding-3-small","input":"x","extra":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    for (const path of ['/v1/embeddings', '/v1/videos/generations', '/v1/chat/completions']) {
+      const r = await call(gw, 'POST', path, { key, body: deep });
+      expect(r.status, path).toBe(400);
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'too_deep' });
+    }
+  });
+
+  it('a malformed %-escape in the path gets the spec shape', async () => {
+    const { key } = await gw.newKey(10);
+    const r = await call(gw, 'GET', '/v1/videos/%ZZ', { key });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'malformed_request' });
+  });
+});
