@@ -7,6 +7,7 @@ import { ChatService } from './chat/service.js';
 import { ConfigError } from './config/load.js';
 import { resolveSecrets } from './config/runtime.js';
 import { Reservations } from './billing/reservations.js';
+import { ChargeBatcher } from './billing/charges.js';
 import type { ConfigFile } from './config/schema.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { IdSealer } from './core/sealed-id.js';
@@ -47,6 +48,9 @@ export interface Services {
 }
 
 export function createLogger(level: ConfigFile['log_level']): Logger {
+  // Buffered, asynchronous writes: a log line must not cost a write(2) on the request path.
+  // Flushed on close; `silent` needs no destination at all.
+  const dest = level === 'silent' ? undefined : pino.destination({ dest: 1, sync: false, minLength: 4096 });
   return pino({
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers["api-key"]', 'headers.authorization', 'apiKey', 'api_key', 'key'], censor: '[redacted]' },
@@ -54,7 +58,7 @@ export function createLogger(level: ConfigFile['log_level']): Logger {
       // Query strings may carry signed-link signatures: log the path only.
       req: (r: { method?: string; url?: string }) => ({ method: r.method, url: String(r.url ?? '').split('?')[0] }),
     },
-  });
+  }, dest as never);
 }
 
 /** Checks what zod cannot: every upstream's vendor is known, and a video model has one vendor. */
@@ -115,7 +119,8 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
   const poller = new VideoPoller(video, cfg.video.refresher_interval_ms);
   // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw.
   const reservations = new Reservations(store);
-  const common = { catalog, store, executor, limiter, clock, reservations };
+  const charges = new ChargeBatcher(store);
+  const common = { catalog, store, executor, limiter, clock, reservations, charges };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat, logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) } });
   return {
@@ -138,6 +143,7 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
       await poller.stop();
       await Promise.allSettled([executor.close(), media.close(), limiter.close()]);
       await store.close();
+      logger.flush();
     },
   };
 }

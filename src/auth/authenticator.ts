@@ -28,13 +28,14 @@ export class Authenticator {
   /** Throws 401 for a missing, malformed, unknown, revoked or expired key. */
   async authenticate(header: string | string[] | undefined): Promise<AuthContext> {
     const key = parseBearer(header);
-    const hash = hashKey(key);
     const now = this.clock.now();
-    let entry = this.cache.get(hash);
+    // Keyed by the presented key itself, so a cache hit costs no hashing; the store is only ever
+    // asked by hash.
+    let entry = this.cache.get(key);
     if (!entry || now - entry.at > this.ttlMs) {
-      entry = { ctx: await this.load(hash), at: now };
+      entry = { ctx: await this.load(hashKey(key)), at: now };
       if (this.cache.size >= this.maxEntries) this.cache.clear();
-      this.cache.set(hash, entry);
+      this.cache.set(key, entry);
     }
     const ctx = entry.ctx;
     if (!ctx) throw errors.unauthenticated();

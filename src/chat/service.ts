@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Reservations } from '../billing/reservations.js';
+import type { ChargeBatcher } from '../billing/charges.js';
 import type { Writable } from 'node:stream';
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
@@ -35,6 +36,8 @@ export interface ChatServiceDeps {
   logger?: ChatLogger;
   /** In-flight spending shared with embeddings; defaults to one of its own. */
   reservations?: Reservations;
+  /** Batches concurrent charges into one transaction; defaults to charging one by one. */
+  charges?: Pick<ChargeBatcher, 'charge'>;
 }
 
 export type ChatResult =
@@ -195,7 +198,7 @@ export class ChatService {
       `chat ${r.model.name} via ${upstream.name}: ${usage.promptTokens} input + ${usage.completionTokens} output tokens` +
       (usage.reported ? '' : ' (estimated; the upstream reported no usage)');
     try {
-      await this.deps.store.charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now());
+      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now());
     } catch (e) {
       // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
       this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);

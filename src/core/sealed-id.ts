@@ -29,8 +29,12 @@ const IV_LEN = 12;
 const TAG_LEN = 16;
 const HEADER_LEN = 2;
 
+/** Opened ids are remembered (the claims of a sealed id never change); bounded. */
+const OPENED_CACHE_MAX = 20_000;
+
 export class IdSealer {
   private readonly keys = new Map<number, Buffer>();
+  private readonly opened = new Map<string, VideoIdClaims>();
   private readonly currentKeyId: number;
 
   /** `secrets[i]` gets key id i; the last one seals new ids. */
@@ -56,6 +60,17 @@ export class IdSealer {
 
   /** Returns the claims, or undefined for anything malformed, tampered or sealed with an unknown key. */
   open(token: string): VideoIdClaims | undefined {
+    const hit = this.opened.get(token);
+    if (hit) return hit;
+    const claims = this.decrypt(token);
+    if (claims) {
+      if (this.opened.size >= OPENED_CACHE_MAX) this.opened.clear();
+      this.opened.set(token, Object.freeze(claims));
+    }
+    return claims;
+  }
+
+  private decrypt(token: string): VideoIdClaims | undefined {
     if (typeof token !== 'string' || token.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
     const raw = Buffer.from(token, 'base64url');
     if (raw.length < HEADER_LEN + IV_LEN + TAG_LEN + 2) return undefined;

@@ -7,6 +7,7 @@ import { costForTokens } from '../core/money.js';
 import type { Executor } from '../http/executor.js';
 import { TransportError, type CredentialSource, type Upstream } from '../http/types.js';
 import { Reservations } from '../billing/reservations.js';
+import type { ChargeBatcher } from '../billing/charges.js';
 import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
@@ -33,6 +34,8 @@ export interface EmbeddingsDeps {
   vendors?: ReadonlyMap<string, EmbeddingVendor>;
   /** In-flight spending shared with chat; defaults to one of its own. */
   reservations?: Reservations;
+  /** Batches concurrent charges into one transaction; defaults to charging one by one. */
+  charges?: Pick<ChargeBatcher, 'charge'>;
 }
 
 export interface EmbeddingsResult {
@@ -132,7 +135,7 @@ export class EmbeddingsService {
     const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
     // The client hung up or timed out: it receives nothing, so it is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
-    if (costMicros > 0) await store.charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now());
+    if (costMicros > 0) await (this.deps.charges ?? store).charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now());
 
     return {
       body: answer.raw ?? render(req, answer),

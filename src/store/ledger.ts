@@ -4,7 +4,7 @@ import { constraintKind, type SqlDriver, type SqlExecutor } from './driver.js';
 import { assertMicros, int, toEntry } from './rows.js';
 import type { LedgerKind, Store } from './types.js';
 
-export type LedgerOps = Pick<Store, 'listLedger' | 'charge' | 'canAfford'>;
+export type LedgerOps = Pick<Store, 'listLedger' | 'charge' | 'chargeMany' | 'canAfford'>;
 
 export const DEFAULT_LEDGER_LIMIT = 100;
 export const MAX_LIST_LIMIT = 10_000;
@@ -78,6 +78,38 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
       } catch (e) {
         if (constraintKind(e) === 'foreign_key') throw errors.notFound(`Account '${accountId}' does not exist.`, 'account_not_found');
         throw e;
+      }
+    },
+
+    async chargeMany(items) {
+      for (const it of items) assertMicros('amount', it.amount);
+      try {
+        return await db.transaction(async (tx) => {
+          const out: ('ok' | 'duplicate')[] = [];
+          for (const it of items) {
+            const params = [it.accountId, 0 - it.amount, it.ref, it.note, it.now];
+            if (db.dialect === 'postgres') {
+              out.push((await tx.run(PG_CHARGE, params)) === 1 ? 'ok' : 'duplicate');
+            } else if ((await tx.run(CHARGE_ENTRY, params)) === 0) out.push('duplicate');
+            else {
+              await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', [it.amount, it.accountId]);
+              out.push('ok');
+            }
+          }
+          return out;
+        });
+      } catch (e) {
+        // One bad item (e.g. an account deleted meanwhile) must not sink the others: retry one by one.
+        if (items.length === 1) throw e;
+        const out: ('ok' | 'duplicate' | Error)[] = [];
+        for (const it of items) {
+          try {
+            out.push(await this.charge(it.accountId, it.amount, it.ref, it.note, it.now));
+          } catch (err) {
+            out.push(err as Error);
+          }
+        }
+        return out;
       }
     },
 

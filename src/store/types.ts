@@ -147,6 +147,13 @@ export interface Store {
    * Returns 'duplicate' when that ref was already charged.
    */
   charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number): Promise<'ok' | 'duplicate'>;
+  /**
+   * Many charges in one transaction (the hot path batches them): each is still unique per ref.
+   * Results are in input order; an item that failed on its own is an Error in its slot.
+   */
+  chargeMany(
+    items: readonly { accountId: string; amount: Micros; ref: string; note: string | null; now: number }[],
+  ): Promise<('ok' | 'duplicate' | Error)[]>;
   /** True when the account's balance covers `amount` (a cheap pre-flight check, no write). */
   canAfford(accountId: string, amount: Micros): Promise<boolean>;
 

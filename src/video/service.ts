@@ -8,10 +8,20 @@ import { createVideoJob, type CreateControl } from './create.js';
 import type { VideoDeps } from './deps.js';
 import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
+import { JobCache } from './job-cache.js';
+
+/** Built only on the failure path: constructing an Error captures a stack trace. */
+function notFound(id: string) {
+  return errors.notFound(`No video job with id '${id.length > 64 ? `${id.slice(0, 64)}...` : id}'.`, 'video_not_found');
+}
 
 /** The video endpoints' logic: create, poll (with on-demand refresh) and content. */
 export class VideoService {
-  constructor(readonly deps: VideoDeps) {}
+  readonly jobs: JobCache;
+
+  constructor(readonly deps: VideoDeps) {
+    this.jobs = new JobCache(deps.store, deps.clock);
+  }
 
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl): Promise<JsonObject> {
     const job = await createVideoJob(this.deps, ctx, model, body, req);
@@ -51,7 +61,8 @@ export class VideoService {
         this.deps.log.error({ job: job.id, err: (e as Error).message }, 'video refresh failed');
       }
     }
-    return (await this.deps.store.getJob(job.id)) ?? job;
+    this.jobs.forget(job.id);
+    return (await this.jobs.get(job.id)) ?? job;
   }
 
   /**
@@ -60,11 +71,10 @@ export class VideoService {
    */
   private async load(id: string, accountId: string): Promise<JobRecord> {
     const claims = this.deps.sealer.open(id);
-    const notFound = errors.notFound(`No video job with id '${id.length > 64 ? `${id.slice(0, 64)}...` : id}'.`, 'video_not_found');
-    if (!claims || claims.a !== accountId) throw notFound;
-    const job = await this.deps.store.getJob(claims.j);
-    if (!job || job.accountId !== accountId) throw notFound;
-    if (job.state === 'submitting' || job.state === 'rejected') throw notFound;
+    if (!claims || claims.a !== accountId) throw notFound(id);
+    const job = await this.jobs.get(claims.j);
+    if (!job || job.accountId !== accountId) throw notFound(id);
+    if (job.state === 'submitting' || job.state === 'rejected') throw notFound(id);
     return job;
   }
 }

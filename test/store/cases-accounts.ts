@@ -159,6 +159,23 @@ export function accountCases(ctx: () => Ctx): void {
     expect(await balanceOf(store, a.id)).toBe(-45);
   });
 
+  it('charges many in one call: in order, once per ref, one bad item failing alone', async () => {
+    const { store } = ctx();
+    const a = await makeAccount(store, 1_000);
+    const b = await makeAccount(store, 1_000);
+    const item = (accountId: string, amount: number, ref: string) => ({ accountId, amount, ref, note: null, now: T0 });
+    expect(await store.chargeMany([item(a.id, 10, 'm1'), item(b.id, 20, 'm2'), item(a.id, 10, 'm1')])).toEqual(['ok', 'ok', 'duplicate']);
+    expect(await balanceOf(store, a.id)).toBe(990);
+    expect(await balanceOf(store, b.id)).toBe(980);
+    const mixed = await store.chargeMany([item(a.id, 5, 'm3'), item('no-such-account', 5, 'm4'), item(b.id, 5, 'm5')]);
+    expect(mixed[0]).toBe('ok');
+    expect(mixed[1]).toBeInstanceOf(Error);
+    expect(mixed[2]).toBe('ok');
+    expect(await balanceOf(store, a.id)).toBe(985);
+    expect(await ledgerSum(store, a.id)).toBe(985);
+    expect(await ledgerSum(store, b.id)).toBe(975);
+  });
+
   it('migrations are recorded once and re-opening keeps the data', async () => {
     const { store, url } = ctx();
     const a = await makeAccount(store, 42);

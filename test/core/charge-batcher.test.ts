@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ChargeBatcher } from '../../src/billing/charges.js';
+import { Reservations } from '../../src/billing/reservations.js';
+
+describe('charge batching', () => {
+  it('writes charges queued in one turn in one call, and settles each caller with its own result', async () => {
+    const calls: number[] = [];
+    const b = new ChargeBatcher({
+      chargeMany: async (items) => {
+        calls.push(items.length);
+        return items.map((it) => (it.ref === 'dup' ? 'duplicate' : it.ref === 'bad' ? new Error('gone') : 'ok'));
+      },
+    });
+    const results = await Promise.allSettled([
+      b.charge('a', 1, 'r1', null, 0),
+      b.charge('a', 1, 'dup', null, 0),
+      b.charge('a', 1, 'bad', null, 0),
+      b.charge('b', 1, 'r2', null, 0),
+    ]);
+    expect(calls).toEqual([4]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual(['ok', 'duplicate', 'rejected', 'ok']);
+    await b.charge('a', 1, 'r3', null, 0);
+    expect(calls).toEqual([4, 1]);
+  });
+});
+
+describe('in-flight reservations', () => {
+  it('counts what is in flight against the balance, and releases exactly once', async () => {
+    let balance = 100;
+    const r = new Reservations({ canAfford: async (_a, amount) => balance >= amount });
+    const first = await r.reserve('acct', 60);
+    expect(first).toBeDefined();
+    expect(await r.reserve('acct', 60)).toBeUndefined(); // 120 > 100 while the first is in flight
+    const parallel = await Promise.all([r.reserve('acct', 20), r.reserve('acct', 20), r.reserve('acct', 20)]);
+    expect(parallel.filter(Boolean)).toHaveLength(2); // 60 + 20 + 20 = 100
+    first!();
+    first!();
+    expect(r.held('acct')).toBe(40);
+    balance = 0;
+    expect(await r.reserve('acct', 1)).toBeUndefined();
+  });
+});
