@@ -1,3 +1,4 @@
+import { Checkpointer } from './sqlite-checkpointer.js';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -34,13 +35,21 @@ export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
+    // File databases checkpoint from a worker thread instead (see sqlite-checkpointer.ts).
+    if (!memory) {
+      db.pragma('wal_autocheckpoint = 0');
+      // After a checkpoint, a WAL file that grew in a burst is cut back to this size.
+      db.pragma('journal_size_limit = 67108864');
+    }
     // Integers come back as BigInt so that values past 2^53 are detected instead of rounded.
     db.defaultSafeIntegers(true);
   } catch (e) {
     db.close();
     throw e;
   }
-  return new SqliteDriver(db, memory ? undefined : lockKey);
+  // Should the checkpoint worker ever die, SQLite's own automatic checkpoints take over again.
+  const checkpointer = memory ? undefined : new Checkpointer(path, () => db.open && db.pragma('wal_autocheckpoint = 1000'));
+  return new SqliteDriver(db, memory ? undefined : lockKey, checkpointer);
 }
 
 class SqliteDriver implements SqlDriver {
@@ -54,6 +63,7 @@ class SqliteDriver implements SqlDriver {
   constructor(
     private readonly db: Db,
     private readonly lockKey: string | undefined,
+    private readonly checkpointer?: Checkpointer,
   ) {
     this.mutex = acquireFileLock(lockKey);
     this.inside = {
@@ -98,6 +108,7 @@ class SqliteDriver implements SqlDriver {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.checkpointer?.stop();
     // Wait for a running transaction to finish before pulling the connection away.
     const release = await this.mutex.acquire();
     try {

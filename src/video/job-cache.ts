@@ -2,7 +2,8 @@ import type { Clock } from '../core/clock.js';
 import type { JobRecord, Store } from '../store/types.js';
 
 const PROCESSING_TTL_MS = 1_000;
-const MAX_ENTRIES = 50_000;
+// Rows carry vendor payloads: keep the cache small (it only has to cover the hot set).
+const MAX_ENTRIES = 2_000;
 
 /**
  * Job rows for polls. Settled jobs never change, so they are kept until evicted; a processing row

@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EmbeddingsUpstreamInfo } from '../children/embeddings-upstream.js';
+import type { FloorProxyInfo } from '../children/floor-proxy.js';
+import type { GatewayChildInfo, GatewayChildOptions } from '../children/gateway.js';
+import type { SimChildInfo, SimChildOptions } from '../children/sim.js';
+import { startChild, type Child } from './children.js';
+
+/**
+ * How the benchmark wires its processes: the gateway configurations (SQLite in a temp dir, info
+ * logging to a file, the in-process limiter with quotas far above what the load can reach, priced
+ * models so every request is billed) and the start-up of each child.
+ */
+
+/** Seals video ids; the parent needs it too, to mint ids for the jobs it writes into the store. */
+export const BENCH_SECRET = 'bench-id-secret-0123456789abcdef';
+export const EMBEDDING_MODEL = 'text-embedding-3-small';
+export const VIDEO_MODEL = 'sora-2';
+export const VIDEO_UPSTREAM = 'sora-bench';
+/** Price per second of video; with a 4 s estimate each job holds 0.4 units. */
+export const VIDEO_PRICE = 0.1;
+
+export interface BenchRun {
+  /** Temp directory for databases and logs; removed at exit. */
+  dir: string;
+  /**
+   * When set, each gateway runs with --cpu-prof and writes its profiles into `<profileDir>/<name>/` on
+   * exit (one per thread: the main thread's file has thread id 0, the `.0.` before the sequence number).
+   */
+  profileDir?: string;
+}
+
+function baseConfig(run: BenchRun, name: string): Record<string, unknown> {
+  const dataDir = join(run.dir, name);
+  mkdirSync(dataDir, { recursive: true });
+  return {
+    server: { host: '127.0.0.1', port: 0 },
+    database: `sqlite:${join(dataDir, 'gateway.db')}`,
+    data_dir: dataDir,
+    log_level: 'info',
+    secret: BENCH_SECRET,
+    admin_token: 'bench-admin-token-0123456789',
+    limits: {
+      backend: 'memory',
+      // Enforced (every request is admitted and counted) but never reached by the load.
+      defaults: { embeddings: { rpm: 100_000_000, tpm: 10_000_000_000 }, chat: { rpm: 1_000_000 }, video: { rpm: 100_000_000 } },
+    },
+  };
+}
+
+export function gatewayDbPath(run: BenchRun, name: string): string {
+  return join(run.dir, name, 'gateway.db');
+}
+
+export function embeddingsGatewayConfig(run: BenchRun, name: string, up: { url: string; apiKey: string }): Record<string, unknown> {
+  return {
+    ...baseConfig(run, name),
+    upstreams: [{ name: 'openai-bench', vendor: 'openai', base_url: up.url, api_key: up.apiKey, models: [EMBEDDING_MODEL], timeout_ms: 30_000 }],
+    models: { [EMBEDDING_MODEL]: { capabilities: ['embedding'], price: { per_million_input_tokens: 0.02 } } },
+  };
+}
+
+/**
+ * A Sora gateway. `pollIntervalMs` large: polls are answered from the store (the production case
+ * for clients that poll more often than the gateway refreshes); 0: every poll refreshes.
+ */
+export function videoGatewayConfig(run: BenchRun, name: string, up: { url: string; apiKey: string }, pollIntervalMs: number): Record<string, unknown> {
+  return {
+    ...baseConfig(run, name),
+    video: { poll_interval_ms: pollIntervalMs, media: { allow_private_networks: true } },
+    upstreams: [{ name: VIDEO_UPSTREAM, vendor: 'sora', base_url: up.url, api_key: up.apiKey, models: [VIDEO_MODEL], timeout_ms: 30_000 }],
+    models: { [VIDEO_MODEL]: { capabilities: ['video'], price: { per_second: VIDEO_PRICE } } },
+  };
+}
+
+export function startGateway(run: BenchRun, name: string, config: Record<string, unknown>, poller = false): Promise<Child<GatewayChildInfo>> {
+  const options: GatewayChildOptions = { config, account: { name: 'bench', balance: 100_000_000 }, poller };
+  return startChild<GatewayChildInfo>(`gateway ${name}`, 'gateway.ts', options, {
+    nodeArgs: run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [],
+    logFile: join(run.dir, `${name}.log`),
+  });
+}
+
+export function startSim(name: string, options: SimChildOptions): Promise<Child<SimChildInfo>> {
+  return startChild<SimChildInfo>(name, 'sim.ts', options);
+}
+
+export function startEmbeddingsUpstream(): Promise<Child<EmbeddingsUpstreamInfo>> {
+  return startChild<EmbeddingsUpstreamInfo>('embeddings upstream', 'embeddings-upstream.ts', {});
+}
+
+export function startFloorProxy(name: string, upstream: string): Promise<Child<FloorProxyInfo>> {
+  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream });
+}
