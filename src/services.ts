@@ -89,7 +89,7 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
   const limiter = createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
   const authenticator = new Authenticator(store, clock);
   const authorizer = new Authorizer(catalog);
-  const admin = new AdminService(store, catalog, clock, () => authenticator.invalidate());
+
   const media = new MediaFetcher({
     allowPrivateNetworks: cfg.video.media.allow_private_networks,
     maxBytes: cfg.video.media.max_bytes,
@@ -119,6 +119,10 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
   const poller = new VideoPoller(video, cfg.video.refresher_interval_ms);
   // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw.
   const reservations = new Reservations(store);
+  const admin = new AdminService(store, catalog, clock, () => {
+    authenticator.invalidate();
+    reservations.forgetBalances();
+  });
   const charges = new ChargeBatcher(store);
   const common = { catalog, store, executor, limiter, clock, reservations, charges };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });

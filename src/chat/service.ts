@@ -27,7 +27,7 @@ export interface ChatLogger {
 
 export interface ChatServiceDeps {
   catalog: Catalog;
-  store: Pick<Store, 'charge' | 'canAfford'>;
+  store: Pick<Store, 'charge' | 'canAfford' | 'getAccount'>;
   executor: Executor;
   limiter: RateLimiter;
   clock: Clock;
@@ -63,6 +63,8 @@ interface Reservation {
   scopes: LimitScope[];
   estimate: number;
   promptEstimate: number;
+  /** What was charged once settled (lowers this process's view of the balance). */
+  charged?: number;
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -89,7 +91,7 @@ export class ChatService {
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
     const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
     const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate };
-    let release: (() => void) | undefined;
+    let release: ((charged?: number) => void) | undefined;
     try {
       const estCost = chatCost(model.price, promptEstimate, reserved);
       release = await this.reservations.reserve(ctx.account.id, estCost);
@@ -98,17 +100,17 @@ export class ChatService {
       if (candidates.length === 0) throw errors.upstreamUnavailable(`No chat upstream is configured for '${model.name}'.`);
       if (body.stream !== true) {
         const out = await this.complete(r, candidates, body, admission.headers, signal);
-        release();
+        release(r.charged);
         return out;
       }
       const out = await this.stream(r, candidates, body, admission.headers, signal);
       if (out.kind !== 'stream') {
-        release();
+        release(r.charged);
         return out;
       }
       // The reservation lasts until the stream is over and billed.
       const done = release;
-      return { ...out, relay: (sink) => out.relay(sink).finally(done) };
+      return { ...out, relay: (sink) => out.relay(sink).finally(() => done(r.charged)) };
     } catch (e) {
       release?.();
       // Nothing was generated: the tokens reserved at admission go back.
@@ -198,6 +200,7 @@ export class ChatService {
       `chat ${r.model.name} via ${upstream.name}: ${usage.promptTokens} input + ${usage.completionTokens} output tokens` +
       (usage.reported ? '' : ' (estimated; the upstream reported no usage)');
     try {
+      r.charged = cost;
       await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now());
     } catch (e) {
       // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.

@@ -84,10 +84,13 @@ export class EmbeddingsService {
     const price = model.price.perMillionInput ?? 0;
     const release = await this.reservations.reserve(ctx.account.id, costForTokens(price, estimate));
     if (!release) throw errors.insufficientQuota();
+    let charged = 0;
     try {
-      return await this.run(ctx, req, model, candidates, tokens, estimate, price, signal);
+      const out = await this.run(ctx, req, model, candidates, tokens, estimate, price, signal);
+      charged = out.costMicros;
+      return out;
     } finally {
-      release();
+      release(charged);
     }
   }
 

@@ -27,16 +27,22 @@ describe('charge batching', () => {
 describe('in-flight reservations', () => {
   it('counts what is in flight against the balance, and releases exactly once', async () => {
     let balance = 100;
-    const r = new Reservations({ canAfford: async (_a, amount) => balance >= amount });
+    let now = 0;
+    const r = new Reservations({ getAccount: async (id) => ({ id, name: id, balance, upstreams: null, limits: {}, createdAt: 0 }) }, () => now);
     const first = await r.reserve('acct', 60);
     expect(first).toBeDefined();
     expect(await r.reserve('acct', 60)).toBeUndefined(); // 120 > 100 while the first is in flight
     const parallel = await Promise.all([r.reserve('acct', 20), r.reserve('acct', 20), r.reserve('acct', 20)]);
     expect(parallel.filter(Boolean)).toHaveLength(2); // 60 + 20 + 20 = 100
-    first!();
-    first!();
+    first!(50); // charged 50: this process now sees 50 left
+    first!(50);
     expect(r.held('acct')).toBe(40);
-    balance = 0;
-    expect(await r.reserve('acct', 1)).toBeUndefined();
+    for (const p of parallel) p?.(0);
+    expect(await r.reserve('acct', 51)).toBeUndefined();
+    expect(await r.reserve('acct', 50)).toBeDefined();
+    // A top-up (or another instance's charge) shows once the view is a second old.
+    balance = 1_000;
+    now += 1_000;
+    expect(await r.reserve('acct', 900)).toBeDefined();
   });
 });
