@@ -3,14 +3,12 @@ import { loadConfigFile } from './config/load.js';
 import type { ConfigFile } from './config/schema.js';
 import { demoBanner, ensureDemoKey, startDemo, type Demo } from './demo.js';
 import { buildServices } from './services.js';
-import { tuneRuntime } from './runtime.js';
 
 /**
  * Runs the gateway until SIGINT/SIGTERM. With no config file: the embedded default (simulators,
  * SQLite in ./data, demo account and key printed with ready-to-copy curl lines).
  */
 export async function serve(opts: { configPath?: string; host?: string; port?: string }): Promise<void> {
-  tuneRuntime();
   const host = opts.host ?? process.env.HOST;
   const port = opts.port ?? process.env.PORT;
   let demo: Demo | undefined;

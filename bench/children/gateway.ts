@@ -2,10 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
 import { buildServices } from '../../src/services.js';
-import { tuneRuntime } from '../../src/runtime.js';
 
-// The same runtime settings as `gateway serve`.
-tuneRuntime();
 import { childOptions, runChild } from './child.js';
 
 /**
