@@ -84,10 +84,11 @@ export class Executor {
       if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
     }
     const t = req.timeoutMs ?? timeoutMs;
+    const url = new URL(req.url);
     try {
       return await this.agent.request({
-        origin: new URL(req.url).origin,
-        path: pathOf(req.url),
+        origin: url.origin,
+        path: url.pathname + url.search,
         method: req.method,
         headers,
         body,
@@ -104,11 +105,6 @@ export class Executor {
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
-
-function pathOf(url: string): string {
-  const u = new URL(url);
-  return u.pathname + u.search;
 }
 
 function hasHeader(h: Record<string, string>, name: string): boolean {
