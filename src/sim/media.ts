@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
+import { parseRange } from '../video/range.js';
+import type { SimReply, SimRequest } from './framework.js';
 
 /** The committed fixtures: a real, playable 2-second H.264 MP4 and a small PNG. */
 const root = new URL('../../fixtures/', import.meta.url);
@@ -39,4 +41,28 @@ export function syntheticVideo(size: number, start = 0, end = size - 1): Readabl
       this.push(chunk);
     },
   });
+}
+
+/**
+ * Answers a video download the way object storage and CDNs do: the MP4 fixture, or `videoBytes`
+ * bytes of synthetic video, with `accept-ranges`, a single byte range as 206 + content-range, an
+ * unsatisfiable one as 416 (multi-range and malformed headers get the whole body), HEAD without a
+ * body. `unsatisfiable` lets a simulator answer 416 in its vendor's own error shape.
+ */
+export function serveVideo(
+  req: SimRequest,
+  videoBytes: unknown,
+  opts: { headers?: Record<string, string>; unsatisfiable?: (size: number) => SimReply } = {},
+): SimReply {
+  const synthetic = typeof videoBytes === 'number' && videoBytes > 0 ? videoBytes : undefined;
+  const size = synthetic ?? sampleMp4().length;
+  const base = { 'content-type': 'video/mp4', 'accept-ranges': 'bytes', ...(opts.headers ?? {}) };
+  const range = parseRange(req.headers['range'], size);
+  if (range === 'unsatisfiable') return opts.unsatisfiable?.(size) ?? { status: 416, headers: { 'content-range': `bytes */${size}` }, body: '' };
+  const { start, end } = range ?? { start: 0, end: size - 1 };
+  const headers: Record<string, string> = { ...base, 'content-length': String(end - start + 1) };
+  if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
+  const status = range ? 206 : 200;
+  if (req.method === 'HEAD') return { status, headers };
+  return { status, headers, body: synthetic !== undefined ? syntheticVideo(synthetic, start, end) : sampleMp4().subarray(start, end + 1) };
 }

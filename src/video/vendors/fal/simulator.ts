@@ -1,10 +1,9 @@
 import type { Json } from '../../../core/json.js';
 import { SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { sampleMp4, syntheticVideo } from '../../../sim/media.js';
+import { sampleMp4, serveVideo } from '../../../sim/media.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
 import { appPath, familyOf, isInFormat, parseSeconds, type Family } from './families.js';
-import { serveBytes } from './sim-cdn.js';
 
 /**
  * A loopback stand-in for fal's queue (queue.fal.run) and CDN (v3.fal.media), speaking the real
@@ -167,5 +166,5 @@ function requestError(status: number, detail: string, errorType: string, headers
 function content(req: SimRequest, sim: SimServer, task: SimTask | undefined): SimReply {
   if (!task || task.outcome !== 'success' || task.cancelled) return { status: 404, body: 'Not Found' };
   const big = sim.settings['videoBytes'] as number | undefined;
-  return serveBytes(req, big ?? sampleMp4().length, (start, end) => (big ? syntheticVideo(big, start, end) : sampleMp4().subarray(start, end + 1)));
+  return serveVideo(req, big);
 }

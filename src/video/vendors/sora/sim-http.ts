@@ -1,5 +1,5 @@
 import type { SimReply, SimRequest, SimServer } from '../../../sim/framework.js';
-import { sampleMp4, syntheticVideo } from '../../../sim/media.js';
+import { serveVideo } from '../../../sim/media.js';
 
 /**
  * HTTP pieces shared by the OpenAI and Azure Sora simulators: ranged video downloads as object
@@ -7,33 +7,9 @@ import { sampleMp4, syntheticVideo } from '../../../sim/media.js';
  */
 
 /** A single byte range, "unsatisfiable" (416) or undefined (serve everything, as RFC 9110 allows). */
-export function parseRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
-  if (!header) return undefined;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m || (m[1] === '' && m[2] === '')) return undefined;
-  if (m[1] === '') {
-    const suffix = Number(m[2]);
-    return suffix === 0 ? 'unsatisfiable' : [Math.max(0, size - suffix), size - 1];
-  }
-  const start = Number(m[1]);
-  const end = m[2] === '' ? undefined : Number(m[2]);
-  if (end !== undefined && end < start) return undefined;
-  if (start >= size) return 'unsatisfiable';
-  return [start, Math.min(end ?? size - 1, size - 1)];
-}
-
 /** The MP4 fixture, or `settings.videoBytes` bytes of synthetic video, honouring Range. */
 export function videoReply(req: SimRequest, sim: SimServer): SimReply {
-  const synthetic = typeof sim.settings.videoBytes === 'number' ? (sim.settings.videoBytes as number) : undefined;
-  const size = synthetic ?? sampleMp4().length;
-  const base = { 'content-type': 'video/mp4', 'accept-ranges': 'bytes' };
-  const range = parseRange(req.headers['range'], size);
-  if (range === 'unsatisfiable') return { status: 416, headers: { ...base, 'content-range': `bytes */${size}` }, body: '' };
-  const [start, end] = range ?? [0, size - 1];
-  const headers: Record<string, string> = { ...base, 'content-length': String(end - start + 1) };
-  if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
-  const body = synthetic !== undefined ? syntheticVideo(synthetic, start, end) : sampleMp4().subarray(start, end + 1);
-  return { status: range ? 206 : 200, headers, body };
+  return serveVideo(req, sim.settings.videoBytes);
 }
 
 export interface SimFile {

@@ -1,5 +1,5 @@
 import type { SimReply, SimRequest } from '../../../sim/framework.js';
-import { sampleMp4, syntheticVideo } from '../../../sim/media.js';
+import { sampleMp4, serveVideo } from '../../../sim/media.js';
 
 /**
  * The Cloud Storage JSON API read path for simulated results: `?alt=media` returns the bytes
@@ -20,38 +20,12 @@ export function serveObject(req: SimRequest, bucket: string, object: string, vid
       },
     };
   }
-  const base = { 'content-type': 'video/mp4', 'accept-ranges': 'bytes', 'x-goog-stored-content-length': String(size) };
-  const range = parseRange(req.headers['range'], size);
-  if (range === 'unsatisfiable') {
-    return {
+  return serveVideo(req, videoBytes, {
+    headers: { 'x-goog-stored-content-length': String(size) },
+    unsatisfiable: (n) => ({
       status: 416,
-      headers: { 'content-range': `bytes */${size}` },
+      headers: { 'content-range': `bytes */${n}` },
       json: { error: { code: 416, message: 'The requested range cannot be satisfied.', errors: [{ domain: 'global', reason: 'requestedRangeNotSatisfiable' }] } },
-    };
-  }
-  const [start, end] = range ?? [0, size - 1];
-  const headers: Record<string, string> = { ...base, 'content-length': String(end - start + 1) };
-  if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
-  const status = range ? 206 : 200;
-  if (typeof videoBytes === 'number' && videoBytes > 0) return { status, headers, body: syntheticVideo(size, start, end) };
-  return { status, headers, body: sampleMp4().subarray(start, end + 1) };
-}
-
-/** One `bytes=` range (first-last, first-, or -suffix); several ranges are answered whole, like GCS. */
-function parseRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
-  if (!header) return undefined;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m) return undefined;
-  const [, a, b] = m as unknown as [string, string, string];
-  if (a === '' && b === '') return undefined;
-  if (a === '') {
-    const n = Number(b);
-    if (n === 0) return 'unsatisfiable';
-    return [Math.max(0, size - n), size - 1];
-  }
-  const start = Number(a);
-  if (start >= size) return 'unsatisfiable';
-  const end = b === '' ? size - 1 : Math.min(Number(b), size - 1);
-  if (end < start) return undefined;
-  return [start, end];
+    }),
+  });
 }
