@@ -73,7 +73,8 @@ function create(req: SimRequest, sim: SimServer, book: TaskBook, endpoint: 'vide
   const referenceVideos = media.filter((m) => m?.type === 'reference_video').length;
   const task = book.create({
     prompt: input.prompt,
-    seconds: typeof params.duration === 'number' ? params.duration : 5,
+    // settings.reportSeconds: the model chose another length than asked (billing must follow it).
+    seconds: typeof sim.settings.reportSeconds === 'number' ? sim.settings.reportSeconds : typeof params.duration === 'number' ? params.duration : 5,
     durationMs: sim.settings.taskMs ?? 3000,
     data: { model: body.model, tier: tierOf(params), size: params.size, ratio: params.ratio, referenceVideos, prompt: input.prompt },
   });

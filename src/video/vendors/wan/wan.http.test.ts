@@ -88,6 +88,21 @@ describe('wan over real HTTP against the DashScope simulator', () => {
     expect(got.bytes.equals(sampleMp4())).toBe(true);
   });
 
+  it('the actual duration is the one the task reports, not the one asked for', async () => {
+    const ci = input('wan2.6-t2v', { seconds: 5 }, { duration: 10 });
+    sim.settings.taskMs = 50;
+    sim.settings.reportSeconds = 7;
+    try {
+      const { final } = await settle(await create(ci));
+      expect(final.state).toBe('completed');
+      if (final.state !== 'completed') return;
+      expect(final.seconds).toBe(7);
+      expect(final.billableSeconds ?? final.seconds).toBe(7);
+    } finally {
+      delete sim.settings.reportSeconds;
+    }
+  });
+
   it('kf2v goes to the image2video path with both frame URLs; wan2.2 usage reports video_duration', async () => {
     const ci = input('wan2.2-kf2v-flash', {
       resolution: 720,
