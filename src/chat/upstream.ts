@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../http/retry-after.js';
 import { isObject, type Json, type JsonObject } from '../core/json.js';
 import type { Upstream, UpstreamRequest, UpstreamVerdict } from '../http/types.js';
 
@@ -37,8 +38,8 @@ export function classifyChatError(status: number, json: Json | undefined, header
   const param = typeof err?.param === 'string' ? err.param : undefined;
   if (status === 401 || status === 403) return { kind: 'auth', status, message };
   if (status === 408 || status === 409 || status === 429 || status >= 500) {
-    const retryAfter = Number(headers['retry-after']);
-    return { kind: 'retryable', status, message, retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined };
+    const wait = retryAfterSeconds(headers);
+    return { kind: 'retryable', status, message, retryAfterSeconds: wait !== undefined && wait > 0 ? wait : undefined };
   }
   if (code && MODERATION_CODES.has(code)) return { kind: 'moderation', message, code };
   const clientStatus = status === 404 || status === 413 || status === 422 ? status : 400;

@@ -1,3 +1,6 @@
+import { retryAfterSeconds } from '../http/retry-after.js';
+
+export { retryAfterSeconds };
 import type { UpstreamResponse, UpstreamVerdict } from '../http/types.js';
 
 /**
@@ -9,18 +12,6 @@ const MAX_MESSAGE = 500;
 export function trimMessage(message: string): string {
   const m = message.replace(/\s+/g, ' ').trim();
   return m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE)}...` : m;
-}
-
-/** Seconds to wait, from `retry-after` (seconds or an HTTP date) or `retry-after-ms`. */
-export function retryAfterSeconds(headers: Record<string, string>, nowMs = Date.now()): number | undefined {
-  const ms = Number(headers['retry-after-ms']);
-  if (Number.isFinite(ms) && ms > 0) return Math.ceil(ms / 1000);
-  const v = headers['retry-after'];
-  if (!v) return undefined;
-  const s = Number(v);
-  if (Number.isFinite(s) && s >= 0) return Math.ceil(s);
-  const at = Date.parse(v);
-  return Number.isFinite(at) ? Math.max(1, Math.ceil((at - nowMs) / 1000)) : undefined;
 }
 
 /**

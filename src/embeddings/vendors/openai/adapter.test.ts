@@ -88,7 +88,8 @@ describe('openai adapter: answers', () => {
     expect(err(400, 'content_filter').kind).toBe('moderation');
     expect(err(401, 'invalid_api_key').kind).toBe('auth');
     expect(err(429, 'insufficient_quota').kind).toBe('auth');
-    expect(err(429, 'rate_limit_exceeded', { 'retry-after-ms': '1500' })).toMatchObject({ kind: 'retryable', retryAfterSeconds: 2 });
+    // Kept exact here; the Retry-After the client sees is rounded up where it is written.
+    expect(err(429, 'rate_limit_exceeded', { 'retry-after-ms': '1500' })).toMatchObject({ kind: 'retryable', retryAfterSeconds: 1.5 });
     expect(err(404, 'model_not_found').kind).toBe('retryable');
     expect(err(503, null).kind).toBe('retryable');
     expect(err(413, null)).toMatchObject({ kind: 'client', status: 413 });

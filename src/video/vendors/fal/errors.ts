@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { isObject, type Json } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import type { FailureCode } from '../../types.js';
@@ -119,7 +120,7 @@ export function classify(res: UpstreamResponse): UpstreamVerdict {
   const failure = failureOf(body);
   const message = failure?.message ?? fallbackMessage(res);
   if (status === 401 || status === 403 || status === 402) return { kind: 'auth', status, message };
-  if (status === 429) return { kind: 'retryable', status, message, retryAfterSeconds: retryAfter(res.headers) };
+  if (status === 429) return { kind: 'retryable', status, message, retryAfterSeconds: retryAfterSeconds(res.headers) };
   const isModelError = isObject(body) && Array.isArray(body['detail']);
   if (failure && isModelError) {
     if (failure.code === 'content_policy_violation') return { kind: 'moderation', message: tagged(failure), code: failure.code };
@@ -129,7 +130,7 @@ export function classify(res: UpstreamResponse): UpstreamVerdict {
   if (errorType && (TERMINAL_REQUEST_ERRORS.has(errorType) || CANCEL_REQUEST_ERRORS.has(errorType))) {
     return { kind: 'client', status: 422, message: `${message} (${errorType})`, code: codeForRequestError(errorType) };
   }
-  if (status >= 500 || status === 408) return { kind: 'retryable', status, message, retryAfterSeconds: retryAfter(res.headers) };
+  if (status >= 500 || status === 408) return { kind: 'retryable', status, message, retryAfterSeconds: retryAfterSeconds(res.headers) };
   const shown = errorType ? `${message} (${errorType})` : message;
   if (status === 404 || status === 413) return { kind: 'client', status, message: shown };
   return { kind: 'client', status: status === 422 ? 422 : 400, message: shown };
@@ -143,15 +144,6 @@ function fallbackMessage(res: UpstreamResponse): string {
   const text = res.text.trim();
   if (text.length > 0 && text.length <= 500 && !text.startsWith('<')) return redact(text);
   return `fal answered HTTP ${res.status}`;
-}
-
-function retryAfter(headers: Record<string, string>): number | undefined {
-  const v = headers['retry-after'];
-  if (!v) return undefined;
-  const n = Number(v);
-  if (Number.isFinite(n)) return Math.max(0, n);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, (at - Date.now()) / 1000);
 }
 
 /** Removes anything that looks like a credential: fal keys ("<uuid>:<hex>") and Key/Bearer header values. */

@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
@@ -21,16 +22,6 @@ export function redact(text: string): string {
     .replace(/(Bearer\s+)[^\s"',]+/gi, '$1***')
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '***')
     .replace(/\b(ark|sk)-[A-Za-z0-9_-]{6,}/g, '$1-***');
-}
-
-/** Retry-After as seconds (delta-seconds or an HTTP date), when the vendor sent one. */
-export function retryAfterSeconds(headers: Record<string, string>): number | undefined {
-  const raw = headers['retry-after'];
-  if (!raw) return undefined;
-  const n = Number(raw);
-  if (Number.isFinite(n) && n >= 0) return n;
-  const at = Date.parse(raw);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 export function parseSeedanceCreate(res: UpstreamResponse, requestedSeconds: number): { taskId: string; meta: JsonObject } {

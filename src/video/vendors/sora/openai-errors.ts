@@ -1,3 +1,4 @@
+import { retryAfterSeconds as standardRetryAfter } from '../../../http/retry-after.js';
 import { isObject, type Json } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 
@@ -63,15 +64,8 @@ function parseGoDuration(s: string): number | undefined {
  * or an HTTP date), then OpenAI's x-ratelimit-reset-requests / -tokens hints.
  */
 export function retryAfterSeconds(headers: Record<string, string>, now = Date.now()): number | undefined {
-  const ms = Number(headers['retry-after-ms']);
-  if (headers['retry-after-ms'] !== undefined && Number.isFinite(ms) && ms >= 0) return ms / 1000;
-  const ra = headers['retry-after'];
-  if (ra !== undefined) {
-    const secs = Number(ra);
-    if (ra.trim() !== '' && Number.isFinite(secs) && secs >= 0) return secs;
-    const at = Date.parse(ra);
-    if (Number.isFinite(at)) return Math.max(0, (at - now) / 1000);
-  }
+  const standard = standardRetryAfter(headers, now);
+  if (standard !== undefined) return standard;
   for (const h of ['x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens']) {
     const v = headers[h] !== undefined ? parseGoDuration(headers[h]!) : undefined;
     if (v !== undefined) return v;

@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { isObject, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 
@@ -50,12 +51,8 @@ function describe(res: UpstreamResponse): { message: string; details?: Json } {
 
 /** Seconds to wait: Retry-After (seconds or HTTP date), else a google.rpc.RetryInfo detail. */
 function retryAfter(headers: Record<string, string>, details: Json | undefined): number | undefined {
-  const h = headers['retry-after'];
-  if (h) {
-    if (/^\s*\d+(\.\d+)?\s*$/.test(h)) return Number(h);
-    const at = Date.parse(h);
-    if (!Number.isNaN(at)) return Math.max(0, (at - Date.now()) / 1000);
-  }
+  const standard = retryAfterSeconds(headers);
+  if (standard !== undefined) return standard;
   if (Array.isArray(details)) {
     for (const d of details) {
       if (!isObject(d)) continue;

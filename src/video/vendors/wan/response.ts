@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
@@ -16,16 +17,6 @@ function num(v: Json | undefined): number | undefined {
 /** Keys and bearer tokens never leave the gateway, even inside a vendor's error text. */
 export function redact(text: string): string {
   return text.replace(/\bsk-[A-Za-z0-9_-]{6,}/g, 'sk-***').replace(/(Bearer\s+)[^\s"',]+/gi, '$1***');
-}
-
-/** Retry-After as seconds (delta-seconds or an HTTP date), when the vendor sent one. */
-export function retryAfterSeconds(headers: Record<string, string>): number | undefined {
-  const raw = headers['retry-after'];
-  if (!raw) return undefined;
-  const n = Number(raw);
-  if (Number.isFinite(n) && n >= 0) return n;
-  const at = Date.parse(raw);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 export function parseWanCreate(res: UpstreamResponse, requestedSeconds: number): { taskId: string; meta: JsonObject } {

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { TransportError, type Upstream } from '../../src/http/types.js';
+import { CircuitBreaker } from '../../src/routing/circuit.js';
+import { withFailover } from '../../src/routing/failover.js';
+
+const up = (name: string): Upstream => ({ name, vendor: 'v', baseUrl: 'http://x', models: [], priority: 1, weight: 1, timeoutMs: 1, options: {} });
+const ups = [up('a'), up('b')];
+
+describe('failover outcomes', () => {
+  it('moves on after a retryable answer and returns the next upstream’s value', async () => {
+    const tried: string[] = [];
+    const r = await withFailover(ups, async (u) => {
+      tried.push(u.name);
+      return u.name === 'a' ? { ok: false, verdict: { kind: 'retryable', status: 500, message: 'x' } } : { ok: true, value: 42 };
+    });
+    expect(tried).toEqual(['a', 'b']);
+    expect(r).toMatchObject({ value: 42, upstream: { name: 'b' } });
+  });
+
+  it('stops at a client error (upstream_rejected, status kept) without trying the next', async () => {
+    const tried: string[] = [];
+    const p = withFailover(ups, async (u) => {
+      tried.push(u.name);
+      return { ok: false, verdict: { kind: 'client', status: 422, message: 'bad tools', code: 'vendor_code', param: 'tools' } };
+    });
+    await expect(p).rejects.toMatchObject({ status: 422, code: 'upstream_rejected', param: 'tools' });
+    expect(tried).toEqual(['a']);
+  });
+
+  it('502 with the longest Retry-After rounded up to whole seconds when every upstream failed', async () => {
+    const p = withFailover(ups, async (u) => ({ ok: false, verdict: { kind: 'retryable', status: 429, message: 'x', retryAfterSeconds: u.name === 'a' ? 1.5 : 0.2 } }));
+    await expect(p).rejects.toMatchObject({ status: 502, headers: { 'retry-after': '2' } });
+  });
+
+  it('504 when the last failure was a timeout, 503 when nothing could be reached', async () => {
+    await expect(withFailover(ups, async () => { throw new TransportError('timeout', 't', true); })).rejects.toMatchObject({ status: 504 });
+    await expect(withFailover(ups, async () => { throw new TransportError('connect', 'c', false); })).rejects.toMatchObject({ status: 503 });
+    await expect(withFailover([], async () => ({ ok: true, value: 1 }))).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('reports maybe-sent timeouts and opens circuits after repeated failures', async () => {
+    const circuits = new CircuitBreaker(2, 60_000);
+    const maybe: string[] = [];
+    for (let i = 0; i < 2; i++)
+      await withFailover([up('a')], async () => { throw new TransportError('timeout', 't', true); }, { circuits, onMaybeSent: (u) => void maybe.push(u.name) }).catch(() => undefined);
+    expect(maybe).toEqual(['a', 'a']);
+    expect(circuits.isOpen('a')).toBe(true);
+  });
+});
