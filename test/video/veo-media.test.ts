@@ -41,6 +41,22 @@ describe('Veo media through the gateway', () => {
     expect(sent.parameters.generate_audio).toBeUndefined();
   });
 
+  it('merges a native parameters object with the derived one, and native camelCase wins over standard and alias', async () => {
+    const { key } = await gw.newKey();
+    const r = await call(gw, 'POST', '/v1/videos/generations', {
+      key,
+      body: { model, prompt: 'x', seconds: 4, aspect_ratio: '9:16', durationSeconds: 6, sample_count: 2, sampleCount: 1, parameters: { fps: 24, aspectRatio: '16:9' }, brandNewKnob: 'y' },
+    });
+    expect(r.status, r.text).toBe(200);
+    const p = creates().at(-1)!.json.parameters;
+    expect(p.fps).toBe(24); // native nested field kept
+    expect(p.aspectRatio).toBe('16:9'); // native nested value wins over the derived one
+    expect(p.durationSeconds).toBe(6); // native name wins over `seconds`
+    expect(p.sampleCount).toBe(1); // camelCase wins over its snake_case alias
+    expect(p.sample_count).toBeUndefined();
+    expect(p.brandNewKnob).toBe('y'); // unknown natives go into parameters
+  });
+
   it('an unreachable image is a processing job that fails with invalid_media and costs nothing', async () => {
     const { key, account } = await gw.newKey(50);
     const before = creates().length;

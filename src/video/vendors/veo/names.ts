@@ -57,6 +57,9 @@ export function alias(table: Readonly<Record<string, string>>, key: string): str
  * names (image, video, seed ...) stay unclaimed so they pass through to anyone.
  */
 export const OWNED_PARAMS: ReadonlySet<string> = new Set([
+  // Vertex's own nested wrappers: a native `parameters` object merges with the derived one (spec 2.3 rule 4).
+  'parameters',
+  'instances',
   'sampleCount',
   'sample_count',
   'personGeneration',
