@@ -62,13 +62,27 @@ describe('gateway CLI', () => {
     expect(JSON.parse(out).revoked_at).not.toBeNull();
   });
 
+  it('prints help with exit 0 when asked, usage with exit 2 when given nothing', async () => {
+    const help = await run('--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/accounts/);
+    const none = await run();
+    expect(none.code).toBe(2);
+    expect(none.out).toMatch(/Usage: gateway/);
+  });
+
   it('exits non-zero with a clear message on bad input, and writes nothing', async () => {
     const bad = await run('accounts', 'topup', 'acme', 'lots');
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/amount/);
-    expect((await run('accounts', 'show', 'ghost')).code).toBe(2);
-    expect((await run('keys', 'create')).code).not.toBe(0);
-    expect((await run('frobnicate')).code).not.toBe(0);
+    expect((await run('accounts', 'show', 'ghost')).code).toBe(4);
+    const noAccount = await run('keys', 'create');
+    expect(noAccount.code).toBe(2);
+    expect(noAccount.err).toMatch(/--account/);
+    const unknown = await run('frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/unknown command 'frobnicate'/);
+    expect(unknown.err).not.toMatch(/\n\s+at /);
     await run('accounts', 'show', 'acme');
     expect(JSON.parse(out).balance_micros).toBe(20_000_000);
   });

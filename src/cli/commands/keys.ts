@@ -1,0 +1,48 @@
+import { view } from '../../admin/service.js';
+import type { KeyAction } from '../../store/types.js';
+import type { CliCommand } from '../command.js';
+import { csv, printJson, withAdmin } from '../local.js';
+
+type WithConfig = { config?: string };
+
+/** API key administration straight on the configured database (the same operations as /admin/keys). */
+export const keysCommand: CliCommand = {
+  register(program, run) {
+    const keys = program.command('keys').description('create, list and revoke API keys');
+    const configOpt = ['--config <path>', 'configuration file (or GATEWAY_CONFIG)'] as const;
+
+    keys
+      .command('create')
+      .requiredOption('--account <name>', 'account the key spends from')
+      .option('--models <globs>', "comma-separated model patterns, e.g. 'sora-*,text-embedding-*' (default: all)")
+      .option('--actions <list>', 'comma-separated: video, embeddings, chat, models (default: all)')
+      .option('--expires <duration>', 'lifetime such as 30d, 12h or 45m (default: never)')
+      .option('--name <text>', 'a label for the key')
+      .option(...configOpt)
+      .action(
+        run(async (o: WithConfig & { account: string; models?: string; actions?: string; expires?: string; name?: string }) =>
+          withAdmin(o.config, async (admin) => {
+            const { key, record } = await admin.createKey({
+              account: o.account,
+              models: csv(o.models),
+              actions: csv(o.actions) as KeyAction[] | undefined,
+              expires: o.expires,
+              name: o.name,
+            });
+            printJson(view.key(record));
+            // The key alone on the last line, shown this once, so scripts can take `tail -n1`.
+            process.stdout.write(`${key}\n`);
+          }),
+        ),
+      );
+    keys
+      .command('list')
+      .option('--account <name>', 'only this account')
+      .option(...configOpt)
+      .action(run(async (o: WithConfig & { account?: string }) => withAdmin(o.config, async (admin) => printJson((await admin.listKeys(o.account)).map(view.key)))));
+    keys
+      .command('revoke <idOrPrefix>')
+      .option(...configOpt)
+      .action(run(async (id: string, o: WithConfig) => withAdmin(o.config, async (admin) => printJson(view.key(await admin.revokeKey(id))))));
+  },
+};

@@ -1,0 +1,30 @@
+import { AdminService } from '../admin/service.js';
+import { loadConfigFile, validateConfig } from '../config/load.js';
+import type { ConfigFile } from '../config/schema.js';
+import { systemClock } from '../core/clock.js';
+import { openStore } from '../store/index.js';
+
+/** The configuration named by --config or GATEWAY_CONFIG; without one, the embedded default. */
+export function localConfig(path: string | undefined): { cfg: ConfigFile; path: string | undefined } {
+  const p = path ?? process.env.GATEWAY_CONFIG;
+  if (p) return { cfg: loadConfigFile(p), path: p };
+  return { cfg: validateConfig({}, '(embedded default)'), path: undefined };
+}
+
+/** Runs `fn` with the admin service over the configured store (commands that work on the database directly). */
+export async function withAdmin<T>(configPath: string | undefined, fn: (admin: AdminService) => Promise<T>): Promise<T> {
+  const { cfg } = localConfig(configPath);
+  const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
+  try {
+    return await fn(new AdminService(store, undefined, systemClock));
+  } finally {
+    await store.close();
+  }
+}
+
+export const printJson = (v: unknown): void => {
+  process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+};
+
+export const csv = (v: string | undefined): string[] | undefined =>
+  v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean);
