@@ -3,10 +3,12 @@ import { loadConfigFile } from './config/load.js';
 import type { ConfigFile } from './config/schema.js';
 import { demoBanner, ensureDemoKey, startDemo, type Demo } from './demo.js';
 import { buildServices } from './services.js';
+import { handleShutdownSignals } from './shutdown.js';
 
 /**
- * Runs the gateway until SIGINT/SIGTERM. With no config file: the embedded default (simulators,
- * SQLite in ./data, demo account and key printed with ready-to-copy curl lines).
+ * Runs the gateway until SIGINT/SIGTERM, then drains (see shutdown.ts). With no config file: the
+ * embedded default (simulators, SQLite in ./data, demo account and key printed with ready-to-copy
+ * curl lines).
  */
 export async function serve(opts: { configPath?: string; host?: string; port?: string }): Promise<void> {
   const host = opts.host ?? process.env.HOST;
@@ -26,6 +28,18 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   }
   const services = await buildServices(cfg);
   const app = buildApp(services);
+  // Installed before listening, so a signal during start-up drains too instead of killing the process.
+  const stopped = handleShutdownSignals({
+    app,
+    state: services.shutdown,
+    logger: services.logger,
+    deadlineMs: cfg.server.shutdown_timeout_ms,
+    stopBackground: () => services.poller.stop(),
+    closeServices: async () => {
+      await services.close();
+      await Promise.all((demo?.sims ?? []).map((s) => s.close()));
+    },
+  });
   await app.listen({ host: cfg.server.host, port: cfg.server.port });
   services.poller.start();
   const addr = app.server.address();
@@ -36,12 +50,7 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   } else {
     services.logger.info({ url: base }, 'gateway listening');
   }
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  await app.close();
-  await services.close();
-  await Promise.all((demo?.sims ?? []).map((s) => s.close()));
+  await stopped;
+  // Everything is closed; a handle some library forgot must not keep a stopped gateway alive.
+  setTimeout(() => process.exit(0), 2_000).unref();
 }

@@ -14,6 +14,7 @@ import { IdSealer } from './core/sealed-id.js';
 import { EmbeddingsService } from './embeddings/service.js';
 import { Executor } from './http/executor.js';
 import { MediaFetcher } from './http/media.js';
+import { ShutdownState } from './http/shutdown-state.js';
 import { createLimiter } from './limits/index.js';
 import type { RateLimiter } from './limits/types.js';
 import { Catalog } from './routing/catalog.js';
@@ -44,6 +45,9 @@ export interface Services {
   embeddings: EmbeddingsService;
   chat: ChatService;
   startedAt: number;
+  /** Flips when a graceful shutdown begins (readiness reads it). */
+  shutdown: ShutdownState;
+  /** Waits for background work, flushes batched charges, then closes pools, limiter and store. */
   close(): Promise<void>;
 }
 
@@ -143,8 +147,11 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; cl
     embeddings,
     chat,
     startedAt: clock.now(),
+    shutdown: new ShutdownState(),
     async close() {
       await poller.stop();
+      // Answers already sent are billed before the store goes away.
+      await charges.drain();
       await Promise.allSettled([executor.close(), media.close(), limiter.close()]);
       await store.close();
       logger.flush();

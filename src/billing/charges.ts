@@ -20,6 +20,7 @@ interface Pending {
 export class ChargeBatcher {
   private queue: Pending[] = [];
   private scheduled = false;
+  private writing = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Pick<Store, 'chargeMany'>,
@@ -29,12 +30,28 @@ export class ChargeBatcher {
   charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number): Promise<'ok' | 'duplicate'> {
     return new Promise((resolve, reject) => {
       this.queue.push({ accountId, amount, ref, note, now, resolve, reject });
-      if (this.queue.length >= this.maxBatch) void this.flush();
+      if (this.queue.length >= this.maxBatch) this.track(this.flush());
       else if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => void this.flush());
+        setImmediate(() => this.track(this.flush()));
       }
     });
+  }
+
+  /**
+   * Resolves once every charge queued so far is written (or failed): a shutdown waits for this, so
+   * answers already billed in memory are billed in the store before the process exits.
+   */
+  async drain(): Promise<void> {
+    while (this.queue.length > 0 || this.writing.size > 0) {
+      if (this.queue.length > 0) this.track(this.flush());
+      await Promise.all(this.writing);
+    }
+  }
+
+  private track(write: Promise<void>): void {
+    this.writing.add(write);
+    void write.finally(() => this.writing.delete(write));
   }
 
   private async flush(): Promise<void> {

@@ -47,6 +47,8 @@ export const configSchema = z
         public_url: z.string().url().optional(),
         body_limit_bytes: z.number().int().positive().default(10 * 1024 * 1024),
         request_timeout_ms: z.number().int().positive().default(120_000),
+        /** On SIGTERM, how long requests in flight get to finish before the process exits anyway. */
+        shutdown_timeout_ms: z.number().int().positive().default(25_000),
         trust_proxy: z.boolean().default(false),
       })
       .strict()

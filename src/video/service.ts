@@ -59,6 +59,10 @@ export class VideoService {
         await refreshJob(this.deps, job);
       } catch (e) {
         this.deps.log.error({ job: job.id, err: (e as Error).message }, 'video refresh failed');
+        // Hand the lease back rather than leave the job unpolled until it expires.
+        await this.deps.store
+          .recordPoll(job.id, { vendorData: job.vendorData, progress: job.progress, nextPollAt: now + this.deps.settings.pollIntervalMs, now })
+          .catch(() => undefined);
       }
     }
     this.jobs.forget(job.id);

@@ -24,6 +24,40 @@ describe('charge batching', () => {
   });
 });
 
+describe('charge batching at shutdown', () => {
+  it('drain resolves only after every queued and in-flight charge is written', async () => {
+    const written: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const b = new ChargeBatcher({
+      chargeMany: async (items) => {
+        await gate;
+        written.push(...items.map((i) => i.ref));
+        return items.map(() => 'ok' as const);
+      },
+    });
+    const first = b.charge('a', 1, 'r1', null, 0);
+    await new Promise((r) => setImmediate(r)); // r1 is now being written
+    const second = b.charge('a', 1, 'r2', null, 0); // r2 is only queued
+    let drained = false;
+    const draining = b.drain().then(() => (drained = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(drained).toBe(false);
+    release();
+    await draining;
+    expect(written.sort()).toEqual(['r1', 'r2']);
+    await expect(Promise.all([first, second])).resolves.toEqual(['ok', 'ok']);
+  });
+
+  it('drain of an idle batcher resolves at once, and a failed write does not hang it', async () => {
+    const b = new ChargeBatcher({ chargeMany: async () => { throw new Error('database gone'); } });
+    await b.drain();
+    const p = b.charge('a', 1, 'r1', null, 0);
+    await b.drain();
+    await expect(p).rejects.toThrow('database gone');
+  });
+});
+
 describe('in-flight reservations', () => {
   it('counts what is in flight against the balance, and releases exactly once', async () => {
     let balance = 100;

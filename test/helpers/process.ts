@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  url: string;
+  /** Every line the process wrote to stdout and stderr so far. */
+  output: string[];
+  /** Resolves with the exit code (or the signal's name) once the process is gone. */
+  exited: Promise<number | string>;
+}
+
+/** A port free right now on loopback (the OS picks it; it is released for the gateway to take). */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', () => res()));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise((res) => srv.close(res));
+  return port;
+}
+
+/**
+ * Starts the built gateway (bin/gateway.js, as in production) on a config written to `dir`, on a
+ * free port, and resolves once /health answers. `npm run build` must have run.
+ */
+export async function startGatewayProcess(dir: string, config: Record<string, unknown>, name = 'gateway.json'): Promise<GatewayProcess> {
+  const file = join(dir, name);
+  const port = await freePort();
+  // YAML is a superset of JSON, so the config loader reads this as it is.
+  writeFileSync(file, JSON.stringify({ log_level: 'info', ...config, server: { ...(config.server as object), host: '127.0.0.1', port } }));
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } });
+  const output: string[] = [];
+  const exited = new Promise<number | string>((res) => child.once('exit', (code, signal) => res(code ?? signal ?? -1)));
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let buf = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buf += chunk;
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        output.push(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+      }
+    });
+  }
+  const url = `http://127.0.0.1:${port}`;
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const until = Date.now() + 20_000;
+  for (;;) {
+    if (gone) throw new Error(`gateway exited before answering:\n${output.join('\n')}`);
+    if (Date.now() > until) {
+      child.kill('SIGKILL');
+      throw new Error(`gateway did not answer /health:\n${output.join('\n')}`);
+    }
+    try {
+      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) })).ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, url, output, exited };
+}
+
+/** Waits until `check` is true, polling every `everyMs`; throws with `what` after `ms`. */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms = 10_000, everyMs = 20): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
