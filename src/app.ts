@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /** One access line per request ("request completed", with status and time) instead of two. */
@@ -43,6 +44,9 @@ export function buildApp(s: Services): FastifyInstance {
     trustProxy: server.trust_proxy,
     logController: new AccessLog(),
     return503OnClosing: true,
+    // Slow headers (a client trickling its request head to hold a connection) are cut off; Node
+    // checks every 30 s by default, which would let the timeout run far past its value.
+    http: { headersTimeout: server.headers_timeout_ms, connectionsCheckingInterval: Math.min(1_000, server.headers_timeout_ms) },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     // Requests the HTTP parser refuses (e.g. a duplicated Authorization header, bad framing)
     // still get the spec's error shape.
@@ -52,9 +56,16 @@ export function buildApp(s: Services): FastifyInstance {
     },
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return socket.destroy();
-      const code = (err as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const body = JSON.stringify({ error: { type: 'invalid_request_error', message: 'Malformed HTTP request.', code: 'malformed_request' } });
-      socket.end(`HTTP/1.1 ${code} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const kind = (err as { code?: string }).code;
+      // ERR_HTTP_REQUEST_TIMEOUT: the request head did not complete within server.headers_timeout_ms.
+      const refusal =
+        kind === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? errors.requestTimeout('The request head did not arrive in time.')
+          : errors.invalidRequest('Malformed HTTP request.', undefined, 'malformed_request');
+      const status = kind === 'HPE_HEADER_OVERFLOW' ? 431 : refusal.status;
+      const text = STATUS_CODES[status] ?? 'Bad Request';
+      const body = JSON.stringify(refusal.toBody());
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
 

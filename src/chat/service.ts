@@ -7,6 +7,7 @@ import type { Clock } from '../core/clock.js';
 import { errors, GatewayError } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import type { Executor, StreamResponse } from '../http/executor.js';
+import { discard } from '../http/streams.js';
 import { TransportError, type Upstream } from '../http/types.js';
 import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
@@ -233,7 +234,7 @@ function generatedText(json: JsonObject): number {
   return n;
 }
 
-async function readSome(body: NodeJS.ReadableStream & { destroy(): void }, limit: number): Promise<Buffer> {
+async function readSome(body: StreamResponse['body'], limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -246,7 +247,7 @@ async function readSome(body: NodeJS.ReadableStream & { destroy(): void }, limit
   } catch {
     // A broken error body still leaves us the status to classify by.
   } finally {
-    body.destroy();
+    discard(body);
   }
   return Buffer.concat(chunks, size).subarray(0, limit);
 }

@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
 import type { Json } from '../core/json.js';
+import { discard } from '../http/streams.js';
 import { readUsage, type ChatUsage } from './usage.js';
 
 export interface RelayResult {
@@ -37,7 +38,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
   let pending = '';
   const onClose = () => {
     result.clientGone = true;
-    source.destroy();
+    discard(source);
   };
   sink.once('close', onClose);
   // The client may already be gone by the time the upstream answered.

@@ -49,6 +49,8 @@ export const configSchema = z
         request_timeout_ms: z.number().int().positive().default(120_000),
         /** On SIGTERM, how long requests in flight get to finish before the process exits anyway. */
         shutdown_timeout_ms: z.number().int().positive().default(25_000),
+        /** A client that has not sent its full request head by then is answered 408 and closed (slow headers). */
+        headers_timeout_ms: z.number().int().positive().default(15_000),
         trust_proxy: z.boolean().default(false),
       })
       .strict()

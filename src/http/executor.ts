@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Json } from '../core/json.js';
+import { discard, guard } from './streams.js';
 import { TransportError, type UpstreamRequest, type UpstreamResponse } from './types.js';
 
 /** Responses larger than this are not buffered as JSON (video bytes go through `stream`). */
@@ -31,7 +32,7 @@ export class Executor {
     const res = await this.dispatch(req, timeoutMs, signal);
     let raw: Buffer;
     try {
-      raw = await readBounded(res.body, MAX_BUFFERED_BYTES);
+      raw = await readBounded(res.body, MAX_BUFFERED_BYTES, Date.now() + (req.timeoutMs ?? timeoutMs));
     } catch (e) {
       throw toTransportError(e, true);
     }
@@ -62,7 +63,7 @@ export class Executor {
   ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
     const res = await this.dispatch(req, timeoutMs, signal);
     try {
-      const raw = await readBounded(res.body, MAX_BUFFERED_BYTES);
+      const raw = await readBounded(res.body, MAX_BUFFERED_BYTES, Date.now() + (req.timeoutMs ?? timeoutMs));
       return { status: res.statusCode, headers: flatHeaders(res.headers), raw };
     } catch (e) {
       throw toTransportError(e, true);
@@ -85,8 +86,9 @@ export class Executor {
     }
     const t = req.timeoutMs ?? timeoutMs;
     const url = new URL(req.url);
+    let res: Dispatcher.ResponseData;
     try {
-      return await this.agent.request({
+      res = await this.agent.request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: req.method,
@@ -94,12 +96,17 @@ export class Executor {
         body,
         signal,
         headersTimeout: t,
-        // A streamed download may legitimately take long; only a stall between chunks counts.
-        bodyTimeout: streaming ? Math.max(t, 60_000) : t,
+        // A streamed download may legitimately take long; only a stall between chunks counts, and a
+        // stall of twice the upstream's timeout (60 s with the default 30 s) ends it.
+        bodyTimeout: streaming ? 2 * t : t,
       });
     } catch (e) {
       throw toTransportError(e, body !== undefined || req.method !== 'GET');
     }
+    // From here on the body may fail (reset, timeout, abort, a destroy before it was read) at any
+    // moment, also before its consumer attaches a listener: that must never be an uncaught error.
+    guard(res.body);
+    return res;
   }
 
   async close(): Promise<void> {
@@ -120,15 +127,25 @@ export function flatHeaders(h: Record<string, string | string[] | undefined>): R
   return out;
 }
 
-async function readBounded(body: Readable, limit: number): Promise<Buffer> {
+/**
+ * Reads a whole answer, at most `limit` bytes and until `deadline` (the upstream's timeout after the
+ * headers): undici's body timeout only sees
+ * a stall between chunks, so an upstream trickling a byte at a time is stopped here (checked per
+ * chunk, which needs no timer per request; the stall timeout covers an upstream that sends nothing).
+ */
+async function readBounded(body: Readable, limit: number, deadline: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     const b = chunk as Buffer;
     size += b.length;
     if (size > limit) {
-      body.destroy();
+      discard(body);
       throw new TransportError('too_large', `upstream body over ${limit} bytes`, true);
+    }
+    if (Date.now() > deadline) {
+      discard(body);
+      throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
     }
     chunks.push(b);
   }

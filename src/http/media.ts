@@ -3,6 +3,7 @@ import { Agent } from 'undici';
 import type { LookupFunction } from 'node:net';
 import { errors } from '../core/errors.js';
 import { isBlockedAddress } from './ssrf.js';
+import { guard } from './streams.js';
 import { TransportError } from './types.js';
 
 /**
@@ -76,6 +77,8 @@ export class MediaFetcher {
         // A server trickling bytes never trips an idle timeout; this bounds the whole transfer.
         signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.opts.timeoutMs)]) : AbortSignal.timeout(this.opts.timeoutMs),
       });
+      // A reset or the deadline may fail the body before (or while) it is read.
+      guard(res.body);
       if (res.statusCode !== 200) {
         await res.body.dump().catch(() => undefined);
         throw new MediaUnreachableError(param, `'${param}' could not be fetched (HTTP ${res.statusCode}).`);

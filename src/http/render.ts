@@ -1,6 +1,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, GatewayError, isGatewayError } from '../core/errors.js';
+import { toTransportError } from './executor.js';
 import { TransportError } from './types.js';
+
+/** Errors an upstream body can fail with after its headers (undici's own, or the socket's). */
+const UPSTREAM_STREAM_CODES = /^(UND_ERR_|ECONNRESET$|EPIPE$|ERR_STREAM_PREMATURE_CLOSE$)/;
 
 /**
  * Maps anything thrown while serving a request to a GatewayError: ours as they are, the
@@ -10,6 +14,10 @@ import { TransportError } from './types.js';
 export function toGatewayError(err: unknown, bodyLimit: number): GatewayError {
   if (isGatewayError(err)) return err;
   const e = err as FastifyError & { statusCode?: number };
+  // An upstream that failed: a transport failure from the executor, or a body that broke before
+  // the first byte reached the client (e.g. a video download).
+  if (err instanceof TransportError) return fromTransport(err);
+  if (typeof e?.code === 'string' && UPSTREAM_STREAM_CODES.test(e.code)) return fromTransport(toTransportError(err, true));
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.bodyTooLarge(bodyLimit);
@@ -33,6 +41,19 @@ export function toGatewayError(err: unknown, bodyLimit: number): GatewayError {
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
     return errors.invalidRequest('The request could not be processed.', undefined, 'bad_request');
   return errors.internal();
+}
+
+function fromTransport(err: TransportError): GatewayError {
+  switch (err.reason) {
+    case 'timeout':
+      return errors.upstreamTimeout();
+    case 'connect':
+      return errors.upstreamUnavailable('The upstream could not be reached.');
+    case 'aborted':
+      return errors.requestTimeout('The request ended before its answer was ready.');
+    default:
+      return errors.upstreamError('The upstream connection failed.');
+  }
 }
 
 export function sendError(reply: FastifyReply, err: GatewayError): FastifyReply {

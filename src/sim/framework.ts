@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
+import { guard } from '../http/streams.js';
 
 /** A request as a simulator received it: kept so tests can assert what the upstream actually got. */
 export interface SimRequest {
@@ -74,7 +75,11 @@ export class SimServer {
       s.on('close', () => sim.sockets.delete(s));
     });
     server.on('request', (req, res) => {
+      // A client that resets mid-upload or mid-download fails these streams; the handler sees it.
+      guard(req);
+      guard(res);
       sim.handle(req, res, handler).catch((e: unknown) => {
+        if (res.destroyed) return;
         if (!res.headersSent) {
           res.writeHead(500, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ error: { message: `simulator error: ${String(e)}` } }));
@@ -194,13 +199,8 @@ async function send(res: ServerResponse, reply: SimReply): Promise<void> {
   const body = reply.body;
   if (body instanceof Readable) {
     res.writeHead(reply.status ?? 200, headers);
-    await new Promise<void>((resolve) => {
-      body.pipe(res);
-      res.on('close', () => {
-        body.destroy();
-        resolve();
-      });
-    });
+    // pipeline, not pipe: a failing body or a client that leaves destroys both ends, with no stray error.
+    await new Promise<void>((resolve) => pipeline(guard(body), res, () => resolve()));
     return;
   }
   res.writeHead(reply.status ?? 200, headers);

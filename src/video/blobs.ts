@@ -1,7 +1,8 @@
-import { createReadStream, mkdirSync, statSync } from 'node:fs';
-import { writeFile, rename } from 'node:fs/promises';
+import { mkdirSync, statSync } from 'node:fs';
+import { open, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { guard } from '../http/streams.js';
 
 /**
  * Local copies of videos that vendors return inline (base64 in the poll answer): written once at
@@ -30,7 +31,18 @@ export class BlobStore {
     }
   }
 
-  open(name: string, start?: number, end?: number): Readable {
-    return createReadStream(join(this.dir, name), { start, end });
+  /**
+   * A stream of the stored bytes, or undefined when the file is gone. The file is opened before the
+   * stream exists, so a missing file is an answer (404) instead of an error event after the headers.
+   */
+  async open(name: string, start?: number, end?: number): Promise<Readable | undefined> {
+    let handle;
+    try {
+      handle = await open(join(this.dir, name), 'r');
+    } catch {
+      return undefined;
+    }
+    // autoClose (the default) closes the file when the stream ends, fails or is destroyed.
+    return guard(handle.createReadStream({ start, end }));
   }
 }

@@ -1,7 +1,8 @@
-import { pipeline, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { errors } from '../core/errors.js';
 import { isObject } from '../core/json.js';
 import type { StreamResponse } from '../http/executor.js';
+import { discard, pipeThrough } from '../http/streams.js';
 import type { UpstreamRequest } from '../http/types.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
@@ -36,18 +37,19 @@ export async function openContent(
   const mime = typeof out.mimeType === 'string' && out.mimeType.startsWith('video/') ? out.mimeType : 'video/mp4';
 
   if (typeof out.blob === 'string') {
+    const gone = () => errors.notFound('The stored video is no longer available.', 'video_not_found');
     const size = deps.blobs.size(out.blob);
-    if (size === undefined) throw errors.notFound('The stored video is no longer available.', 'video_not_found');
+    if (size === undefined) throw gone();
     const r = parseRange(range, size);
     if (r === 'unsatisfiable') throw errors.rangeNotSatisfiable(size);
     const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
     if (r) {
       headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
       headers['content-length'] = String(r.end - r.start + 1);
-      return { status: 206, headers, body: deps.blobs.open(out.blob, r.start, r.end) };
-    }
-    headers['content-length'] = String(size);
-    return { status: 200, headers, body: deps.blobs.open(out.blob) };
+    } else headers['content-length'] = String(size);
+    const body = await deps.blobs.open(out.blob, r?.start, r?.end);
+    if (!body) throw gone();
+    return { status: r ? 206 : 200, headers, body };
   }
 
   const vendor = deps.vendors.get(job.vendor);
@@ -59,12 +61,12 @@ export async function openContent(
 
   let res = await followRedirects(deps, req, up.timeoutMs, signal);
   if (res.status === 416) {
-    res.body.destroy();
+    discard(res.body);
     const total = /\/(\d+)$/.exec(res.headers['content-range'] ?? '')?.[1];
     throw errors.rangeNotSatisfiable(total ? Number(total) : 0);
   }
   if (res.status !== 200 && res.status !== 206) {
-    res.body.destroy();
+    discard(res.body);
     if (res.status === 404 || res.status === 410) throw errors.notFound('The vendor no longer has this video.', 'video_expired');
     throw errors.upstreamError(`The vendor answered ${res.status} for the video content.`);
   }
@@ -78,16 +80,15 @@ export async function openContent(
   const size = length && /^\d+$/.test(length) ? Number(length) : undefined;
   const r = parseRange(range, size);
   if (r === 'unsatisfiable') {
-    res.body.destroy();
+    discard(res.body);
     throw errors.rangeNotSatisfiable(size ?? 0);
   }
   if (r && size !== undefined) {
     headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
     headers['content-length'] = String(r.end - r.start + 1);
-    // pipeline (not pipe): an upstream failure mid-body must end the client's response too.
-    const sliced = sliceStream(r.start, r.end);
-    pipeline(res.body, sliced, () => undefined);
-    return { status: 206, headers, body: sliced };
+    // An upstream failure mid-body must end the client's response too, and a client that leaves
+    // must release the upstream body.
+    return { status: 206, headers, body: pipeThrough(res.body, sliceStream(r.start, r.end)) };
   }
   if (length) headers['content-length'] = length;
   return { status: 200, headers, body: res.body };
@@ -99,7 +100,7 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, timeoutM
     const res = await deps.client.executor.stream(req, timeoutMs, signal);
     const loc = res.headers['location'];
     if (![301, 302, 303, 307, 308].includes(res.status) || !loc) return res;
-    res.body.destroy();
+    discard(res.body);
     if (hop >= MAX_REDIRECTS) throw errors.upstreamError('Too many redirects fetching the video.');
     const next = new URL(loc, req.url);
     const headers = { ...req.headers };

@@ -35,8 +35,14 @@ export const ossStore: SignedStore = {
   }),
 };
 
-/** A pre-signed URL on the simulator for `path`. */
+/** The objects each simulated bucket holds: only those it has handed out URLs for, and only until it restarts. */
+const objects = new WeakMap<SimServer, Set<string>>();
+
+/** A pre-signed URL on the simulator for `path` (the object then exists in the bucket). */
 export function signedUrl(sim: SimServer, path: string, store: SignedStore): string {
+  let held = objects.get(sim);
+  if (!held) objects.set(sim, (held = new Set()));
+  held.add(path);
   return `${sim.url}${path}?${new URLSearchParams(store.sign(Date.now())).toString()}`;
 }
 
@@ -46,6 +52,8 @@ export function serveSignedVideo(req: SimRequest, sim: SimServer, store: SignedS
   if (!req.query.get(store.signatureParam)) return store.error(403, 'AccessDenied', 'Request signature is missing.');
   const expires = store.expiresAt(req.query);
   if (!Number.isFinite(expires) || expires < Date.now()) return store.error(403, 'AccessDenied', 'Request has expired.');
+  // A deleted (expired) object answers 404 NoSuchKey at both OSS and TOS, even with a valid signature.
+  if (!objects.get(sim)?.has(req.path)) return store.error(404, 'NoSuchKey', 'The specified key does not exist.');
 
   return serveVideo(req, sim.settings.videoBytes);
 }
