@@ -10,6 +10,7 @@ import { Reservations } from './billing/reservations.js';
 import { ChargeBatcher } from './billing/charges.js';
 import type { ConfigFile } from './config/schema.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { compileSecrets, configuredSecrets, redact } from './core/redact.js';
 import { IdSealer } from './core/sealed-id.js';
 import { EmbeddingsService } from './embeddings/service.js';
 import { Executor } from './http/executor.js';
@@ -51,10 +52,22 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export function createLogger(level: ConfigFile['log_level']): Logger {
+/** Where log lines go: stdout by default; tests pass a sink to read every line. */
+export interface LogSink {
+  write(line: string): unknown;
+  flush?(cb?: (err?: Error) => void): unknown;
+}
+
+export function createLogger(level: ConfigFile['log_level'], opts: { secrets?: Iterable<string>; sink?: LogSink } = {}): Logger {
   // Buffered, asynchronous writes: a log line must not cost a write(2) on the request path.
   // Flushed on close; `silent` needs no destination at all.
-  const dest = level === 'silent' ? undefined : pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const out: LogSink | undefined = opts.sink ?? (level === 'silent' ? undefined : pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  // Every line passes the one redaction, whatever logged it: upstream messages quote credentials.
+  const secrets = compileSecrets(opts.secrets ?? []);
+  const dest = out && {
+    write: (line: string) => out.write(redact(line, secrets)),
+    flush: (cb?: (err?: Error) => void) => (out.flush ? out.flush(cb) : cb?.()),
+  };
   return pino({
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers["api-key"]', 'headers.authorization', 'apiKey', 'api_key', 'key'], censor: '[redacted]' },
@@ -82,13 +95,14 @@ function checkVendors(cfg: ConfigFile): void {
   if (problems.length) throw new ConfigError(['invalid configuration', ...problems].join('\n  '));
 }
 
-export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; clock?: Clock } = {}): Promise<Services> {
+export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; logSink?: LogSink; clock?: Clock } = {}): Promise<Services> {
   checkVendors(cfg);
-  const logger = opts.logger ?? createLogger(cfg.log_level);
+  const catalog = new Catalog(cfg);
+  const upstreamSecrets = [...catalog.upstreams.values()].flatMap((u) => configuredSecrets(u));
+  const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: upstreamSecrets, sink: opts.logSink });
   const clock = opts.clock ?? systemClock;
   const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
-  const catalog = new Catalog(cfg);
   const executor = new Executor();
   const limiter = createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
   const authenticator = new Authenticator(store, clock);

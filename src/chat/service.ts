@@ -6,6 +6,7 @@ import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
 import { errors, GatewayError } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
+import { redactorFor } from '../core/redact.js';
 import type { Executor, StreamResponse } from '../http/executor.js';
 import { discard } from '../http/streams.js';
 import { TransportError, type Upstream } from '../http/types.js';
@@ -184,7 +185,8 @@ export class ChatService {
       relay: async (sink) => {
         sink.writeHead(200, headers);
         sink.flushHeaders?.();
-        const out = await relayEvents(res.body, sink, { forwardUsageChunk });
+        const redactor = redactorFor(upstream);
+        const out = await relayEvents(res.body, sink, { forwardUsageChunk, redact: (event) => redactor.text(event) });
         // Without a usage chunk (client left, stream broke) each content chunk stands for about one token.
         const usage = out.usage ?? { promptTokens: r.promptEstimate, completionTokens: out.chunks, reported: false };
         await this.settle(r, usage, upstream);

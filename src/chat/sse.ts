@@ -21,10 +21,13 @@ export interface RelayOptions {
    * requested for billing is read and not passed on, so the client sees the stream it asked for.
    */
   forwardUsageChunk: boolean;
+  /** Applied to events that carry an error (upstreams and proxies may echo credentials in them). */
+  redact?: (event: string) => string;
 }
 
 const BOUNDARY = /\r?\n\r?\n/;
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+const ERROR_FIELD = /"error"\s*:|^event:\s*error/m;
 
 /**
  * Passes server-sent events from the upstream to the client one complete event at a time, as they
@@ -52,13 +55,13 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
         const end = m.index + m[0].length;
         const event = pending.slice(0, end);
         pending = pending.slice(end);
-        if (inspect(event, opts, result)) out += event;
+        if (inspect(event, opts, result)) out += opts.redact && ERROR_FIELD.test(event) ? opts.redact(event) : event;
       }
       if (out) await write(sink, out);
       if (result.clientGone) break;
     }
     pending += decoder.end();
-    if (pending && !result.clientGone) await write(sink, pending);
+    if (pending && !result.clientGone) await write(sink, opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending);
     result.finished = !result.clientGone;
   } catch {
     // Either the client left (source destroyed by onClose) or the upstream broke; handled below.

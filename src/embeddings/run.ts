@@ -1,4 +1,5 @@
 import type { Json } from '../core/json.js';
+import { redactorFor } from '../core/redact.js';
 import type { Executor } from '../http/executor.js';
 import { TransportError, type CredentialSource, type Upstream, type UpstreamRequest, type UpstreamResponse, type UpstreamVerdict } from '../http/types.js';
 import type { Catalog } from '../routing/catalog.js';
@@ -96,7 +97,12 @@ async function callOnce(
   try {
     built = vendor.build(batch, ctx);
     request = built.request;
-    if (input.credentials) request = { ...request, headers: { ...request.headers, ...(await input.credentials.headers()) } };
+    if (input.credentials) {
+      const minted = await input.credentials.headers();
+      // A minted token is a credential too: an upstream echoing it must not leak it.
+      for (const v of Object.values(minted)) redactorFor(up).learn(v.replace(/^\S+\s+/, ''));
+      request = { ...request, headers: { ...request.headers, ...minted } };
+    }
     if (vendor.sign) request = await vendor.sign(request, up);
   } catch (e) {
     if (e instanceof TransportError) throw e;

@@ -1,4 +1,5 @@
 import { errors, GatewayError } from '../core/errors.js';
+import { redactorFor } from '../core/redact.js';
 import { TransportError, type Upstream, type UpstreamVerdict } from '../http/types.js';
 import type { CircuitBreaker } from './circuit.js';
 
@@ -35,7 +36,7 @@ export async function withFailover<T>(
       if (!(e instanceof TransportError)) throw e;
       if (e.reason === 'aborted') throw e;
       opts.circuits?.failure(up.name);
-      opts.onAttemptFailed?.(up, `${e.reason}: ${e.message}`);
+      opts.onAttemptFailed?.(up, `${e.reason}: ${redactorFor(up).text(e.message)}`);
       if (e.maybeSent) await opts.onMaybeSent?.(up, e);
       last = e.reason === 'timeout' ? 'timeout' : e.reason === 'connect' ? (last === 'answered' ? last : 'connect') : 'answered';
       continue;
@@ -45,18 +46,21 @@ export async function withFailover<T>(
       return { value: outcome.value, upstream: up };
     }
     const v = outcome.verdict;
+    // Whatever the upstream said reaches the client or the log from here: never its credentials.
+    const redactor = redactorFor(up);
+    const message = redactor.text(v.message);
     switch (v.kind) {
       case 'client':
         opts.circuits?.success(up.name);
         // The vendor's message is passed on; its own code is not part of our catalogue.
-        throw new GatewayError(v.status, 'invalid_request_error', v.message, { code: 'upstream_rejected', param: v.param });
+        throw new GatewayError(v.status, 'invalid_request_error', message, { code: 'upstream_rejected', param: redactor.optional(v.param) });
       case 'moderation':
         opts.circuits?.success(up.name);
-        throw errors.contentPolicy(v.message);
+        throw errors.contentPolicy(message);
       case 'retryable':
       case 'auth':
         opts.circuits?.failure(up.name);
-        opts.onAttemptFailed?.(up, `${v.kind} ${v.status}: ${v.message}`);
+        opts.onAttemptFailed?.(up, `${v.kind} ${v.status}: ${message}`);
         if (v.kind === 'retryable' && v.retryAfterSeconds) retryAfter = Math.max(retryAfter ?? 0, v.retryAfterSeconds);
         last = 'answered';
         break;

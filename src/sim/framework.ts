@@ -30,7 +30,48 @@ export type Fault =
   | { kind: 'timeout' } // accept the request and never answer
   | { kind: 'reset' } // destroy the connection without an answer
   | { kind: 'malformed' } // 200 with a body that is not JSON
-  | { kind: 'latency'; ms: number }; // answer normally after a delay
+  | { kind: 'latency'; ms: number } // answer normally after a delay
+  | EchoFault;
+
+/**
+ * A misbehaving upstream (or a proxy in front of one) that quotes the credentials it received, and any
+ * `extra` text given (configured secrets it could not have received, e.g. an AWS secret key), in every
+ * field a vendor's error envelope may carry: OpenAI/Azure/Ark `error.{message,param,code}`, DashScope
+ * and Bedrock `message`, Vertex `error.status`, fal `detail[]`. `sse` answers 200 with an event stream
+ * whose second event is the error (a chat stream breaking mid-way).
+ */
+export interface EchoFault {
+  kind: 'echo';
+  status: number;
+  /** The vendor error code to carry (decides the verdict: moderation codes, quota codes ...). */
+  code?: string;
+  extra?: readonly string[];
+  sse?: boolean;
+}
+
+const CREDENTIAL_HEADERS = /^(authorization|api-key|x-api-key|x-goog-api-key|x-amz-security-token|x-amz-content-sha256|proxy-authorization)$/i;
+
+/** Text quoting every credential a request carried (headers and query string). */
+export function echoOfCredentials(req: SimRequest, extra: readonly string[] = []): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(req.headers)) if (CREDENTIAL_HEADERS.test(k)) parts.push(`${k}: ${v}`);
+  const q = req.query.toString();
+  if (q) parts.push(`query ${q}`);
+  for (const e of extra) parts.push(`configured ${e}`);
+  return `Request rejected; it carried ${parts.join('; ') || 'nothing'}`;
+}
+
+function echoBody(req: SimRequest, f: EchoFault): Record<string, unknown> {
+  const text = echoOfCredentials(req, f.extra);
+  const code = f.code ?? 'InvalidParameter';
+  return {
+    error: { message: text, param: text, code, type: 'invalid_request_error', status: text, details: [{ reason: text }] },
+    message: text,
+    code,
+    detail: [{ loc: ['body', text], msg: text, type: code }],
+    request_id: text,
+  };
+}
 
 interface QueuedFault {
   fault: Fault;
@@ -180,6 +221,16 @@ export class SimServer {
         case 'latency':
           await sleep(fault.ms);
           break;
+        case 'echo':
+          if (fault.sse) {
+            const first = { id: 'chatcmpl-echo', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] };
+            res.writeHead(200, { 'content-type': 'text/event-stream' });
+            res.end(`data: ${JSON.stringify(first)}\n\ndata: ${JSON.stringify(echoBody(simReq, fault))}\n\n`);
+            return;
+          }
+          res.writeHead(fault.status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(echoBody(simReq, fault)));
+          return;
       }
     }
     const reply = await handler(simReq, this);

@@ -1,3 +1,4 @@
+import { redactorFor } from '../core/redact.js';
 import type { Executor, StreamResponse } from '../http/executor.js';
 import { TransportError, type CredentialSource, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
 import type { VideoVendor } from './types.js';
@@ -32,8 +33,10 @@ export class VendorClient {
     } catch (e) {
       // Credentials that cannot be minted make this upstream unusable, not the request invalid:
       // let failover move on to the next candidate.
-      throw new TransportError('connect', `credentials for ${up.name}: ${(e as Error).message}`, false);
+      throw new TransportError('connect', `credentials for ${up.name}: ${redactorFor(up).text((e as Error).message)}`, false);
     }
+    // A minted token is a credential too: an upstream echoing it must not leak it.
+    for (const v of Object.values(headers)) redactorFor(up).learn(v.replace(/^\S+\s+/, ''));
     return { ...req, headers: { ...req.headers, ...headers } };
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/types.js';
+import { redactorFor } from '../core/redact.js';
 import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
@@ -190,7 +191,7 @@ function paramForUrl(input: Omit<CreateInput, 'media'>, url: string): string {
 
 async function recordMaybeCreated(deps: VideoDeps, jobId: string, up: Upstream, err: TransportError): Promise<void> {
   deps.log.warn({ upstream: up.name, job: jobId, reason: err.reason }, 'video create may have reached the upstream; recorded for reconciliation');
-  await deps.store.recordReconcile({ jobId, upstream: up.name, reason: `${err.reason}: ${err.message}`, now: deps.clock.now() });
+  await deps.store.recordReconcile({ jobId, upstream: up.name, reason: `${err.reason}: ${redactorFor(up).text(err.message)}`, now: deps.clock.now() });
 }
 
 /** What is kept of the request: standard fields and native names, prompt truncated, no media bytes. */

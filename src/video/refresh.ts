@@ -1,5 +1,6 @@
 import type { JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
+import { redactorFor } from '../core/redact.js';
 import { TransportError, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
@@ -89,10 +90,17 @@ async function pollOnce(
       carried = { ...carried, ...(out.vendorData ?? {}) };
       continue;
     }
-    if (out && Object.keys(carried).length > 0) return { ...out, vendorData: { ...carried, ...out.vendorData } };
-    return out;
+    if (out && Object.keys(carried).length > 0) return redactStatus({ ...out, vendorData: { ...carried, ...out.vendorData } }, up);
+    return out && redactStatus(out, up);
   }
   return undefined;
+}
+
+/** What a poll learnt is stored and shown to the client (message, vendor_data): never the upstream's credentials. */
+function redactStatus(status: VendorStatus, up: Parameters<typeof redactorFor>[0]): VendorStatus {
+  const r = redactorFor(up);
+  const vendorData = r.json(status.vendorData);
+  return status.state === 'failed' ? { ...status, message: r.text(status.message), vendorData } : { ...status, vendorData };
 }
 
 /** A non-2xx poll answer: the caller's or content problems end the job; the rest is retried. */

@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import type { Clock } from '../../src/core/clock.js';
-import { buildServices, createLogger, type Services } from '../../src/services.js';
+import { buildServices, createLogger, type LogSink, type Services } from '../../src/services.js';
 import type { KeyAction, RateLimits } from '../../src/store/types.js';
 
 export interface TestGateway {
@@ -33,7 +33,7 @@ let counter = 0;
  */
 export async function startTestGateway(
   partial: Partial<Record<keyof ConfigFile, unknown>> & { upstreams?: unknown[]; models?: Record<string, unknown> },
-  opts: { clock?: Clock; poller?: boolean } = {},
+  opts: { clock?: Clock; poller?: boolean; /** Receives every log line (at the config's log_level) instead of silence. */ logSink?: LogSink } = {},
 ): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const raw: Record<string, unknown> = {
@@ -47,7 +47,7 @@ export async function startTestGateway(
     video: { poll_interval_ms: 0, refresher_interval_ms: 0, media: { allow_private_networks: true }, ...((partial.video as object) ?? {}) },
   };
   const cfg = validateConfig(raw, '(test)');
-  const services = await buildServices(cfg, { logger: createLogger('silent'), clock: opts.clock });
+  const services = await buildServices(cfg, opts.logSink ? { logSink: opts.logSink, clock: opts.clock } : { logger: createLogger('silent'), clock: opts.clock });
   const app = buildApp(services);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();

@@ -1,5 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { isObject, type Json } from '../../../core/json.js';
+import { redact } from '../../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import type { FailureCode } from '../../types.js';
 
@@ -144,11 +145,4 @@ function fallbackMessage(res: UpstreamResponse): string {
   const text = res.text.trim();
   if (text.length > 0 && text.length <= 500 && !text.startsWith('<')) return redact(text);
   return `fal answered HTTP ${res.status}`;
-}
-
-/** Removes anything that looks like a credential: fal keys ("<uuid>:<hex>") and Key/Bearer header values. */
-export function redact(text: string): string {
-  return text
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{16,}/gi, '[redacted]')
-    .replace(/\b(Key|Bearer)\s+[^\s"',;]+/g, '$1 [redacted]');
 }

@@ -1,5 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
+import { redact } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoUsage } from '../../types.js';
@@ -11,17 +12,6 @@ function str(v: Json | undefined): string | undefined {
 
 function positive(v: Json | undefined): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
-}
-
-/**
- * Keys and bearer tokens never leave the gateway, even inside a vendor's error text. Ark API keys are
- * UUID-shaped, so UUIDs are masked too (Ark's own request and task ids have other shapes).
- */
-export function redact(text: string): string {
-  return text
-    .replace(/(Bearer\s+)[^\s"',]+/gi, '$1***')
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '***')
-    .replace(/\b(ark|sk)-[A-Za-z0-9_-]{6,}/g, '$1-***');
 }
 
 export function parseSeedanceCreate(res: UpstreamResponse, requestedSeconds: number): { taskId: string; meta: JsonObject } {

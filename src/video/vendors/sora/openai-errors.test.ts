@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isModeration, readErrorEnvelope, redactSecrets, retryAfterSeconds } from './openai-errors.js';
+import { redact } from '../../../core/redact.js';
+import { isModeration, readErrorEnvelope, retryAfterSeconds } from './openai-errors.js';
 
 describe('shared error helpers', () => {
   it('redacts keys in every shape they come back in', () => {
-    const out = redactSecrets(
+    const out = redact(
       'key sk-live-abcdef123456 auth Bearer eyJhbGciOi.x.y url https://x/y?api-key=s3cr3t&x=1 azure 0123456789abcdef0123456789abcdef',
     );
     expect(out).not.toMatch(/abcdef123456|eyJhbGciOi|s3cr3t|0123456789abcdef0123456789abcdef/);

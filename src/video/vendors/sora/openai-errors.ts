@@ -1,5 +1,6 @@
 import { retryAfterSeconds as standardRetryAfter } from '../../../http/retry-after.js';
 import { isObject, type Json } from '../../../core/json.js';
+import { redact } from '../../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 
 /**
@@ -35,20 +36,7 @@ export function readErrorEnvelope(res: UpstreamResponse): ErrorEnvelope {
     else env = { message: str(body.message), code: str(body.code) };
   }
   const raw = env.message ?? (res.text.trim().slice(0, 500) || `HTTP ${res.status}`);
-  return { ...env, message: redactSecrets(raw) };
-}
-
-/**
- * Removes credentials an upstream may echo back (OpenAI repeats a masked form of a wrong key;
- * Azure keys are 32 hex characters). Messages reach clients and logs, keys must reach neither.
- */
-export function redactSecrets(text: string): string {
-  return text
-    .replace(/(api key provided:?\s*)\S+/gi, '$1[redacted]')
-    .replace(/\bsk-[A-Za-z0-9_\-*.]{3,}/g, 'sk-[redacted]')
-    .replace(/\bBearer\s+[A-Za-z0-9._~+/=*-]+/gi, 'Bearer [redacted]')
-    .replace(/\b((?:api[-_]?key|access[-_]?token|key|token|sig)=)[^&\s"']+/gi, '$1[redacted]')
-    .replace(/\b[0-9a-f]{32}\b/gi, '[redacted]');
+  return { ...env, message: redact(raw) };
 }
 
 /** OpenAI's reset hints look like "1s", "20ms", "6m0s" or "1h2m3.5s". */

@@ -1,5 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { isObject, type Json, type JsonObject } from '../../../core/json.js';
+import { redact } from '../../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 
 /** Responsible-AI wording in Vertex messages (support codes, safety filters, usage guidelines). */
@@ -64,17 +65,6 @@ function retryAfter(headers: Record<string, string>, details: Json | undefined):
     }
   }
   return undefined;
-}
-
-/** Removes anything credential-like from a message that may reach a client or a log. */
-export function redact(text: string): string {
-  return text
-    .replace(/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, '[redacted key]')
-    .replace(/Bearer\s+[A-Za-z0-9._~+/=-]+/gi, 'Bearer [redacted]')
-    .replace(/\bya29\.[A-Za-z0-9._-]+/g, '[redacted token]')
-    .replace(/\bAIza[0-9A-Za-z_-]{20,}/g, '[redacted key]')
-    .replace(/\b(access_token|assertion|key|token)=[^&\s"']+/gi, '$1=[redacted]')
-    .replace(/\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/g, '[redacted jwt]');
 }
 
 /** Model paths in Vertex messages name the operator's cloud project; clients have no business seeing it. */

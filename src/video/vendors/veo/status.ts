@@ -1,7 +1,8 @@
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { FailureCode, VendorStatus, VideoOutput } from '../../types.js';
 import { DEFAULT_DURATION_SECONDS } from './names.js';
-import { MODERATION, redact } from './errors.js';
+import { redact } from '../../../core/redact.js';
+import { MODERATION } from './errors.js';
 
 /**
  * Maps a `fetchPredictOperation` answer (a google.longrunning.Operation) to a job status:

@@ -1,5 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
+import { redact } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import type { FailureCode, TaskRef, VendorStatus } from '../../types.js';
@@ -12,11 +13,6 @@ function str(v: Json | undefined): string | undefined {
 function num(v: Json | undefined): number | undefined {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isFinite(n) && n > 0 ? n : undefined;
-}
-
-/** Keys and bearer tokens never leave the gateway, even inside a vendor's error text. */
-export function redact(text: string): string {
-  return text.replace(/\bsk-[A-Za-z0-9_-]{6,}/g, 'sk-***').replace(/(Bearer\s+)[^\s"',]+/gi, '$1***');
 }
 
 export function parseWanCreate(res: UpstreamResponse, requestedSeconds: number): { taskId: string; meta: JsonObject } {

@@ -1,0 +1,197 @@
+import type { Json, JsonObject } from './json.js';
+
+/**
+ * The one redaction of the gateway. Everything an upstream says (error messages, params, vendor_data,
+ * SSE error events) and every log line passes through it before it leaves the process, because
+ * upstreams and the proxies in front of them echo credentials back: a wrong key repeated in a 401,
+ * an Authorization header quoted in a 400, a signed URL in a 404.
+ *
+ * Two layers: the exact credentials configured for the upstream (whatever their shape), and
+ * anything shaped like a credential (auth-scheme tokens, key prefixes, private keys, signed query
+ * parameters), whoever it belongs to.
+ */
+
+export const REDACTED = '[redacted]';
+
+/** Shorter configured values are not searched for: replacing every "abc" in a message hides nothing. */
+const MIN_SECRET_LENGTH = 8;
+
+/** Option names whose string values are credentials (matched against every key, nested included). */
+const SECRET_OPTION = /key|secret|token|password|passwd|credential|private|signature|assertion|service_account/i;
+/** Option names that look like secrets by the pattern above but hold something else. */
+const NOT_SECRET_OPTION = /^(key_file|max_batch_tokens|auth_uri|token_uri|auth_provider_x509_cert_url|client_x509_cert_url|type)$/i;
+
+/**
+ * Shapes of credentials, whoever they belong to. Each replacement keeps the label (scheme, parameter
+ * name, prefix) so a message still says what was there.
+ */
+const SHAPES: readonly [RegExp, string][] = [
+  // PEM private keys, in raw text and JSON-escaped ("\n" as two characters).
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, REDACTED],
+  // Authorization header values: Bearer/Key/Basic/Token schemes, and AWS SigV4's Credential/Signature.
+  // A token has a character other than a letter (so "Bearer tokens" stays prose) and never ends in
+  // a dot (that one is the sentence's).
+  [/\b([Bb]earer|BEARER|Key|Basic|Token)(\s+)(?=[A-Za-z]*[0-9._~+/=:*-])[A-Za-z0-9._~+/=:*-]{5,}[A-Za-z0-9_~+/=*-]/g, `$1$2${REDACTED}`],
+  [/\b(Credential|Signature|SignedHeaders)=[^,\s"'&]+/g, `$1=${REDACTED}`],
+  // Query-string and form credentials: ?key=..., api-key=..., X-Amz-Signature=..., sig=...
+  [
+    /\b((?:api[-_]?key|apikey|key|access[-_]?token|refresh[-_]?token|id[-_]?token|token|sig|signature|assertion|client[-_]?secret|password|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|ossaccesskeyid)=)[^&\s"'<>]+/gi,
+    `$1${REDACTED}`,
+  ],
+  // "api key provided: XXXX" (a wrong key repeated back, possibly masked).
+  [/(api key provided:?\s*)[^\s"',]+/gi, `$1${REDACTED}`],
+  // Prefixed API keys: sk-..., sk_live_..., rk-..., pk_...
+  [/\b(sk|rk|pk|ak)([-_])[A-Za-z0-9_*.-]{6,}/g, `$1$2${REDACTED}`],
+  // Google API keys and OAuth access tokens.
+  [/\bAIza[0-9A-Za-z_-]{20,}/g, REDACTED],
+  [/\bya29\.[A-Za-z0-9._-]+/g, REDACTED],
+  // AWS access key ids (long-term and temporary).
+  [/\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, REDACTED],
+  // JWTs (a signed assertion or an id token).
+  [/\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REDACTED],
+  // "<uuid>:<hex>" key-id:secret pairs.
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{16,}/gi, REDACTED],
+  // 32 hex characters on their own: the shape of Azure resource keys.
+  [/\b[0-9a-f]{32}\b/gi, REDACTED],
+];
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Removes `secrets` (exact values, also in their JSON-escaped form) and every credential shape from
+ * `text`. Cheap on text with nothing to hide; idempotent.
+ */
+export function redact(text: string, secrets: Secrets = NO_SECRETS): string {
+  if (text.length < 6) return text;
+  let out = secrets.pattern ? text.replace(secrets.pattern, REDACTED) : text;
+  for (const [re, to] of SHAPES) out = out.replace(re, to);
+  return out;
+}
+
+/** Redacts every string (keys included) of a JSON value; returns a copy. */
+export function redactJson<T extends Json>(value: T, secrets: Secrets = NO_SECRETS): T {
+  return walk(value, secrets) as T;
+}
+
+function walk(value: Json, secrets: Secrets): Json {
+  if (typeof value === 'string') return redact(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => walk(v, secrets));
+  if (value !== null && typeof value === 'object') {
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(value)) out[redact(k, secrets)] = walk(v, secrets);
+    return out;
+  }
+  return value;
+}
+
+/** A compiled set of exact values to remove. */
+export interface Secrets {
+  readonly values: readonly string[];
+  /** One alternation over every value, longest first; undefined when there is none. */
+  readonly pattern?: RegExp;
+}
+
+const NO_SECRETS: Secrets = { values: [] };
+
+export function compileSecrets(configured: Iterable<string>): Secrets {
+  const set = new Set<string>();
+  for (const v of configured) {
+    if (typeof v !== 'string' || v.length < MIN_SECRET_LENGTH) continue;
+    set.add(v);
+    // As it appears inside a JSON string (a private key's newlines, a quote in a password).
+    const escaped = JSON.stringify(v).slice(1, -1);
+    if (escaped !== v) set.add(escaped);
+    // Each line of a multi-line secret (a PEM body quoted in part) counts on its own.
+    if (v.includes('\n')) for (const line of v.split(/\r?\n/)) if (line.length >= 24) set.add(line);
+  }
+  const values = [...set].sort((a, b) => b.length - a.length);
+  if (values.length === 0) return NO_SECRETS;
+  return { values, pattern: new RegExp(values.map(escapeRegExp).join('|'), 'g') };
+}
+
+/** The parts of an upstream's configuration that may hold credentials. */
+export interface CredentialBearer {
+  apiKey?: string;
+  options: JsonObject;
+}
+
+/**
+ * Every credential in an upstream's configuration: the api key, and each string option whose name
+ * says it is one (access tokens, AWS secrets, service-account keys inline or as JSON text).
+ */
+export function configuredSecrets(up: CredentialBearer): string[] {
+  const out: string[] = [];
+  if (up.apiKey) out.push(up.apiKey);
+  collect(up.options, false, out);
+  return out;
+}
+
+function collect(value: Json | undefined, secret: boolean, out: string[]): void {
+  if (typeof value === 'string') {
+    if (!secret) return;
+    out.push(value);
+    // A service account given as its JSON text: its fields are secrets too.
+    if (value.trimStart().startsWith('{')) {
+      try {
+        collect(JSON.parse(value) as Json, true, out);
+      } catch {
+        // Not JSON after all: the whole value was pushed above.
+      }
+    }
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (const v of value) collect(v, secret, out);
+    return;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const isSecret = secret ? !NOT_SECRET_OPTION.test(k) : SECRET_OPTION.test(k) && !NOT_SECRET_OPTION.test(k);
+      collect(v, isSecret, out);
+    }
+  }
+}
+
+/**
+ * The redaction for one upstream: its configured credentials, plus those minted while running (OAuth
+ * access tokens), remembered as they are applied so an echo of a token is caught whatever its shape.
+ */
+export class UpstreamRedactor {
+  private secrets: Secrets;
+  private readonly learned: string[] = [];
+
+  constructor(private readonly configured: readonly string[]) {
+    this.secrets = compileSecrets(configured);
+  }
+
+  /** Adds a credential applied at run time; keeps the last few (tokens rotate). */
+  learn(value: string): void {
+    if (value.length < MIN_SECRET_LENGTH || this.learned.includes(value)) return;
+    this.learned.push(value);
+    if (this.learned.length > 8) this.learned.shift();
+    this.secrets = compileSecrets([...this.configured, ...this.learned]);
+  }
+
+  text(s: string): string {
+    return redact(s, this.secrets);
+  }
+
+  json<T extends Json>(v: T): T {
+    return redactJson(v, this.secrets);
+  }
+
+  optional(s: string | undefined): string | undefined {
+    return s === undefined ? undefined : redact(s, this.secrets);
+  }
+}
+
+const byUpstream = new WeakMap<CredentialBearer, UpstreamRedactor>();
+
+/** The redactor of one upstream, built on first use and kept for the upstream's lifetime. */
+export function redactorFor(up: CredentialBearer): UpstreamRedactor {
+  let r = byUpstream.get(up);
+  if (!r) byUpstream.set(up, (r = new UpstreamRedactor(configuredSecrets(up))));
+  return r;
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { configuredSecrets, redact, redactJson, redactorFor, UpstreamRedactor, compileSecrets } from '../../src/core/redact.js';
+import { createLogger } from '../../src/services.js';
+
+const PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nabcdefghijklmnopqrstuvwxyz0123456789ABCD\n-----END PRIVATE KEY-----\n';
+
+describe('redact: credential shapes', () => {
+  it.each([
+    ['Authorization: Bearer abc.def-ghi_jkl', 'abc.def-ghi_jkl'],
+    ['authorization: Key 0a1b2c3d-0000-4111-8222-123456789abc:0123456789abcdef0123', '0123456789abcdef0123'],
+    ['key sk-live-abcdef123456 rejected', 'abcdef123456'],
+    ['url https://x/y?api-key=s3cr3t&x=1', 's3cr3t'],
+    ['https://storage/v?X-Amz-Signature=deadbeef99&X-Amz-Credential=AKIAxyz', 'deadbeef99'],
+    ['AWS4-HMAC-SHA256 Credential=AKIAABCDEFGHIJKLMNOP/20260101/us-east-1/bedrock/aws4_request, Signature=f00ba4', 'f00ba4'],
+    ['id AKIAABCDEFGHIJKLMNOP used', 'AKIAABCDEFGHIJKLMNOP'],
+    ['google AIzaSyA-1234567890abcdefghijklmnop', 'AIzaSyA-1234567890abcdefghijklmnop'],
+    ['token ya29.a0AfH6SMBx-yz', 'ya29.a0AfH6SMBx-yz'],
+    ['jwt eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2lnbmF0dXJl', 'eyJpc3MiOiJ4In0'],
+    ['Incorrect API key provided: sk-proj-****abcd.', '****abcd'],
+    ['azure 0123456789abcdef0123456789abcdef', '0123456789abcdef0123456789abcdef'],
+    [`key ${PEM} leaked`, 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7'],
+    [`json ${JSON.stringify(PEM)}`, 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7'],
+  ])('removes the credential from %j', (text, secret) => {
+    const out = redact(text);
+    expect(out).not.toContain(secret);
+    expect(out).toContain('[redacted]');
+  });
+
+  it('keeps what is not a credential, labels and punctuation included', () => {
+    expect(redact('Access denied for key 0123456789abcdef0123456789abcdef.')).toBe('Access denied for key [redacted].');
+    expect(redact('url https://x/y?api-key=s3cr3t&x=1')).toBe('url https://x/y?api-key=[redacted]&x=1');
+    expect(redact('The duration 12 is not supported for task 3f2a1b4c-0000-4111-8222-123456789abc.')).toBe(
+      'The duration 12 is not supported for task 3f2a1b4c-0000-4111-8222-123456789abc.',
+    );
+    expect(redact('Bearer tokens are required.')).toBe('Bearer tokens are required.');
+  });
+
+  it('is idempotent', () => {
+    const once = redact('Bearer abcdefgh7 key=xyz123 sk-abcdefghij');
+    expect(redact(once)).toBe(once);
+  });
+});
+
+describe('redact: configured secrets', () => {
+  it('removes exact values of any shape, raw and JSON-escaped, and each long line of a multi-line one', () => {
+    const weird = 'plain-looking"value with spaces';
+    const secrets = compileSecrets([weird, 'CANARY0123456789', PEM, 'short']);
+    expect(redact(`a CANARY0123456789 b`, secrets)).toBe('a [redacted] b');
+    expect(redact(JSON.stringify({ m: weird }), secrets)).not.toContain('plain-looking');
+    expect(redact('line MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7 only', secrets)).not.toContain('MIIEvQIBADAN');
+    // Values too short to be credentials are left alone: hiding every "short" hides nothing.
+    expect(redact('a short note', secrets)).toBe('a short note');
+  });
+
+  it('collects every credential of an upstream config: api key, token, AWS secrets, service-account fields', () => {
+    const found = configuredSecrets({
+      apiKey: 'api-key-value-1',
+      options: {
+        project: 'my-project',
+        location: 'us-central1',
+        key_file: '/etc/keys/sa.json',
+        api_version: '2025-04-01-preview',
+        access_token: 'access-token-value',
+        secret_access_key: 'aws-secret-value',
+        session_token: 'aws-session-value',
+        max_batch_tokens: 1000,
+        service_account: { client_email: 'x@y.iam', private_key: PEM, token_uri: 'https://oauth2/token' },
+        nested: { password: 'nested-password' },
+      },
+    });
+    expect(found).toEqual(
+      expect.arrayContaining(['api-key-value-1', 'access-token-value', 'aws-secret-value', 'aws-session-value', PEM, 'x@y.iam', 'nested-password']),
+    );
+    expect(found).not.toContain('my-project');
+    expect(found).not.toContain('/etc/keys/sa.json');
+    expect(found).not.toContain('https://oauth2/token');
+  });
+
+  it('reads a service account given as JSON text', () => {
+    const found = configuredSecrets({ options: { service_account: JSON.stringify({ private_key: PEM, client_email: 'a@b.iam' }) } });
+    expect(found).toContain(PEM);
+    expect(found).toContain('a@b.iam');
+  });
+
+  it('redacts every string of a JSON value, keys included, without touching numbers', () => {
+    const r = new UpstreamRedactor(['CANARY0123456789']);
+    expect(r.json({ task_id: 't-1', n: 3, list: ['CANARY0123456789'], ['CANARY0123456789']: { x: 'Bearer abc123defgh' } })).toEqual({
+      task_id: 't-1',
+      n: 3,
+      list: ['[redacted]'],
+      ['[redacted]']: { x: 'Bearer [redacted]' },
+    });
+    expect(redactJson('x')).toBe('x');
+  });
+
+  it('learns minted credentials and keeps only the last few', () => {
+    const up = { options: {} };
+    const r = redactorFor(up);
+    expect(redactorFor(up)).toBe(r);
+    r.learn('minted-token-number-0');
+    expect(r.text('echo minted-token-number-0')).toBe('echo [redacted]');
+    for (let i = 1; i <= 8; i++) r.learn(`minted-token-number-${i}`);
+    expect(r.text('echo minted-token-number-8')).toBe('echo [redacted]');
+    expect(r.text('echo minted-token-number-0')).toBe('echo minted-token-number-0');
+  });
+});
+
+describe('the logger', () => {
+  it('passes every line through the redaction with the configured secrets', () => {
+    const lines: string[] = [];
+    const log = createLogger('info', { secrets: ['CANARY0123456789'], sink: { write: (l: string) => void lines.push(l) } });
+    log.warn('chat upstream failed: client 400: echo CANARY0123456789');
+    log.error({ err: new Error('Bearer abcdefghij42 rejected') }, 'request failed');
+    log.info({ upstream: 'x', reason: 'private key CANARY0123456789' }, 'attempt failed');
+    expect(lines).toHaveLength(3);
+    for (const l of lines) {
+      expect(l).not.toContain('CANARY0123456789');
+      expect(l).not.toContain('abcdefghij');
+      expect(() => JSON.parse(l)).not.toThrow();
+    }
+  });
+});
