@@ -17,7 +17,7 @@ import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import type { Store } from '../store/types.js';
 import { relayEvents } from './sse.js';
-import { countText, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
+import { chatTokenCounter, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
 import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
 import { chatCost, readUsage, type ChatUsage } from './usage.js';
 import { validateChatBody } from './validate.js';
@@ -88,7 +88,7 @@ export class ChatService {
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<ChatResult> {
     validateChatBody(body);
     const { limiter, catalog } = this.deps;
-    const promptEstimate = estimatePromptTokens(body);
+    const promptEstimate = await estimatePromptTokens(body);
     const reserved = reservedCompletionTokens(body);
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
     const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
@@ -144,7 +144,7 @@ export class ChatService {
       },
       this.failoverOptions(),
     );
-    const usage = readUsage(value.json.usage) ?? { promptTokens: r.promptEstimate, completionTokens: generatedText(value.json), reported: false };
+    const usage = readUsage(value.json.usage) ?? { promptTokens: r.promptEstimate, completionTokens: await generatedText(value.json), reported: false };
     // The client hung up or timed out before the answer: it receives nothing and is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     await this.settle(r, usage, upstream);
@@ -227,11 +227,13 @@ export class ChatService {
 }
 
 /** Output tokens counted from the returned messages, for a vendor that reported no usage. */
-function generatedText(json: JsonObject): number {
+async function generatedText(json: JsonObject): Promise<number> {
   let n = 0;
   if (!Array.isArray(json.choices)) return 0;
+  // Upstream text is counted under the same bounds as a client's.
+  const counter = chatTokenCounter();
   for (const c of json.choices) {
-    if (isObject(c) && isObject(c.message) && typeof c.message.content === 'string') n += countText(c.message.content);
+    if (isObject(c) && isObject(c.message) && typeof c.message.content === 'string') n += await counter.count(c.message.content);
   }
   return n;
 }

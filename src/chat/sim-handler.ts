@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { bearer, sleep, type SimReply, type SimRequest, type SimServer } from '../sim/framework.js';
 import { isObject, type JsonObject } from '../core/json.js';
-import { countText, estimatePromptTokens } from './tokens.js';
+import { countText, estimatePromptTokensSync } from './tokens.js';
 
 /**
  * OpenAI-compatible `POST /v1/chat/completions` for simulators. The answer is deterministic: it
@@ -119,21 +119,29 @@ function lastUserText(body: JsonObject): string {
   return '';
 }
 
-/** The reply cut to at most `cap` tokens, word by word. */
+/**
+ * The reply cut to at most `cap` tokens at a word boundary. A binary search over the number of words
+ * keeps a long prompt from costing a count per word (the simulator shares the gateway's process in
+ * the embedded default).
+ */
 function answer(full: string, cap: number): { text: string; finish: string } {
   if (countText(full) <= cap) return { text: full, finish: 'stop' };
-  let text = '';
-  for (const w of full.match(/\S+\s*/g) ?? []) {
-    if (countText(text + w) > cap) break;
-    text += w;
+  const ends: number[] = [];
+  for (const m of full.matchAll(/\S+\s*/g)) ends.push(m.index + m[0].length);
+  let lo = 0;
+  let hi = ends.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (countText(full.slice(0, ends[mid - 1])) <= cap) lo = mid;
+    else hi = mid - 1;
   }
-  return { text, finish: 'length' };
+  return { text: lo === 0 ? '' : full.slice(0, ends[lo - 1]), finish: 'length' };
 }
 
 function reportedUsage(sim: SimServer, body: JsonObject, text: string): JsonObject | undefined {
   if (sim.settings.chatOmitUsage) return undefined;
   const forced = sim.settings.chatUsage as { prompt_tokens?: number; completion_tokens?: number } | undefined;
-  const prompt = forced?.prompt_tokens ?? estimatePromptTokens(body);
+  const prompt = forced?.prompt_tokens ?? estimatePromptTokensSync(body);
   const completion = forced?.completion_tokens ?? countText(text);
   return {
     prompt_tokens: prompt,

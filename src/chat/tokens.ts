@@ -1,51 +1,88 @@
 import { countTokens } from 'gpt-tokenizer';
+import { TokenCounter } from '../core/token-count.js';
 import { isObject, type Json, type JsonObject } from '../core/json.js';
 
 /**
  * Token estimates for admission, made before the call with the o200k tokenizer (GPT-4o and later)
  * and corrected afterwards with the usage the vendor reports. The per-message framing follows
  * OpenAI's published counting recipe: 3 tokens per message, 1 more for a name, 3 to prime the reply.
+ * Counting is linear in the text and bounded per request (see core/token-count.ts).
  */
 
 // Text such as "<|endoftext|>" in a prompt is plain text to us; the tokenizer would otherwise throw.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const encode = (text: string): number => countTokens(text, PLAIN_TEXT);
+
+/** Characters a synchronous count may feed the tokenizer (it cannot yield, so its budget is smaller). */
+const SYNC_EXACT_CHARS = 32 * 1024;
 
 /** Flat allowance for an image part: the vendor's low-detail price, a floor for high detail. */
 const IMAGE_PART_TOKENS = 85;
 
+/** A counter for one request's texts, sharing one budget; `count` yields to the event loop. */
+export function chatTokenCounter(): TokenCounter {
+  return new TokenCounter(encode);
+}
+
+/** Tokens of one text, synchronously (bounded: see SYNC_EXACT_CHARS). */
 export function countText(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text, PLAIN_TEXT);
+  return text.length === 0 ? 0 : new TokenCounter(encode, SYNC_EXACT_CHARS).countSync(text);
 }
 
 /** Prompt tokens of a chat completion request: messages plus tool and function definitions. */
-export function estimatePromptTokens(body: JsonObject): number {
-  let total = 3;
-  const messages = Array.isArray(body.messages) ? body.messages : [];
-  for (const m of messages) {
-    if (!isObject(m)) continue;
-    total += 3;
-    if (typeof m.role === 'string') total += countText(m.role);
-    if (typeof m.name === 'string') total += 1 + countText(m.name);
-    total += contentTokens(m.content);
-    if (m.tool_calls !== undefined) total += countText(JSON.stringify(m.tool_calls));
-    if (m.function_call !== undefined) total += countText(JSON.stringify(m.function_call));
-  }
-  if (Array.isArray(body.tools) && body.tools.length > 0) total += countText(JSON.stringify(body.tools));
-  if (Array.isArray(body.functions) && body.functions.length > 0) total += countText(JSON.stringify(body.functions));
+export async function estimatePromptTokens(body: JsonObject): Promise<number> {
+  const { framing, texts } = promptTexts(body);
+  const counter = chatTokenCounter();
+  let total = framing;
+  for (const t of texts) total += await counter.count(t);
   return total;
 }
 
-function contentTokens(content: Json | undefined): number {
-  if (typeof content === 'string') return countText(content);
+/** The same estimate without yielding, for the simulator (which answers small prompts). */
+export function estimatePromptTokensSync(body: JsonObject): number {
+  const { framing, texts } = promptTexts(body);
+  let total = framing;
+  for (const t of texts) total += countText(t);
+  return total;
+}
+
+/** The texts to tokenize, and the tokens that framing and image parts add to them. */
+function promptTexts(body: JsonObject): { framing: number; texts: string[] } {
+  let framing = 3;
+  const texts: string[] = [];
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  for (const m of messages) {
+    if (!isObject(m)) continue;
+    framing += 3;
+    if (typeof m.role === 'string') texts.push(m.role);
+    if (typeof m.name === 'string') {
+      framing += 1;
+      texts.push(m.name);
+    }
+    framing += contentTexts(m.content, texts);
+    if (m.tool_calls !== undefined) texts.push(JSON.stringify(m.tool_calls));
+    if (m.function_call !== undefined) texts.push(JSON.stringify(m.function_call));
+  }
+  if (Array.isArray(body.tools) && body.tools.length > 0) texts.push(JSON.stringify(body.tools));
+  if (Array.isArray(body.functions) && body.functions.length > 0) texts.push(JSON.stringify(body.functions));
+  return { framing, texts };
+}
+
+/** Pushes a message content's texts; returns the flat tokens of its image parts. */
+function contentTexts(content: Json | undefined, texts: string[]): number {
+  if (typeof content === 'string') {
+    texts.push(content);
+    return 0;
+  }
   if (!Array.isArray(content)) return 0;
-  let n = 0;
+  let images = 0;
   for (const part of content) {
     if (!isObject(part)) continue;
-    if (typeof part.text === 'string') n += countText(part.text);
-    else if (part.type === 'image_url') n += IMAGE_PART_TOKENS;
-    else n += countText(JSON.stringify(part));
+    if (typeof part.text === 'string') texts.push(part.text);
+    else if (part.type === 'image_url') images += IMAGE_PART_TOKENS;
+    else texts.push(JSON.stringify(part));
   }
-  return n;
+  return images;
 }
 
 /**

@@ -79,7 +79,7 @@ export class EmbeddingsService {
     const first = candidates[0];
     if (first) this.vendors.get(first.vendor)?.validate?.(req, catalog.upstreamModel(first, req.model), first);
 
-    const tokens = countAll(req.inputs, req.inputType);
+    const tokens = await countAll(req.inputs, req.inputType);
     const estimate = sum(tokens);
     const price = model.price.perMillionInput ?? 0;
     const release = await this.reservations.reserve(ctx.account.id, costForTokens(price, estimate));

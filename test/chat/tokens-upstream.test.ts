@@ -9,19 +9,19 @@ const up = (baseUrl: string, options: Upstream['options'] = {}): Upstream => ({
 });
 
 describe('token estimates', () => {
-  it('count message text with the tokenizer plus the per-message framing', () => {
-    const one = estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there' }] });
+  it('count message text with the tokenizer plus the per-message framing', async () => {
+    const one = await estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there' }] });
     expect(one).toBe(3 + 3 + countText('user') + countText('hello there'));
-    const longer = estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there '.repeat(100) }] });
+    const longer = await estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there '.repeat(100) }] });
     expect(longer).toBeGreaterThan(one + 150);
-    const parts = estimatePromptTokens({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: { url: 'x' } }] }] });
+    const parts = await estimatePromptTokens({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: { url: 'x' } }] }] });
     expect(parts).toBe(one + 85);
-    const withTools = estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there' }], tools: [{ type: 'function', function: { name: 'get_weather' } }] });
+    const withTools = await estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there' }], tools: [{ type: 'function', function: { name: 'get_weather' } }] });
     expect(withTools).toBeGreaterThan(one);
   });
 
-  it('treat special-token text in a prompt as plain text', () => {
-    expect(() => estimatePromptTokens({ messages: [{ role: 'user', content: 'say <|endoftext|> now' }] })).not.toThrow();
+  it('treat special-token text in a prompt as plain text', async () => {
+    await expect(estimatePromptTokens({ messages: [{ role: 'user', content: 'say <|endoftext|> now' }] })).resolves.toBeGreaterThan(0);
     expect(countText('<|endoftext|>')).toBeGreaterThan(1);
   });
 

@@ -1,4 +1,5 @@
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { TokenCounter } from '../../core/token-count.js';
 
 /**
  * Deterministic vectors for the embeddings simulators: a seeded PRNG over the model and the input, so a
@@ -24,9 +25,23 @@ export function simVector(model: string, input: string | readonly number[], nati
   return out;
 }
 
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
+/**
+ * Characters one simulated request counts exactly. Simulators run inside the embedded default's
+ * process and answer synchronously, so their counting is bounded like the gateway's (the rest of a
+ * larger request is estimated); see core/token-count.ts.
+ */
+const SIM_EXACT_CHARS = 64 * 1024;
+
+/** One counting budget for one simulated request. */
+export function simTokenCounter(): TokenCounter {
+  return new TokenCounter((text) => countTokens(text, PLAIN_TEXT), SIM_EXACT_CHARS);
+}
+
 /** Tokens as the simulators count them (cl100k_base; token arrays by length). */
-export function simTokens(input: string | readonly number[]): number {
-  return typeof input === 'string' ? countTokens(input, { disallowedSpecial: new Set<string>() }) : input.length;
+export function simTokens(input: string | readonly number[], counter: TokenCounter = simTokenCounter()): number {
+  return typeof input === 'string' ? counter.countSync(input) : input.length;
 }
 
 function fnv1a(text: string): number {

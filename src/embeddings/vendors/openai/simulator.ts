@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { handleChatCompletions } from '../../../chat/sim-handler.js';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { floatsToBase64 } from '../../vectors.js';
-import { simTokens, simVector } from '../sim-vectors.js';
+import { simTokenCounter, simTokens, simVector } from '../sim-vectors.js';
 
 /**
  * An OpenAI-compatible upstream on loopback: `POST /v1/embeddings` (Bearer), Azure's
@@ -75,8 +75,9 @@ function embeddings(req: SimRequest, sim: SimServer, deploymentModel: string | u
   const asBase64 = fmt === 'base64' && !sim.settings['ignoreEncodingFormat'];
   const extra = typeof sim.settings['extraTokensPerInput'] === 'number' ? sim.settings['extraTokensPerInput'] : 0;
   let tokens = 0;
+  const counter = simTokenCounter();
   const data = inputs.map((input, index) => {
-    tokens += simTokens(input) + extra;
+    tokens += simTokens(input, counter) + extra;
     const v = simVector(model, input, spec.dims, dims);
     return { object: 'embedding', index, embedding: asBase64 ? floatsToBase64(v) : Array.from(v) };
   });

@@ -1,5 +1,5 @@
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { simTokens, simVector } from '../sim-vectors.js';
+import { simTokenCounter, simTokens, simVector } from '../sim-vectors.js';
 
 /**
  * Vertex AI `:predict` for text-embedding models on loopback, with Google's error envelope.
@@ -86,6 +86,7 @@ function predict(req: SimRequest, model: string): SimReply {
   const autoTruncate = params.autoTruncate !== false;
   const predictions = [];
   let chars = 0;
+  const counter = simTokenCounter();
   for (const inst of instances) {
     const content = inst?.content;
     if (typeof content !== 'string') return gerror(400, 'INVALID_ARGUMENT', 'Each instance needs a string `content`.');
@@ -94,7 +95,7 @@ function predict(req: SimRequest, model: string): SimReply {
       return gerror(400, 'INVALID_ARGUMENT', `Unsupported task_type ${String(taskType)}.`);
     if (inst.title !== undefined && taskType !== 'RETRIEVAL_DOCUMENT')
       return gerror(400, 'INVALID_ARGUMENT', 'title is only supported with task_type RETRIEVAL_DOCUMENT.');
-    let tokens = simTokens(content);
+    let tokens = simTokens(content, counter);
     const truncated = tokens > MAX_INPUT_TOKENS;
     if (truncated && !autoTruncate)
       return gerror(400, 'INVALID_ARGUMENT', `Input of ${tokens} tokens exceeds the limit of ${MAX_INPUT_TOKENS}; enable autoTruncate.`);
