@@ -11,7 +11,9 @@ class AccessLog extends LogController {
   }
 }
 import { errors } from './core/errors.js';
+import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
+import { installLingeringClose } from './http/linger.js';
 import { logError, sendError, toGatewayError } from './http/render.js';
 import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -78,6 +80,8 @@ export function buildApp(s: Services): FastifyInstance {
   app.setNotFoundHandler((req, reply) => sendError(reply, errors.notFound(`No route for ${req.method} ${req.url.split('?')[0]}.`, 'route_not_found')));
 
   installRequestLifecycle(app, server.request_timeout_ms);
+  installBodyBudget(app, new BodyBudget(server.max_inflight_body_bytes), server.body_limit_bytes);
+  installLingeringClose(app);
 
   // Bodies nested deeper than any API needs are refused before any code walks them recursively.
   app.addHook('preValidation', async (req) => {

@@ -46,6 +46,8 @@ export const configSchema = z
         /** Base URL clients use to reach the gateway (for output_url); defaults to http://host:port. */
         public_url: z.string().url().optional(),
         body_limit_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+        /** Request-body bytes held by requests in flight, process-wide; beyond it new requests get 503 overloaded. */
+        max_inflight_body_bytes: z.number().int().positive().default(64 * 1024 * 1024),
         request_timeout_ms: z.number().int().positive().default(120_000),
         /** On SIGTERM, how long requests in flight get to finish before the process exits anyway. */
         shutdown_timeout_ms: z.number().int().positive().default(25_000),
@@ -54,6 +56,10 @@ export const configSchema = z
         trust_proxy: z.boolean().default(false),
       })
       .strict()
+      .refine((s) => s.max_inflight_body_bytes >= s.body_limit_bytes, {
+        message: 'must be at least server.body_limit_bytes (or no body of the largest accepted size could ever be received)',
+        path: ['max_inflight_body_bytes'],
+      })
       .default({}),
     database: z.string().default('sqlite:./data/gateway.db'),
     data_dir: z.string().default('./data'),

@@ -107,6 +107,12 @@ export const errors = {
     new GatewayError(502, 'server_error', message, { code: 'upstream_error' }),
   upstreamUnavailable: (message = 'No upstream is available for this model right now.') =>
     new GatewayError(503, 'server_error', message, { code: 'upstream_unavailable' }),
+  /** Shed load: more request bodies in flight than `server.max_inflight_body_bytes`; retrying soon is expected to work. */
+  overloaded: (retryAfterSeconds = 1) =>
+    new GatewayError(503, 'server_error', 'The gateway is busy receiving other requests; retry shortly.', {
+      code: 'overloaded',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    }),
   upstreamTimeout: (message = 'Timed out waiting for the upstream.') =>
     new GatewayError(504, 'server_error', message, { code: 'upstream_timeout' }),
 } as const;

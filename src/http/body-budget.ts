@@ -1,0 +1,83 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../core/errors.js';
+
+/**
+ * A process-wide budget for request-body bytes held by requests in flight. Every body is kept in
+ * memory while its request runs (raw bytes, then the parsed JSON), so under hostile load memory
+ * grows with the bodies in flight; beyond the budget a new request is shed at once with 503
+ * `overloaded` and `Retry-After` instead, before any of its body is read.
+ */
+export class BodyBudget {
+  private used = 0;
+
+  constructor(readonly limit: number) {}
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  tryTake(bytes: number): boolean {
+    if (this.used + bytes > this.limit) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.used = Math.max(0, this.used - bytes);
+  }
+}
+
+/**
+ * Wires the budget into the request lifecycle. A body with a Content-Length takes its size when the
+ * request arrives; a chunked body takes bytes as they arrive and is cut with 503 when the budget runs
+ * out. Either way the bytes go back when the response is over (sent or abandoned). A declared size
+ * over `bodyLimit` takes nothing: it is answered 413 without being read.
+ */
+export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, bodyLimit: number): void {
+  app.addHook('onRequest', (req, reply, done) => {
+    const declared = Number(req.headers['content-length']);
+    if (!(declared > 0) || declared > bodyLimit) return done();
+    if (!budget.tryTake(declared)) return done(errors.overloaded());
+    reply.raw.once('close', () => budget.give(declared));
+    done();
+  });
+
+  app.addHook('preParsing', (req, reply, payload, done) => {
+    // Only chunked bodies are metered here (no Content-Length and no Transfer-Encoding: no body).
+    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] === undefined) return done(null, payload);
+    const meter = new BudgetMeter(budget);
+    reply.raw.once('close', () => meter.release());
+    // The parser reads the meter; errors of the client's stream reach it through the pipe's end.
+    payload.on('error', (e) => meter.destroy(e));
+    done(null, payload.pipe(meter));
+  });
+}
+
+/** Passes a chunked body through, taking each chunk's bytes from the budget (503 when none are left). */
+class BudgetMeter extends Transform {
+  private taken = 0;
+  private released = false;
+  /** Read by Fastify's body-limit check, which otherwise sees only what it receives from us. */
+  receivedEncodedLength = 0;
+
+  constructor(private readonly budget: BodyBudget) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    // Bytes still arriving after the response are being discarded, not held.
+    if (!this.released) {
+      if (!this.budget.tryTake(chunk.length)) return cb(errors.overloaded());
+      this.taken += chunk.length;
+    }
+    this.receivedEncodedLength += chunk.length;
+    cb(null, chunk);
+  }
+
+  release(): void {
+    this.released = true;
+    this.budget.give(this.taken);
+    this.taken = 0;
+  }
+}
