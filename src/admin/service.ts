@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { errors } from '../core/errors.js';
 import { formatMicros, toMicros, type Micros } from '../core/money.js';
 import type { Catalog } from '../routing/catalog.js';
-import type { Account, ApiKeyRecord, KeyAction, LedgerEntry, RateLimits, Store } from '../store/types.js';
+import type { Account, ApiKeyRecord, KeyAction, KeyBudget, LedgerEntry, RateLimits, Store } from '../store/types.js';
 
 export const ALL_ACTIONS: readonly KeyAction[] = ['video', 'embeddings', 'chat', 'models'];
 
@@ -26,6 +26,25 @@ export function parseAmount(v: unknown, param: string): Micros {
   }
 }
 
+/** A key budget as the CLI and admin API take it: amounts in currency units. */
+export interface BudgetInput {
+  total?: number | string | null;
+  period?: 'day' | 'month' | null;
+  period_limit?: number | string | null;
+}
+
+export function parseBudget(b: BudgetInput | null | undefined): KeyBudget | null {
+  if (!b) return null;
+  const total = b.total === undefined || b.total === null ? null : parseAmount(b.total, 'budget.total');
+  const periodLimit = b.period_limit === undefined || b.period_limit === null ? null : parseAmount(b.period_limit, 'budget.period_limit');
+  const period = b.period ?? null;
+  if (period !== null && period !== 'day' && period !== 'month') throw errors.invalidRequest("'budget.period' must be 'day' or 'month'.", 'budget.period');
+  if ((period === null) !== (periodLimit === null))
+    throw errors.invalidRequest("'budget.period' and 'budget.period_limit' go together.", period === null ? 'budget.period' : 'budget.period_limit');
+  if (total === null && period === null) throw errors.invalidRequest("A budget needs 'total' or 'period' with 'period_limit'.", 'budget');
+  return { total, period, periodLimit };
+}
+
 export interface NewKeyInput {
   account: string;
   models?: string[];
@@ -33,6 +52,7 @@ export interface NewKeyInput {
   expires?: string;
   name?: string;
   limits?: RateLimits;
+  budget?: BudgetInput | null;
 }
 
 /** Account and key operations, shared by the CLI and the admin HTTP API. */
@@ -85,6 +105,7 @@ export class AdminService {
     const actions = input.actions ?? [...ALL_ACTIONS];
     for (const act of actions) if (!ALL_ACTIONS.includes(act)) throw errors.invalidRequest(`Unknown action '${act}'.`, 'actions');
     const models = input.models && input.models.length > 0 ? input.models : ['*'];
+    const budget = parseBudget(input.budget);
     for (const m of models) if (!/^[A-Za-z0-9._:/*?-]{1,200}$/.test(m)) throw errors.invalidRequest(`Bad model pattern '${m}'.`, 'models');
     const now = this.clock.now();
     const key = generateKey();
@@ -99,8 +120,26 @@ export class AdminService {
       limits: input.limits ?? {},
       expiresAt: input.expires ? now + parseDuration(input.expires) : null,
       createdAt: now,
+      budget,
     });
     return { key, record };
+  }
+
+  /** Finds a key by id or unique display prefix. */
+  async findKey(idOrPrefix: string): Promise<ApiKeyRecord> {
+    const all = await this.store.listKeys();
+    const matches = all.filter((k) => k.id === idOrPrefix || k.prefix === idOrPrefix);
+    if (matches.length !== 1) throw errors.notFound(matches.length ? 'That prefix matches several keys; use the id.' : `No key '${idOrPrefix}'.`, 'key_not_found');
+    return matches[0]!;
+  }
+
+  /** Sets or (with null) removes a key's budget; spend counters restart from the ledger. */
+  async setKeyBudget(idOrPrefix: string, input: BudgetInput | null): Promise<ApiKeyRecord> {
+    const k = await this.findKey(idOrPrefix);
+    await this.store.setKeyBudget(k.id, parseBudget(input));
+    // Cached authentications carry the key record: let them see the budget at once.
+    this.onChange();
+    return (await this.store.getKey(k.id))!;
   }
 
   async listKeys(accountName?: string): Promise<ApiKeyRecord[]> {
@@ -138,6 +177,13 @@ export const view = {
     models: k.models,
     actions: k.actions,
     limits: k.limits,
+    budget: k.budget
+      ? {
+          total: k.budget.total === null ? null : formatMicros(k.budget.total),
+          period: k.budget.period,
+          period_limit: k.budget.periodLimit === null ? null : formatMicros(k.budget.periodLimit),
+        }
+      : null,
     expires_at: k.expiresAt ? new Date(k.expiresAt).toISOString() : null,
     revoked_at: k.revokedAt ? new Date(k.revokedAt).toISOString() : null,
     last_used_at: k.lastUsedAt ? new Date(k.lastUsedAt).toISOString() : null,
@@ -150,6 +196,9 @@ export const view = {
     amount_micros: e.delta,
     ref: e.ref,
     note: e.note,
+    key_id: e.keyId,
+    model: e.model,
+    upstream: e.upstream,
     created_at: new Date(e.createdAt).toISOString(),
   }),
 };

@@ -1,5 +1,5 @@
 import type { Micros } from '../core/money.js';
-import type { Store } from '../store/types.js';
+import type { Attribution, Store } from '../store/types.js';
 
 interface Pending {
   accountId: string;
@@ -7,6 +7,7 @@ interface Pending {
   ref: string;
   note: string | null;
   now: number;
+  by?: Attribution;
   resolve(v: 'ok' | 'duplicate'): void;
   reject(e: unknown): void;
 }
@@ -27,9 +28,9 @@ export class ChargeBatcher {
     private readonly maxBatch = 256,
   ) {}
 
-  charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number): Promise<'ok' | 'duplicate'> {
+  charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number, by?: Attribution): Promise<'ok' | 'duplicate'> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ accountId, amount, ref, note, now, resolve, reject });
+      this.queue.push({ accountId, amount, ref, note, now, by, resolve, reject });
       if (this.queue.length >= this.maxBatch) this.track(this.flush());
       else if (!this.scheduled) {
         this.scheduled = true;

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
+import { KeyBudgets, type BudgetSettle } from '../billing/key-budgets.js';
+import { costUnits } from '../billing/usage-cost.js';
 import type { Writable } from 'node:stream';
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
@@ -29,7 +31,7 @@ export interface ChatLogger {
 
 export interface ChatServiceDeps {
   catalog: Catalog;
-  store: Pick<Store, 'charge' | 'canAfford' | 'getAccount'>;
+  store: Pick<Store, 'charge' | 'canAfford' | 'getAccount' | 'reserveKeySpend' | 'adjustKeySpend'>;
   executor: Executor;
   limiter: RateLimiter;
   clock: Clock;
@@ -40,6 +42,8 @@ export interface ChatServiceDeps {
   reservations?: Reservations;
   /** Batches concurrent charges into one transaction; defaults to charging one by one. */
   charges?: Pick<ChargeBatcher, 'charge'>;
+  /** Per-key budgets; defaults to one over `store`. */
+  budgets?: KeyBudgets;
 }
 
 export type ChatResult =
@@ -79,10 +83,13 @@ const MAX_ERROR_BODY = 64 * 1024;
 export class ChatService {
   private readonly log: ChatLogger;
   private readonly reservations: Reservations;
+  private readonly budgets: KeyBudgets;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.log = deps.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
     this.reservations = deps.reservations ?? new Reservations(deps.store);
+    this.budgets =
+      deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now(), (e) => this.log.error(`key budget correction failed: ${(e as Error).message}`));
   }
 
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<ChatResult> {
@@ -94,8 +101,11 @@ export class ChatService {
     const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
     const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate };
     let release: ((charged?: number) => void) | undefined;
+    let settleBudget: BudgetSettle | undefined;
     try {
       const estCost = chatCost(model.price, promptEstimate, reserved);
+      // The key's own budget first: its refusal names the key, not the account.
+      settleBudget = await this.budgets.reserve(ctx.key, estCost);
       release = await this.reservations.reserve(ctx.account.id, estCost);
       if (!release) throw errors.insufficientQuota();
       const candidates = catalog.candidates(model.name, ctx.account).filter((u) => CHAT_VENDORS.has(u.vendor));
@@ -103,18 +113,22 @@ export class ChatService {
       if (body.stream !== true) {
         const out = await this.complete(r, candidates, body, admission.headers, signal);
         release(r.charged);
+        await settleBudget(r.charged ?? 0);
         return out;
       }
       const out = await this.stream(r, candidates, body, admission.headers, signal);
       if (out.kind !== 'stream') {
         release(r.charged);
+        await settleBudget(r.charged ?? 0);
         return out;
       }
-      // The reservation lasts until the stream is over and billed.
+      // The reservations last until the stream is over and billed.
       const done = release;
-      return { ...out, relay: (sink) => out.relay(sink).finally(() => done(r.charged)) };
+      const budgetDone = settleBudget;
+      return { ...out, relay: (sink) => out.relay(sink).finally(() => (done(r.charged), budgetDone(r.charged ?? 0))) };
     } catch (e) {
       release?.();
+      await settleBudget?.(r.charged ?? 0);
       // Nothing was generated: the tokens reserved at admission go back.
       this.correct(r, -r.estimate);
       if (e instanceof GatewayError) for (const [k, v] of Object.entries(admission.headers)) e.headers[k] ??= v;
@@ -148,7 +162,9 @@ export class ChatService {
     // The client hung up or timed out before the answer: it receives nothing and is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     await this.settle(r, usage, upstream);
-    return { kind: 'json', status: 200, headers: { ...limitHeaders }, body: value.raw };
+    // usage.cost is added to the vendor's usage; every other field is passed on as it came.
+    const priced = isObject(value.json.usage) ? Buffer.from(JSON.stringify({ ...value.json, usage: { ...value.json.usage, cost: costUnits(r.charged ?? 0) } })) : value.raw;
+    return { kind: 'json', status: 200, headers: { ...limitHeaders }, body: priced };
   }
 
   private async stream(
@@ -204,7 +220,8 @@ export class ChatService {
       (usage.reported ? '' : ' (estimated; the upstream reported no usage)');
     try {
       r.charged = cost;
-      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now());
+      const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
+      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now(), by);
     } catch (e) {
       // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
       this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);

@@ -70,6 +70,9 @@ export const errors = {
     new GatewayError(401, 'authentication_error', message, { code: 'invalid_api_key' }),
   insufficientQuota: (message = 'Insufficient balance for this request.') =>
     new GatewayError(402, 'insufficient_quota', message, { code: 'insufficient_quota' }),
+  /** The key's own budget (not the account's balance) is what ran out. */
+  keyBudgetExceeded: (message = "This request would exceed the API key's budget.") =>
+    new GatewayError(402, 'insufficient_quota', message, { code: 'key_budget_exceeded' }),
   permissionDenied: (message: string, param?: string) =>
     new GatewayError(403, 'permission_denied', message, { code: 'permission_denied', param }),
   modelNotFound: (model: string) =>

@@ -8,6 +8,8 @@ import type { Executor } from '../http/executor.js';
 import { TransportError, type CredentialSource, type Upstream } from '../http/types.js';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
+import { KeyBudgets } from '../billing/key-budgets.js';
+import { costUnits, withUsageCost } from '../billing/usage-cost.js';
 import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
@@ -36,6 +38,8 @@ export interface EmbeddingsDeps {
   reservations?: Reservations;
   /** Batches concurrent charges into one transaction; defaults to charging one by one. */
   charges?: Pick<ChargeBatcher, 'charge'>;
+  /** Per-key budgets; defaults to one over `store`. */
+  budgets?: KeyBudgets;
 }
 
 export interface EmbeddingsResult {
@@ -60,10 +64,12 @@ export class EmbeddingsService {
   private readonly vendors: ReadonlyMap<string, EmbeddingVendor>;
   private readonly credentials = new Map<string, CredentialSource>();
   private readonly reservations: Reservations;
+  private readonly budgets: KeyBudgets;
 
   constructor(private readonly deps: EmbeddingsDeps) {
     this.vendors = deps.vendors ?? embeddingVendors;
     this.reservations = deps.reservations ?? new Reservations(deps.store);
+    this.budgets = deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now());
     // Credential sources (token caches) are built once per upstream, at start.
     for (const up of deps.catalog.upstreams.values()) {
       const vendor = this.vendors.get(up.vendor);
@@ -82,15 +88,22 @@ export class EmbeddingsService {
     const tokens = await countAll(req.inputs, req.inputType);
     const estimate = sum(tokens);
     const price = model.price.perMillionInput ?? 0;
-    const release = await this.reservations.reserve(ctx.account.id, costForTokens(price, estimate));
-    if (!release) throw errors.insufficientQuota();
+    const estCost = costForTokens(price, estimate);
+    // The key's own budget first: its refusal names the key, not the account.
+    const settleBudget = await this.budgets.reserve(ctx.key, estCost);
     let charged = 0;
     try {
-      const out = await this.run(ctx, req, model, candidates, tokens, estimate, price, signal);
-      charged = out.costMicros;
-      return out;
+      const release = await this.reservations.reserve(ctx.account.id, estCost);
+      if (!release) throw errors.insufficientQuota();
+      try {
+        const out = await this.run(ctx, req, model, candidates, tokens, estimate, price, signal);
+        charged = out.costMicros;
+        return out;
+      } finally {
+        release(charged);
+      }
     } finally {
-      release(charged);
+      await settleBudget(charged);
     }
   }
 
@@ -138,10 +151,13 @@ export class EmbeddingsService {
     const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
     // The client hung up or timed out: it receives nothing, so it is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
-    if (costMicros > 0) await (this.deps.charges ?? store).charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now());
+    if (costMicros > 0) {
+      const by = { keyId: ctx.key.id, model: model.name, upstream: upstream.name };
+      await (this.deps.charges ?? store).charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now(), by);
+    }
 
     return {
-      body: answer.raw ?? render(req, answer),
+      body: answer.raw ? withUsageCost(answer.raw, costMicros) : render(req, answer, costMicros),
       headers: admission.headers,
       requestId,
       promptTokens,
@@ -157,7 +173,7 @@ export class EmbeddingsService {
 }
 
 /** The spec 2.6 body, with every vector in the client's encoding and `index` = input position. */
-function render(req: EmbeddingRequest, answer: UpstreamAnswer): string {
+function render(req: EmbeddingRequest, answer: UpstreamAnswer, costMicros: number): string {
   const vectors = answer.vectors!;
   const data = new Array(vectors.length);
   for (let i = 0; i < vectors.length; i++)
@@ -166,6 +182,6 @@ function render(req: EmbeddingRequest, answer: UpstreamAnswer): string {
     object: 'list',
     data,
     model: req.model,
-    usage: { prompt_tokens: answer.promptTokens, total_tokens: answer.promptTokens },
+    usage: { prompt_tokens: answer.promptTokens, total_tokens: answer.promptTokens, cost: costUnits(costMicros) },
   });
 }

@@ -8,6 +8,9 @@ import type { Store } from '../store/types.js';
 const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
 const limits = z.object({ embeddings: quota.optional(), chat: quota.optional(), video: quota.optional() }).strict();
 const amount = z.union([z.number(), z.string()]);
+const budget = z
+  .object({ total: amount.nullable().optional(), period: z.enum(['day', 'month']).nullable().optional(), period_limit: amount.nullable().optional() })
+  .strict();
 const schemas = {
   account: z.object({ name: z.string(), balance: amount.optional(), upstreams: z.array(z.string()).nullable().optional(), limits: limits.optional() }).strict(),
   topup: z.object({ amount, note: z.string().max(500).optional() }).strict(),
@@ -19,8 +22,10 @@ const schemas = {
       expires: z.string().optional(),
       name: z.string().max(100).optional(),
       limits: limits.optional(),
+      budget: budget.nullable().optional(),
     })
     .strict(),
+  budget: z.object({ budget: budget.nullable() }).strict(),
 };
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -68,6 +73,10 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminSe
       return { ...view.key(record), key };
     });
     admin.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (req) => view.key(await deps.admin.revokeKey(req.params.id)));
+    admin.put<{ Params: { id: string } }>('/admin/keys/:id/budget', async (req) => {
+      const b = parse(schemas.budget, req.body);
+      return view.key(await deps.admin.setKeyBudget(req.params.id, b.budget));
+    });
     admin.get('/admin/reconcile', async () => ({ data: await deps.store.listReconcile(200) }));
   });
 }

@@ -1,6 +1,9 @@
 import { errors } from '../core/errors.js';
 import { constraintKind, type SqlDriver, type SqlExecutor } from './driver.js';
+import { adjustInTx, KeyBudgetExceeded, reserveInTx } from './budgets.js';
 import { clampLimit, insertEntry } from './ledger.js';
+import { enqueueVideoEvent } from './webhooks.js';
+import type { VideoEventType } from './webhook-types.js';
 import { assertMicros, int, json, toJob, toReconcile } from './rows.js';
 import type { Store } from './types.js';
 
@@ -10,6 +13,7 @@ export type JobOps = Pick<
   | 'markJobSubmitted'
   | 'rejectJob'
   | 'getJob'
+  | 'getJobByCallbackToken'
   | 'acquirePollLease'
   | 'recordPoll'
   | 'completeJob'
@@ -25,13 +29,22 @@ const INSERT_JOB = `INSERT INTO jobs (
   id, account_id, key_id, model, vendor, upstream, task_id, public_id, state,
   est_seconds, hold_micros, price_per_second_micros, seconds, billable_seconds, cost_micros,
   error_code, error_message, request, task_meta, vendor_data, outputs, usage, progress,
-  created_at, updated_at, completed_at, next_poll_at, lease_until, deadline_at
-) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, 'submitting', ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, '{}', '{}', '[]', NULL, NULL, ?, ?, NULL, ?, NULL, ?)`;
+  created_at, updated_at, completed_at, next_poll_at, lease_until, deadline_at, webhook_url, callback_token
+) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, 'submitting', ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, '{}', '{}', '[]', NULL, NULL, ?, ?, NULL, ?, NULL, ?, ?, ?)`;
+
+/** Every settling CAS returns these, so the ledger rows, the key's budget and the event can follow. */
+const SETTLED_COLUMNS = 'account_id, hold_micros, key_id, model, upstream, public_id, created_at, webhook_url';
 
 /** What a settling compare-and-swap hands back: who to credit and how much was held. */
 interface Settled {
   accountId: string;
   hold: number;
+  keyId: string;
+  model: string;
+  upstream: string | null;
+  publicId: string | null;
+  createdAt: number;
+  webhookUrl: string | null;
 }
 
 /**
@@ -46,17 +59,27 @@ async function settle(
   entries: (s: Settled) => Array<{ kind: 'release' | 'capture'; delta: number; note: string | null }>,
   jobId: string,
   now: number,
+  event?: VideoEventType,
 ): Promise<boolean> {
   try {
     return await db.transaction(async (tx) => {
       const won = await cas(tx);
       if (!won) return false;
       let total = 0;
+      const by = { keyId: won.keyId, model: won.model, upstream: won.upstream };
       for (const e of entries(won)) {
-        await insertEntry(tx, { accountId: won.accountId, kind: e.kind, delta: e.delta, ref: jobId, note: e.note, now });
+        await insertEntry(tx, { accountId: won.accountId, kind: e.kind, delta: e.delta, ref: jobId, note: e.note, now, by });
         total += e.delta;
       }
       if (total !== 0) await tx.run('UPDATE accounts SET balance = balance + ? WHERE id = ?', [total, won.accountId]);
+      // The key's budget counted the hold; from now on it counts what was really spent (total is
+      // the net change: -capture + hold). Same period as the hold: the job's creation time.
+      await adjustInTx(tx, won.keyId, 0 - total, won.createdAt);
+      // The outbox row commits with the settlement or not at all: no event without a settled job,
+      // no settled job without its event.
+      if (event && won.publicId) {
+        await enqueueVideoEvent(tx, { accountId: won.accountId, type: event, videoId: won.publicId, webhookUrl: won.webhookUrl, now });
+      }
       return true;
     });
   } catch (e) {
@@ -65,8 +88,23 @@ async function settle(
   }
 }
 
+/** Rolls the hold's transaction back (after the key budget was counted) when the balance is short. */
+class InsufficientBalance extends Error {}
+
 function settledFrom(rows: Array<Record<string, unknown>>): Settled | undefined {
-  return rows.length ? { accountId: String(rows[0].account_id), hold: int(rows[0].hold_micros) } : undefined;
+  const r = rows[0];
+  if (!r) return undefined;
+  const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  return {
+    accountId: String(r.account_id),
+    hold: int(r.hold_micros),
+    keyId: String(r.key_id),
+    model: String(r.model),
+    upstream: strOrNull(r.upstream),
+    publicId: strOrNull(r.public_id),
+    createdAt: int(r.created_at),
+    webhookUrl: strOrNull(r.webhook_url),
+  };
 }
 
 export function jobOps(db: SqlDriver): JobOps {
@@ -78,16 +116,20 @@ export function jobOps(db: SqlDriver): JobOps {
     async createJobWithHold(job, hold, now) {
       assertMicros('hold', hold);
       assertMicros('pricePerSecondMicros', job.pricePerSecondMicros);
-      return db.transaction(async (tx) => {
+      try {
+        return await db.transaction(async (tx) => {
+        // The key's budget first (it throws KeyBudgetExceeded, rolling back a partly counted hold).
+        await reserveInTx(tx, job.keyId, hold, job.createdAt);
         // The balance check and the deduction are one conditional UPDATE: concurrent holds on one
         // account serialise on its row and each re-checks the balance the previous one left.
         const moved = await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?', [hold, job.accountId, hold]);
         if (moved === 0) {
           const exists = await tx.query('SELECT 1 AS found FROM accounts WHERE id = ?', [job.accountId]);
           if (exists.length === 0) throw errors.notFound(`Account '${job.accountId}' does not exist.`, 'account_not_found');
-          return 'insufficient';
+          throw new InsufficientBalance();
         }
-        await insertEntry(tx, { accountId: job.accountId, kind: 'hold', delta: 0 - hold, ref: job.id, note: job.model, now });
+        const by = { keyId: job.keyId, model: job.model, upstream: null };
+        await insertEntry(tx, { accountId: job.accountId, kind: 'hold', delta: 0 - hold, ref: job.id, note: job.model, now, by });
         await tx.run(INSERT_JOB, [
           job.id,
           job.accountId,
@@ -102,9 +144,16 @@ export function jobOps(db: SqlDriver): JobOps {
           now,
           now,
           job.deadlineAt,
+          job.webhookUrl ?? null,
+          job.callbackToken ?? null,
         ]);
-        return 'ok';
-      });
+        return 'ok' as const;
+        });
+      } catch (e) {
+        if (e instanceof KeyBudgetExceeded) return 'key_budget';
+        if (e instanceof InsufficientBalance) return 'insufficient';
+        throw e;
+      }
     },
 
     async markJobSubmitted(jobId, p) {
@@ -129,7 +178,7 @@ export function jobOps(db: SqlDriver): JobOps {
           settledFrom(
             await tx.query(
               `UPDATE jobs SET state = 'rejected', error_code = 'rejected', error_message = ?, updated_at = ?, completed_at = ?, lease_until = NULL
-               WHERE id = ? AND state = 'submitting' RETURNING account_id, hold_micros`,
+               WHERE id = ? AND state = 'submitting' RETURNING ${SETTLED_COLUMNS}`,
               [reason, now, now, jobId],
             ),
           ),
@@ -141,6 +190,11 @@ export function jobOps(db: SqlDriver): JobOps {
 
     async getJob(jobId) {
       const rows = await db.query('SELECT * FROM jobs WHERE id = ?', [jobId]);
+      return rows.length ? toJob(rows[0]) : undefined;
+    },
+
+    async getJobByCallbackToken(token) {
+      const rows = await db.query('SELECT * FROM jobs WHERE callback_token = ?', [token]);
       return rows.length ? toJob(rows[0]) : undefined;
     },
 
@@ -169,7 +223,7 @@ export function jobOps(db: SqlDriver): JobOps {
             await tx.query(
               `UPDATE jobs SET state = 'completed', seconds = ?, billable_seconds = ?, cost_micros = ?, usage = ?, outputs = ?,
                  vendor_data = ?, updated_at = ?, completed_at = ?, lease_until = NULL
-               WHERE id = ? AND state = 'processing' RETURNING account_id, hold_micros`,
+               WHERE id = ? AND state = 'processing' RETURNING ${SETTLED_COLUMNS}`,
               [p.seconds, p.billableSeconds, p.costMicros, json(p.usage), json(p.outputs ?? []), json(p.vendorData ?? {}), p.now, p.now, jobId],
             ),
           ),
@@ -179,6 +233,7 @@ export function jobOps(db: SqlDriver): JobOps {
         ],
         jobId,
         p.now,
+        'video.completed',
       );
     },
 
@@ -189,13 +244,14 @@ export function jobOps(db: SqlDriver): JobOps {
           settledFrom(
             await tx.query(
               `UPDATE jobs SET state = 'failed', error_code = ?, error_message = ?, vendor_data = ?, updated_at = ?, completed_at = ?, lease_until = NULL
-               WHERE id = ? AND state IN ('processing', 'submitting') RETURNING account_id, hold_micros`,
+               WHERE id = ? AND state IN ('processing', 'submitting') RETURNING ${SETTLED_COLUMNS}`,
               [p.code, p.message, json(p.vendorData ?? {}), p.now, p.now, jobId],
             ),
           ),
         (s) => [{ kind: 'release', delta: s.hold, note: `failed: ${p.code}` }],
         jobId,
         p.now,
+        p.code === 'cancelled' ? 'video.cancelled' : 'video.failed',
       );
     },
 

@@ -12,9 +12,13 @@ export function keyOps(db: SqlDriver): KeyOps {
       const id = k.id || randomUUID();
       try {
         const rows = await db.query(
-          `INSERT INTO api_keys (id, account_id, hash, prefix, name, models, actions, limits, expires_at, revoked_at, last_used_at, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?) RETURNING *`,
-          [id, k.accountId, k.hash, k.prefix, k.name, json(k.models), json(k.actions), json(k.limits ?? {}), k.expiresAt, k.createdAt],
+          `INSERT INTO api_keys (id, account_id, hash, prefix, name, models, actions, limits, expires_at, revoked_at, last_used_at, created_at,
+             budget_total, budget_period, budget_period_limit)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?) RETURNING *`,
+          [
+            id, k.accountId, k.hash, k.prefix, k.name, json(k.models), json(k.actions), json(k.limits ?? {}), k.expiresAt, k.createdAt,
+            k.budget?.total ?? null, k.budget?.period ?? null, k.budget?.periodLimit ?? null,
+          ],
         );
         return toKey(rows[0]);
       } catch (e) {

@@ -1,10 +1,11 @@
 import { errors } from '../core/errors.js';
 import type { Micros } from '../core/money.js';
 import { constraintKind, type SqlDriver, type SqlExecutor } from './driver.js';
+import type { SqlValue } from './driver.js';
 import { assertMicros, int, toEntry } from './rows.js';
-import type { LedgerKind, Store } from './types.js';
+import type { Attribution, LedgerKind, Store, UsageFilter } from './types.js';
 
-export type LedgerOps = Pick<Store, 'listLedger' | 'charge' | 'chargeMany' | 'canAfford'>;
+export type LedgerOps = Pick<Store, 'listLedger' | 'charge' | 'chargeMany' | 'canAfford' | 'usage'>;
 
 export const DEFAULT_LEDGER_LIMIT = 100;
 export const MAX_LIST_LIMIT = 10_000;
@@ -16,6 +17,7 @@ export interface EntryInput {
   ref: string;
   note: string | null;
   now: number;
+  by?: Attribution;
 }
 
 /**
@@ -23,14 +25,10 @@ export interface EntryInput {
  * surrounding transaction back: that is the at-most-once guarantee, even across processes.
  */
 export async function insertEntry(tx: SqlExecutor, e: EntryInput): Promise<void> {
-  await tx.run('INSERT INTO ledger (account_id, kind, delta, ref, note, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-    e.accountId,
-    e.kind,
-    e.delta,
-    e.ref,
-    e.note,
-    e.now,
-  ]);
+  await tx.run(
+    'INSERT INTO ledger (account_id, kind, delta, ref, note, created_at, key_id, model, upstream) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    [e.accountId, e.kind, e.delta, e.ref, e.note, e.now, e.by?.keyId ?? null, e.by?.model ?? null, e.by?.upstream ?? null],
+  );
 }
 
 export function clampLimit(limit: number | undefined, fallback: number): number {
@@ -43,13 +41,13 @@ export function clampLimit(limit: number | undefined, fallback: number): number 
  * own). A conflicting ref inserts nothing, so the UPDATE finds no row and reports 0.
  */
 const PG_CHARGE = `WITH entry AS (
-  INSERT INTO ledger (account_id, kind, delta, ref, note, created_at) VALUES (?, 'charge', ?, ?, ?, ?)
+  INSERT INTO ledger (account_id, kind, delta, ref, note, created_at, key_id, model, upstream) VALUES (?, 'charge', ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (ref, kind) DO NOTHING
   RETURNING account_id, delta
 )
 UPDATE accounts SET balance = accounts.balance + entry.delta FROM entry WHERE accounts.id = entry.account_id`;
 
-const CHARGE_ENTRY = `INSERT INTO ledger (account_id, kind, delta, ref, note, created_at) VALUES (?, 'charge', ?, ?, ?, ?)
+const CHARGE_ENTRY = `INSERT INTO ledger (account_id, kind, delta, ref, note, created_at, key_id, model, upstream) VALUES (?, 'charge', ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (ref, kind) DO NOTHING`;
 
 export function ledgerOps(db: SqlDriver): LedgerOps {
@@ -63,9 +61,9 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
       return rows.map(toEntry);
     },
 
-    async charge(accountId, amount, ref, note, now) {
+    async charge(accountId, amount, ref, note, now, by) {
       assertMicros('amount', amount);
-      const params = [accountId, 0 - amount, ref, note, now];
+      const params = [accountId, 0 - amount, ref, note, now, ...attribution(by)];
       try {
         if (db.dialect === 'postgres') {
           return (await db.run(PG_CHARGE, params)) === 1 ? 'ok' : 'duplicate';
@@ -87,7 +85,7 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
         return await db.transaction(async (tx) => {
           const out: ('ok' | 'duplicate')[] = [];
           for (const it of items) {
-            const params = [it.accountId, 0 - it.amount, it.ref, it.note, it.now];
+            const params = [it.accountId, 0 - it.amount, it.ref, it.note, it.now, ...attribution(it.by)];
             if (db.dialect === 'postgres') {
               out.push((await tx.run(PG_CHARGE, params)) === 1 ? 'ok' : 'duplicate');
             } else if ((await tx.run(CHARGE_ENTRY, params)) === 0) out.push('duplicate');
@@ -104,7 +102,7 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
         const out: ('ok' | 'duplicate' | Error)[] = [];
         for (const it of items) {
           try {
-            out.push(await this.charge(it.accountId, it.amount, it.ref, it.note, it.now));
+            out.push(await this.charge(it.accountId, it.amount, it.ref, it.note, it.now, it.by));
           } catch (err) {
             out.push(err as Error);
           }
@@ -117,5 +115,37 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
       const rows = await db.query('SELECT balance FROM accounts WHERE id = ?', [accountId]);
       return rows.length > 0 && int(rows[0].balance) >= amount;
     },
+
+    async usage(f) {
+      const { sql, params } = usageQuery(f);
+      const rows = await db.query(sql, params);
+      return rows.map((r) => ({
+        group: f.groupBy === 'day' ? new Date(int(r.grp) * DAY_MS).toISOString().slice(0, 10) : String(r.grp ?? ''),
+        spent: int(r.spent),
+        requests: int(r.n),
+      }));
+    },
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+function attribution(by: Attribution | undefined): (string | null)[] {
+  return [by?.keyId ?? null, by?.model ?? null, by?.upstream ?? null];
+}
+
+/** Spend is what captures and charges took (their deltas are negative); holds and releases net out. */
+function usageQuery(f: UsageFilter): { sql: string; params: SqlValue[] } {
+  // Integer division by a day gives the UTC day number on both dialects (BIGINT / INTEGER).
+  const group = f.groupBy === 'day' ? `created_at / ${DAY_MS}` : f.groupBy === 'model' ? 'model' : 'key_id';
+  const where = ["kind IN ('capture', 'charge')", 'created_at >= ?', 'created_at < ?'];
+  const params: SqlValue[] = [f.from, f.to];
+  if (f.accountId !== undefined) (where.push('account_id = ?'), params.push(f.accountId));
+  if (f.keyId !== undefined) (where.push('key_id = ?'), params.push(f.keyId));
+  if (f.model !== undefined) (where.push('model = ?'), params.push(f.model));
+  return {
+    sql: `SELECT ${group} AS grp, SUM(0 - delta) AS spent, COUNT(*) AS n FROM ledger WHERE ${where.join(' AND ')}
+          GROUP BY ${group} ORDER BY ${f.groupBy === 'day' ? 'grp' : 'spent DESC, grp'} LIMIT ${MAX_LIST_LIMIT}`,
+    params,
   };
 }

@@ -112,6 +112,74 @@ CREATE TABLE reconcile (
 CREATE INDEX reconcile_job ON reconcile (job_id);
 `,
   },
+  {
+    version: 3,
+    name: 'spend by key, key budgets, webhooks and their outbox, vendor callback tokens',
+    sql: (t) => `
+ALTER TABLE ledger ADD COLUMN key_id TEXT;
+ALTER TABLE ledger ADD COLUMN model TEXT;
+ALTER TABLE ledger ADD COLUMN upstream TEXT;
+CREATE INDEX ledger_key_time ON ledger (key_id, created_at);
+CREATE INDEX ledger_account_time ON ledger (account_id, created_at);
+
+ALTER TABLE api_keys ADD COLUMN budget_total BIGINT;
+ALTER TABLE api_keys ADD COLUMN budget_period TEXT;
+ALTER TABLE api_keys ADD COLUMN budget_period_limit BIGINT;
+
+CREATE TABLE key_spend (
+  key_id TEXT NOT NULL,
+  period TEXT NOT NULL,
+  spent BIGINT NOT NULL,
+  PRIMARY KEY (key_id, period)
+);
+
+ALTER TABLE jobs ADD COLUMN webhook_url TEXT;
+ALTER TABLE jobs ADD COLUMN callback_token TEXT;
+CREATE UNIQUE INDEX jobs_callback_token ON jobs (callback_token);
+
+CREATE TABLE webhook_endpoints (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts (id),
+  url TEXT NOT NULL,
+  events TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  disabled_at BIGINT
+);
+CREATE INDEX webhook_endpoints_account ON webhook_endpoints (account_id);
+
+CREATE TABLE webhook_outbox (
+  id TEXT PRIMARY KEY,
+  event_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  endpoint_id TEXT,
+  url TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts INTEGER NOT NULL,
+  next_attempt_at BIGINT NOT NULL,
+  lease_until BIGINT,
+  created_at BIGINT NOT NULL,
+  delivered_at BIGINT
+);
+CREATE INDEX webhook_outbox_due ON webhook_outbox (state, next_attempt_at);
+CREATE INDEX webhook_outbox_endpoint ON webhook_outbox (endpoint_id, created_at);
+
+CREATE TABLE webhook_attempts (
+  id ${t.serialKey},
+  outbox_id TEXT NOT NULL,
+  endpoint_id TEXT,
+  attempt INTEGER NOT NULL,
+  status INTEGER,
+  error TEXT,
+  latency_ms INTEGER NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, id);
+CREATE INDEX webhook_attempts_outbox ON webhook_attempts (outbox_id, id);
+`,
+  },
 ];
 
 /**

@@ -4,6 +4,8 @@ import type { Row } from './driver.js';
 import type {
   Account,
   ApiKeyRecord,
+  BudgetPeriod,
+  KeyBudget,
   JobRecord,
   JobState,
   KeyAction,
@@ -91,7 +93,16 @@ export function toKey(r: Row): ApiKeyRecord {
     revokedAt: intOrNull(r.revoked_at),
     lastUsedAt: intOrNull(r.last_used_at),
     createdAt: int(r.created_at),
+    budget: toBudget(r),
   };
+}
+
+function toBudget(r: Row): KeyBudget | null {
+  const total = intOrNull(r.budget_total);
+  const periodLimit = intOrNull(r.budget_period_limit);
+  const period = strOrNull(r.budget_period) as BudgetPeriod | null;
+  if (total === null && (period === null || periodLimit === null)) return null;
+  return { total, period, periodLimit };
 }
 
 export function toEntry(r: Row): LedgerEntry {
@@ -103,6 +114,9 @@ export function toEntry(r: Row): LedgerEntry {
     ref: str(r.ref),
     note: strOrNull(r.note),
     createdAt: int(r.created_at),
+    keyId: strOrNull(r.key_id),
+    model: strOrNull(r.model),
+    upstream: strOrNull(r.upstream),
   };
 }
 
@@ -137,6 +151,8 @@ export function toJob(r: Row): JobRecord {
     nextPollAt: int(r.next_poll_at),
     leaseUntil: intOrNull(r.lease_until),
     deadlineAt: int(r.deadline_at),
+    webhookUrl: strOrNull(r.webhook_url),
+    callbackToken: strOrNull(r.callback_token),
   };
 }
 

@@ -1,10 +1,12 @@
 import { accountOps } from './accounts.js';
+import { budgetOps } from './budgets.js';
 import type { SqlDriver } from './driver.js';
 import { jobOps } from './jobs.js';
 import { keyOps } from './keys.js';
 import { ledgerOps } from './ledger.js';
 import { migrate } from './migrations.js';
 import type { Store } from './types.js';
+import { webhookOps } from './webhooks.js';
 
 /** A Store plus the driver under it (for tooling and tests that need raw SQL). */
 export interface SqlStore extends Store {
@@ -27,5 +29,7 @@ export function createSqlStore(driver: SqlDriver): SqlStore {
     ...keyOps(driver),
     ...ledgerOps(driver),
     ...jobOps(driver),
+    ...budgetOps(driver),
+    ...webhookOps(driver),
   };
 }

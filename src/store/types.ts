@@ -1,5 +1,6 @@
 import type { JsonObject } from '../core/json.js';
 import type { Micros } from '../core/money.js';
+import type { WebhookStore } from './webhook-types.js';
 
 /** Per-minute quotas; undefined means "use the configured default". */
 export interface RateLimits {
@@ -37,6 +38,58 @@ export interface ApiKeyRecord {
   revokedAt: number | null;
   lastUsedAt: number | null;
   createdAt: number;
+  /** Spending cap of this key on top of its account's balance; null or absent = none. */
+  budget?: KeyBudget | null;
+}
+
+/** UTC calendar periods a key budget can reset on. */
+export type BudgetPeriod = 'day' | 'month';
+
+/** Caps in micros; either or both may be set. */
+export interface KeyBudget {
+  /** Lifetime cap. */
+  total: Micros | null;
+  period: BudgetPeriod | null;
+  /** Cap per `period` (UTC day or month). */
+  periodLimit: Micros | null;
+}
+
+/** What a key has spent (captures and charges, plus holds and reservations still open). */
+export interface KeySpend {
+  total: Micros;
+  /** In the current period of the key's budget (0 when it has none). */
+  period: Micros;
+  /** Start of the current period (Unix ms), or null when the budget has no period. */
+  periodStart: number | null;
+  /** Start of the next period (Unix ms), or null. */
+  periodEnd: number | null;
+}
+
+/** Who caused a ledger movement, for spend-by-key reports. */
+export interface Attribution {
+  keyId?: string | null;
+  model?: string | null;
+  upstream?: string | null;
+}
+
+export interface UsageFilter {
+  accountId?: string;
+  keyId?: string;
+  model?: string;
+  /** Unix ms, inclusive. */
+  from: number;
+  /** Unix ms, exclusive. */
+  to: number;
+  groupBy: 'day' | 'model' | 'key';
+}
+
+export interface UsageRow {
+  /** The day (YYYY-MM-DD, UTC), model name or key id, after group_by. */
+  group: string;
+  /** Captures and charges (micros, positive). */
+  spent: Micros;
+  /** Ledger entries counted (captures + charges). */
+  requests: number;
 }
 
 /**
@@ -54,6 +107,9 @@ export interface LedgerEntry {
   ref: string;
   note: string | null;
   createdAt: number;
+  keyId: string | null;
+  model: string | null;
+  upstream: string | null;
 }
 
 /**
@@ -101,12 +157,16 @@ export interface JobRecord {
   nextPollAt: number;
   leaseUntil: number | null;
   deadlineAt: number;
+  /** The client's own webhook target for this job (request field gateway_webhook_url). */
+  webhookUrl: string | null;
+  /** Secret path token of the vendor's callback into the gateway for this job. */
+  callbackToken: string | null;
 }
 
 export type NewJob = Pick<
   JobRecord,
   'id' | 'accountId' | 'keyId' | 'model' | 'vendor' | 'estSeconds' | 'pricePerSecondMicros' | 'request' | 'createdAt' | 'deadlineAt'
->;
+> & Partial<Pick<JobRecord, 'webhookUrl' | 'callbackToken'>>;
 
 export interface ReconcileRecord {
   id: number;
@@ -116,7 +176,7 @@ export interface ReconcileRecord {
   createdAt: number;
 }
 
-export interface Store {
+export interface Store extends WebhookStore {
   /** Runs pending versioned migrations. */
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -139,6 +199,16 @@ export interface Store {
   /** Returns false when the key does not exist or was already revoked. */
   revokeKey(id: string, now: number): Promise<boolean>;
   touchKey(id: string, now: number): Promise<void>;
+  /** Sets (or with null clears) a key's budget; false when the key does not exist. */
+  setKeyBudget(id: string, budget: KeyBudget | null): Promise<boolean>;
+  /**
+   * Counts `amount` against the key's budget (total and current period) when it fits, atomically
+   * across instances; 'ok' without a write when the key has no budget.
+   */
+  reserveKeySpend(keyId: string, amount: Micros, at: number): Promise<'ok' | 'exceeded'>;
+  /** Corrects a reservation made at `at` (same period) once the real cost is known; may be negative. */
+  adjustKeySpend(keyId: string, delta: Micros, at: number): Promise<void>;
+  keySpend(keyId: string, now: number): Promise<KeySpend>;
 
   // Ledger
   listLedger(accountId: string, opts?: { limit?: number; ref?: string }): Promise<LedgerEntry[]>;
@@ -146,20 +216,25 @@ export interface Store {
    * One debit (kind 'charge') for a synchronous request (embeddings, chat), unique per ref.
    * Returns 'duplicate' when that ref was already charged.
    */
-  charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number): Promise<'ok' | 'duplicate'>;
+  charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number, by?: Attribution): Promise<'ok' | 'duplicate'>;
   /**
    * Many charges in one transaction (the hot path batches them): each is still unique per ref.
    * Results are in input order; an item that failed on its own is an Error in its slot.
    */
   chargeMany(
-    items: readonly { accountId: string; amount: Micros; ref: string; note: string | null; now: number }[],
+    items: readonly { accountId: string; amount: Micros; ref: string; note: string | null; now: number; by?: Attribution }[],
   ): Promise<('ok' | 'duplicate' | Error)[]>;
   /** True when the account's balance covers `amount` (a cheap pre-flight check, no write). */
   canAfford(accountId: string, amount: Micros): Promise<boolean>;
+  /** Spend (captures and charges) in [from, to), grouped; biggest spend first. */
+  usage(filter: UsageFilter): Promise<UsageRow[]>;
 
   // Jobs
-  /** Atomically: if balance >= hold, deduct it, write the hold entry and insert the job as 'submitting'. */
-  createJobWithHold(job: NewJob, hold: Micros, now: number): Promise<'ok' | 'insufficient'>;
+  /**
+   * Atomically: if the key's budget and the account's balance both cover the hold, count it against
+   * the budget, deduct it, write the hold entry and insert the job as 'submitting'.
+   */
+  createJobWithHold(job: NewJob, hold: Micros, now: number): Promise<'ok' | 'insufficient' | 'key_budget'>;
   /** submitting -> processing, pinned to the upstream that accepted it. */
   markJobSubmitted(
     jobId: string,
@@ -168,6 +243,8 @@ export interface Store {
   /** submitting -> rejected, releasing the hold exactly once. */
   rejectJob(jobId: string, reason: string, now: number): Promise<void>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
+  /** The processing job a vendor callback token belongs to. */
+  getJobByCallbackToken(token: string): Promise<JobRecord | undefined>;
   /** Compare-and-swap on lease_until: true when this caller now holds the poll lease. */
   acquirePollLease(jobId: string, now: number, leaseMs: number): Promise<boolean>;
   /** Records a poll of a job still processing and releases the lease. */

@@ -80,6 +80,7 @@ export async function createVideoJob(
     now,
   );
   if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
+  if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
   if (unreachable) return deferFailure(deps, jobId, ctx.account.id, candidates[0]!, vendor.id, model.name, estSeconds, unreachable);
 
   try {

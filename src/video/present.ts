@@ -1,3 +1,4 @@
+import { costUnits } from '../billing/usage-cost.js';
 import type { JsonObject } from '../core/json.js';
 import type { JobRecord } from '../store/types.js';
 
@@ -9,6 +10,8 @@ import type { JobRecord } from '../store/types.js';
  *   counts when it reports them; omitted when it reports none);
  * - failed: completed_at (when it failed) and error {code, message};
  * - `progress` (0-100) while processing when the vendor reports one.
+ * - money, in currency units: `usage.held` while processing (the estimate held from the balance),
+ *   `usage.cost` once settled (what the ledger captured; 0 for a failed job).
  */
 export function presentJob(job: JobRecord, outputUrl: string | undefined): JsonObject {
   const status = job.state === 'completed' ? 'completed' : job.state === 'failed' ? 'failed' : 'processing';
@@ -24,8 +27,10 @@ export function presentJob(job: JobRecord, outputUrl: string | undefined): JsonO
   if (status !== 'processing' && job.completedAt !== null) out.completed_at = Math.floor(job.completedAt / 1000);
   if (status === 'completed') {
     if (outputUrl) out.output_url = outputUrl;
-    if (job.usage && Object.keys(job.usage).length > 0) out.usage = job.usage;
+    out.usage = { ...(job.usage ?? {}), cost: costUnits(job.costMicros ?? 0) };
   }
+  if (status === 'processing') out.usage = { held: costUnits(job.holdMicros) };
+  if (status === 'failed') out.usage = { cost: 0 };
   if (status === 'failed') out.error = { code: job.errorCode ?? 'generation_failed', message: job.errorMessage ?? 'The generation failed.' };
   out.vendor_data = job.vendorData;
   return out;

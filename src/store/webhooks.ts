@@ -1,0 +1,160 @@
+import { messageId, videoEvent } from '../webhooks/events.js';
+import type { SqlDriver, SqlExecutor } from './driver.js';
+import type { SqlValue } from './driver.js';
+import { clampLimit } from './ledger.js';
+import { int, intOrNull } from './rows.js';
+import type { Row } from './driver.js';
+import type { DeliveryAttempt, OutboxRecord, OutboxState, VideoEventType, WebhookEndpoint, WebhookStore } from './webhook-types.js';
+
+const str = (v: unknown) => String(v);
+const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
+
+function toEndpoint(r: Row): WebhookEndpoint {
+  return {
+    id: str(r.id),
+    accountId: str(r.account_id),
+    url: str(r.url),
+    events: JSON.parse(str(r.events)) as VideoEventType[],
+    secret: str(r.secret),
+    createdAt: int(r.created_at),
+    disabledAt: intOrNull(r.disabled_at),
+  };
+}
+
+function toOutbox(r: Row): OutboxRecord {
+  return {
+    id: str(r.id),
+    eventId: str(r.event_id),
+    accountId: str(r.account_id),
+    endpointId: strOrNull(r.endpoint_id),
+    url: str(r.url),
+    eventType: str(r.event_type),
+    payload: str(r.payload),
+    state: str(r.state) as OutboxState,
+    attempts: int(r.attempts),
+    nextAttemptAt: int(r.next_attempt_at),
+    leaseUntil: intOrNull(r.lease_until),
+    createdAt: int(r.created_at),
+    deliveredAt: intOrNull(r.delivered_at),
+  };
+}
+
+function toAttempt(r: Row): DeliveryAttempt {
+  return {
+    id: int(r.id),
+    outboxId: str(r.outbox_id),
+    endpointId: strOrNull(r.endpoint_id),
+    attempt: int(r.attempt),
+    status: intOrNull(r.status),
+    error: strOrNull(r.error),
+    latencyMs: int(r.latency_ms),
+    createdAt: int(r.created_at),
+  };
+}
+
+const INSERT_OUTBOX = `INSERT INTO webhook_outbox
+  (id, event_id, account_id, endpoint_id, url, event_type, payload, state, attempts, next_attempt_at, lease_until, created_at, delivered_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, NULL, ?, NULL)`;
+
+/**
+ * Writes one outbox row per subscribed endpoint of the account, and one for the job's own target
+ * (signed with the account's first endpoint's secret), inside the settlement's transaction.
+ */
+export async function enqueueVideoEvent(
+  tx: SqlExecutor,
+  e: { accountId: string; type: VideoEventType; videoId: string; webhookUrl: string | null; now: number },
+): Promise<void> {
+  const endpoints = (await tx.query('SELECT * FROM webhook_endpoints WHERE account_id = ? AND disabled_at IS NULL ORDER BY created_at, id', [e.accountId])).map(toEndpoint);
+  const targets: Array<{ endpointId: string; url: string }> = endpoints.filter((p) => p.events.includes(e.type)).map((p) => ({ endpointId: p.id, url: p.url }));
+  if (e.webhookUrl && endpoints[0]) targets.push({ endpointId: endpoints[0].id, url: e.webhookUrl });
+  if (targets.length === 0) return;
+  const event = videoEvent(e.type, e.videoId, e.now);
+  for (const t of targets) {
+    await tx.run(INSERT_OUTBOX, [messageId(), event.id, e.accountId, t.endpointId, t.url, e.type, event.json, e.now, e.now]);
+  }
+}
+
+export function webhookOps(db: SqlDriver): WebhookStore {
+  return {
+    async createWebhookEndpoint(e) {
+      const rows = await db.query(
+        'INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, disabled_at) VALUES (?, ?, ?, ?, ?, ?, NULL) RETURNING *',
+        [e.id, e.accountId, e.url, JSON.stringify(e.events), e.secret, e.createdAt],
+      );
+      return toEndpoint(rows[0]!);
+    },
+
+    async listWebhookEndpoints(accountId) {
+      const rows =
+        accountId === undefined
+          ? await db.query('SELECT * FROM webhook_endpoints ORDER BY created_at, id')
+          : await db.query('SELECT * FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id', [accountId]);
+      return rows.map(toEndpoint);
+    },
+
+    async getWebhookEndpoint(id) {
+      const rows = await db.query('SELECT * FROM webhook_endpoints WHERE id = ?', [id]);
+      return rows.length ? toEndpoint(rows[0]!) : undefined;
+    },
+
+    async disableWebhookEndpoint(id, now) {
+      return (await db.run('UPDATE webhook_endpoints SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL', [now, id])) === 1;
+    },
+
+    async claimDeliveries(now, limit, leaseMs) {
+      const due = await db.query(
+        `SELECT id FROM webhook_outbox WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+         ORDER BY next_attempt_at, id LIMIT ?`,
+        [now, now, clampLimit(limit, 10)],
+      );
+      const claimed: OutboxRecord[] = [];
+      for (const d of due) {
+        // Compare-and-swap on the lease: of two instances that saw the same row, one wins.
+        const rows = await db.query(
+          `UPDATE webhook_outbox SET lease_until = ? WHERE id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until <= ?) RETURNING *`,
+          [now + leaseMs, String(d.id), now],
+        );
+        if (rows.length) claimed.push(toOutbox(rows[0]!));
+      }
+      return claimed;
+    },
+
+    async recordDeliveryAttempt(outboxId, a, outcome) {
+      await db.transaction(async (tx) => {
+        await tx.run(
+          'INSERT INTO webhook_attempts (outbox_id, endpoint_id, attempt, status, error, latency_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          [outboxId, a.endpointId, a.attempt, a.status, a.error, a.latencyMs, a.now],
+        );
+        if (outcome.state === 'delivered')
+          await tx.run(`UPDATE webhook_outbox SET state = 'delivered', attempts = ?, delivered_at = ?, lease_until = NULL WHERE id = ?`, [a.attempt, a.now, outboxId]);
+        else if (outcome.state === 'pending')
+          await tx.run(`UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?`, [a.attempt, outcome.nextAttemptAt, outboxId]);
+        else await tx.run(`UPDATE webhook_outbox SET state = 'failed', attempts = ?, lease_until = NULL WHERE id = ?`, [a.attempt, outboxId]);
+      });
+    },
+
+    async listOutbox(f) {
+      const where: string[] = [];
+      const params: SqlValue[] = [];
+      if (f.endpointId !== undefined) (where.push('endpoint_id = ?'), params.push(f.endpointId));
+      if (f.accountId !== undefined) (where.push('account_id = ?'), params.push(f.accountId));
+      const rows = await db.query(
+        `SELECT * FROM webhook_outbox ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id LIMIT ?`,
+        [...params, clampLimit(f.limit, 100)],
+      );
+      return rows.map(toOutbox);
+    },
+
+    async listDeliveryAttempts(f) {
+      const where: string[] = [];
+      const params: SqlValue[] = [];
+      if (f.endpointId !== undefined) (where.push('endpoint_id = ?'), params.push(f.endpointId));
+      if (f.outboxId !== undefined) (where.push('outbox_id = ?'), params.push(f.outboxId));
+      const rows = await db.query(
+        `SELECT * FROM webhook_attempts ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`,
+        [...params, clampLimit(f.limit, 100)],
+      );
+      return rows.map(toAttempt);
+    },
+  };
+}
