@@ -46,7 +46,7 @@ describe('embeddings through an OpenAI-compatible upstream', () => {
     expect(sent.json.encoding_format).toBe('base64');
     expect(sent.headers['authorization']).toBe('Bearer sk-sim-openai');
     const tokens = inputs.reduce((s, t) => s + simTokens(t), 0);
-    expect(res.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+    expect(res.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens, cost: expect.any(Number) });
   });
 
   it("serves the SDK with encoding_format 'float' as JSON floats", async () => {

@@ -64,7 +64,7 @@ describe('embeddings through Vertex AI :predict', () => {
       expect(asFloat32(d.embedding)).toEqual(vertexSimVector('gemini-embedding-001', inputs[i]!, 'RETRIEVAL_QUERY')),
     );
     const tokens = inputs.reduce((s, t) => s + simTokens(t), 0);
-    expect(r.json.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+    expect(r.json.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens, cost: expect.any(Number) });
     delete sim.settings['floatTokenCounts'];
   });
 
