@@ -45,6 +45,23 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve();
   }
 
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<void> {
+    this.releaseNow(family, scopes, tokens);
+    return Promise.resolve();
+  }
+
+  releaseNow(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): void {
+    const tokens = cleanTokens(tokensIn);
+    const second = Math.floor(this.now() / 1000);
+    const windows = this.families[family];
+    for (const s of scopes) {
+      const w = windows.get(s.id);
+      if (!w || !isLimited(s)) continue;
+      w.advance(second);
+      w.release(tokens);
+    }
+  }
+
   close(): Promise<void> {
     for (const m of Object.values(this.families)) m.clear();
     return Promise.resolve();
@@ -118,6 +135,18 @@ export class MemoryRateLimiter implements RateLimiter {
       w.advance(second);
       w.adjust(rounded);
     }
+  }
+
+  /**
+   * Raises a scope's window to what another source (the shared Redis window) reports it holds;
+   * the difference lands in the current second. Never lowers it: keeping more is the safe side.
+   */
+  raiseTo(family: LimitFamily, id: string, usedRequests: number, usedTokens: number): void {
+    const w = this.window(this.families[family], id, Math.floor(this.now() / 1000));
+    const moreRequests = usedRequests - w.usedRequests;
+    const moreTokens = usedTokens - w.usedTokens;
+    if (moreRequests > 0) w.addRequests(moreRequests);
+    if (moreTokens > 0) w.adjust(moreTokens);
   }
 
   /** Number of live windows across families (for tests of the idle sweep). */

@@ -138,3 +138,80 @@ for i = 1, #KEYS do
 end
 return 1
 `;
+
+/**
+ * KEYS[i]: scope hashes. ARGV[2]: tokens to give back. ARGV[3]: window seconds.
+ * Takes back one request and the tokens of an admission that did no work, from the newest
+ * buckets first, never below zero.
+ */
+export const RELEASE_LUA = `
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local tokens = tonumber(ARGV[2])
+local W = tonumber(ARGV[3])
+local sec = math.floor(now / 1000)
+local function take(key, prefix, amount)
+  local left = amount
+  local s = sec
+  while left > 0 and s > sec - W do
+    local f = prefix .. s
+    local v = tonumber(redis.call('HGET', key, f)) or 0
+    if v > 0 then
+      local n = math.min(v, left)
+      if n == v then redis.call('HDEL', key, f) else redis.call('HINCRBY', key, f, -n) end
+      left = left - n
+    end
+    s = s - 1
+  end
+end
+for i = 1, #KEYS do
+  take(KEYS[i], 'r', 1)
+  if tokens > 0 then take(KEYS[i], 't', tokens) end
+end
+return 1
+`;
+
+/**
+ * KEYS[1]: one scope hash. ARGV[1]: clock (ms, or -1). ARGV[2]: window seconds. Then triples
+ * (second, requests, tokens): what one instance admitted on its own while Redis was away, added
+ * to the shared window so the minute after an outage counts it. Seconds that left the window are
+ * skipped; a second ahead of the server's clock counts as now.
+ */
+export const RECORD_LUA = `
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local W = tonumber(ARGV[2])
+local sec = math.floor(now / 1000)
+for i = 3, #ARGV, 3 do
+  local s = math.min(tonumber(ARGV[i]), sec)
+  local r = tonumber(ARGV[i + 1])
+  local t = tonumber(ARGV[i + 2])
+  if s > sec - W then
+    if r > 0 then redis.call('HINCRBY', KEYS[1], 'r' .. s, r) end
+    if t > 0 then redis.call('HINCRBY', KEYS[1], 't' .. s, t) end
+  end
+end
+redis.call('PEXPIRE', KEYS[1], (W + 1) * 1000)
+return 1
+`;
+
+/**
+ * KEYS[1]: the instance registry (a sorted set scored by last heartbeat, server clock).
+ * ARGV[1]: this instance's id. ARGV[2]: how long a silent instance still counts (ms).
+ * Returns how many instances are live, this one included.
+ */
+export const HEARTBEAT_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ttl)
+redis.call('PEXPIRE', KEYS[1], ttl * 2)
+return redis.call('ZCARD', KEYS[1])
+`;

@@ -1,18 +1,11 @@
 import { Redis } from 'ioredis';
-import {
-  admittedUnlimited,
-  cleanTokens,
-  findTooLarge,
-  isLimited,
-  refusedDecision,
-  TightestScope,
-  tooLargeDecision,
-  type LimitDecision,
-} from './decision.js';
-import { MemoryRateLimiter } from './memory.js';
-import { ADJUST_LUA, ADMIT_LUA } from './redis-scripts.js';
+import { randomUUID } from 'node:crypto';
+import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
+import { LocalFallback } from './fallback.js';
+import { decide, usedPerScope } from './redis-reply.js';
+import { ADJUST_LUA, ADMIT_LUA, HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA } from './redis-scripts.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
-import { WINDOW_SECONDS, type Dimension } from './window.js';
+import { WINDOW_SECONDS } from './window.js';
 
 export interface LimiterLogger {
   warn(msg: string): void;
@@ -34,12 +27,17 @@ export interface RedisLimiterOptions {
   commandTimeoutMs?: number;
   /** After a failure, how long requests go straight to the local limiter before Redis is tried again. */
   coolDownMs?: number;
+  /** How often this instance tells Redis it is live (the count sets each one's share in an outage). */
+  heartbeatMs?: number;
   logger?: LimiterLogger;
 }
 
 type ScriptClient = Redis & {
   rlAdmit(...args: (string | number)[]): Promise<number[]>;
   rlAdjust(...args: (string | number)[]): Promise<number>;
+  rlRelease(...args: (string | number)[]): Promise<number>;
+  rlRecord(...args: (string | number)[]): Promise<number>;
+  rlHeartbeat(...args: (string | number)[]): Promise<number>;
 };
 
 const consoleLogger: LimiterLogger = {
@@ -49,12 +47,13 @@ const consoleLogger: LimiterLogger = {
 
 /**
  * Limiter shared by every gateway instance through Redis. When Redis is down, slow, or restarting,
- * each instance falls back to a local MemoryRateLimiter with the same quotas (logged once per
- * outage) and goes back to Redis as soon as a command succeeds again: a limiter outage costs
- * precision across instances, never a failed request.
+ * each instance falls back to local windows (logged once per outage) that continue from what Redis
+ * last reported and hold this instance's share of each quota (see fallback.ts), and goes back to
+ * Redis as soon as a command succeeds again, handing it what was admitted meanwhile: a limiter
+ * outage costs some precision across instances, never a failed request.
  */
 export class RedisRateLimiter implements RateLimiter {
-  readonly fallback: MemoryRateLimiter;
+  readonly fallback: LocalFallback;
   private readonly redis: ScriptClient;
   private readonly ownsClient: boolean;
   private readonly prefix: string;
@@ -64,6 +63,10 @@ export class RedisRateLimiter implements RateLimiter {
   private degraded = false;
   private everReady = false;
   private skipUntil = 0;
+  private readonly instanceId = randomUUID();
+  private readonly heartbeatMs: number;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s);
   /** Settles when the first connection attempt is over; until then admissions wait for it. */
   private firstConnect?: Promise<void>;
 
@@ -72,7 +75,8 @@ export class RedisRateLimiter implements RateLimiter {
     this.now = opts.now;
     this.coolDownMs = opts.coolDownMs ?? 1_000;
     this.logger = opts.logger ?? consoleLogger;
-    this.fallback = new MemoryRateLimiter({ now: opts.now });
+    this.fallback = new LocalFallback(opts.now);
+    this.heartbeatMs = opts.heartbeatMs ?? 5_000;
     this.ownsClient = !opts.client;
     const client =
       opts.client ??
@@ -86,18 +90,30 @@ export class RedisRateLimiter implements RateLimiter {
       });
     client.defineCommand('rlAdmit', { lua: ADMIT_LUA });
     client.defineCommand('rlAdjust', { lua: ADJUST_LUA });
+    client.defineCommand('rlRelease', { lua: RELEASE_LUA });
+    client.defineCommand('rlRecord', { lua: RECORD_LUA });
+    client.defineCommand('rlHeartbeat', { lua: HEARTBEAT_LUA });
     // Without a listener ioredis reports every reconnect failure as an unhandled error.
     client.on('error', (e: Error) => this.failed(e));
     client.on('ready', () => {
       this.everReady = true;
+      void this.heartbeat();
     });
     this.redis = client as ScriptClient;
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.heartbeatTimer.unref();
+    if (client.status === 'ready') void this.heartbeat();
     if (client.status !== 'ready') this.firstConnect = this.awaitFirstConnect(opts.connectWaitMs ?? 1_000);
   }
 
   /** True when the connection to Redis is up. */
   get connected(): boolean {
     return this.redis.status === 'ready';
+  }
+
+  /** Live instances sharing the quotas, as Redis last reported (sets this one's share in an outage). */
+  get instances(): number {
+    return this.fallback.instances;
   }
 
   /** True while requests are being limited locally because Redis is unavailable. */
@@ -112,7 +128,7 @@ export class RedisRateLimiter implements RateLimiter {
     const tooLarge = findTooLarge(limited, tokens);
     if (tooLarge) return tooLargeDecision(family, tooLarge, tokens, {});
     if (this.firstConnect) await this.firstConnect;
-    if (!this.usable()) return this.fallback.admitNow(family, scopes, tokens);
+    if (!this.usable()) return this.fallback.admit(family, scopes, tokens, this.keyOf(family));
 
     const args: (string | number)[] = [limited.length];
     for (const s of limited) args.push(this.key(family, s));
@@ -123,9 +139,11 @@ export class RedisRateLimiter implements RateLimiter {
       reply = await this.redis.rlAdmit(...args);
     } catch (e) {
       this.failed(e);
-      return this.fallback.admitNow(family, scopes, tokens);
+      return this.fallback.admit(family, scopes, tokens, this.keyOf(family));
     }
     this.succeeded();
+    // Remember what the shared windows hold, so an outage continues from it.
+    for (let i = 0; i < limited.length; i++) this.fallback.learn(family, limited[i]!, ...usedPerScope(reply, i));
     return decide(family, limited, tokens, reply);
   }
 
@@ -135,7 +153,7 @@ export class RedisRateLimiter implements RateLimiter {
     const limited = scopes.filter((s) => (s.quota.tpm ?? 0) > 0);
     if (limited.length === 0) return;
     if (!this.usable()) {
-      this.fallback.adjustNow(family, limited, rounded);
+      this.fallback.adjust(family, limited, rounded, this.keyOf(family));
       return;
     }
     const args: (string | number)[] = [limited.length];
@@ -146,11 +164,37 @@ export class RedisRateLimiter implements RateLimiter {
       this.succeeded();
     } catch (e) {
       this.failed(e);
-      this.fallback.adjustNow(family, limited, rounded);
+      this.fallback.adjust(family, limited, rounded, this.keyOf(family));
+    }
+  }
+
+  async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): Promise<void> {
+    const tokens = cleanTokens(tokensIn);
+    const limited = scopes.filter(isLimited);
+    if (limited.length === 0) return;
+    // The local mirror gives it back too, so an outage right now does not count it.
+    if (!this.usable()) {
+      this.fallback.release(family, limited, tokens, this.keyOf(family));
+      return;
+    }
+    this.fallback.windows.releaseNow(family, limited, tokens);
+    const args: (string | number)[] = [limited.length];
+    for (const s of limited) args.push(this.key(family, s));
+    args.push(this.now ? this.now() : -1, tokens, WINDOW_SECONDS);
+    try {
+      await this.redis.rlRelease(...args);
+      this.succeeded();
+    } catch (e) {
+      this.failed(e);
     }
   }
 
   async close(): Promise<void> {
+    clearInterval(this.heartbeatTimer);
+    if (this.redis.status === 'ready') {
+      // Leaving the registry at once lowers the count the other instances divide by.
+      await this.redis.zrem(this.registryKey(), this.instanceId).catch(() => undefined);
+    }
     await this.fallback.close();
     if (!this.ownsClient) return;
     try {
@@ -184,6 +228,33 @@ export class RedisRateLimiter implements RateLimiter {
     });
   }
 
+  /** Registers this instance and reads how many are live; a failure keeps the last count. */
+  private async heartbeat(): Promise<void> {
+    if (this.redis.status !== 'ready') return;
+    try {
+      const n = Number(await this.redis.rlHeartbeat(1, this.registryKey(), this.instanceId, this.heartbeatMs * 3));
+      if (Number.isInteger(n) && n > 0) this.fallback.instances = n;
+    } catch {
+      // The admissions notice an outage on their own; the count just stays as last known.
+    }
+  }
+
+  /** Hands Redis what this instance admitted alone during an outage (best effort, once). */
+  private async shareLocalUsage(): Promise<void> {
+    const clock = this.now ? this.now() : -1;
+    for (const u of this.fallback.takeUnshared()) {
+      try {
+        await this.redis.rlRecord(1, u.key, clock, WINDOW_SECONDS, ...u.buckets.flat());
+      } catch {
+        return; // Redis went away again: the windows already moved on, losing this is the lesser harm.
+      }
+    }
+  }
+
+  private registryKey(): string {
+    return `${this.prefix}rl:instances`;
+  }
+
   /** Hash-tagged by family so all keys of one admission live in one Redis Cluster slot. */
   private key(family: LimitFamily, scope: LimitScope): string {
     return `${this.prefix}rl:{${family}}:${scope.id}`;
@@ -208,45 +279,9 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private succeeded(): void {
+    if (this.fallback.hasUnshared) void this.shareLocalUsage();
     if (!this.degraded) return;
     this.degraded = false;
     this.logger.info('rate limiter: Redis answers again; limits are shared across instances once more');
   }
-}
-
-/** Turns the admission script's flat reply into a decision with OpenAI-style headers. */
-function decide(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, reply: number[]): LimitDecision {
-  const allowed = Number(reply[0]) === 1;
-  const tight = new TightestScope();
-  let worstWait = -1;
-  let worstScope: LimitScope | undefined;
-  let worstDim: Dimension = 'requests';
-  let worstUsed = 0;
-  for (let i = 0; i < scopes.length; i++) {
-    const s = scopes[i]!;
-    const base = 2 + 6 * i;
-    const [usedR, usedT, resetR, resetT, waitR, waitT] = reply.slice(base, base + 6).map(Number) as [
-      number, number, number, number, number, number,
-    ];
-    const rpm = s.quota.rpm ?? 0;
-    const tpm = s.quota.tpm ?? 0;
-    if (rpm > 0) tight.offer('requests', rpm, usedR, resetR);
-    if (tpm > 0) tight.offer('tokens', tpm, usedT, resetT);
-    if (allowed) continue;
-    if (waitR >= 0 && waitR > worstWait) {
-      worstWait = waitR;
-      worstScope = s;
-      worstDim = 'requests';
-      worstUsed = usedR;
-    }
-    if (waitT >= 0 && waitT > worstWait) {
-      worstWait = waitT;
-      worstScope = s;
-      worstDim = 'tokens';
-      worstUsed = usedT;
-    }
-  }
-  const headers = tight.headers();
-  if (allowed) return { allowed: true, retryAfterSeconds: 0, headers };
-  return refusedDecision(family, worstScope ?? scopes[0]!, worstDim, worstUsed, worstDim === 'requests' ? 1 : tokens, worstWait, headers);
 }

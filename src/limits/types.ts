@@ -31,5 +31,10 @@ export interface RateLimiter {
   admit(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<Admission>;
   /** Corrects a previous admission once the vendor reported actual usage (delta may be negative). */
   adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void>;
+  /**
+   * Gives back an admission (one request and `tokens`) when the gateway itself refused the request
+   * after admitting it, before any upstream call: work not done does not spend quota.
+   */
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -53,6 +53,12 @@ export class SlidingWindow {
     this.usedTokens += tokens;
   }
 
+  /** Records requests counted elsewhere (a mirror of the shared window) in the newest bucket. */
+  addRequests(n: number): void {
+    this.requests[slot(this.head)]! += n;
+    this.usedRequests += n;
+  }
+
   /**
    * Adds tokens to the newest bucket, or takes them back from the newest buckets first (the
    * admission being corrected is recent), never leaving a bucket below zero.
@@ -71,6 +77,21 @@ export class SlidingWindow {
       this.usedTokens -= take;
       left -= take;
     }
+  }
+
+  /**
+   * Takes back one request and its tokens (an admission that did no work), from the newest
+   * buckets first, never below zero.
+   */
+  release(tokens: number): void {
+    for (let s = this.head; s > this.head - WINDOW_SECONDS; s--) {
+      const i = slot(s);
+      if (this.requests[i]! <= 0) continue;
+      this.requests[i]! -= 1;
+      this.usedRequests -= 1;
+      break;
+    }
+    if (tokens > 0) this.adjust(-tokens);
   }
 
   /** Milliseconds from `nowMs` until at least `amount` units of `dim` have left the window. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/types.js';
 import { redactorFor } from '../core/redact.js';
-import { errors } from '../core/errors.js';
+import { errors, isGatewayError } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { MediaUnreachableError } from '../http/media.js';
@@ -47,40 +47,49 @@ export async function createVideoJob(
   const pricePerSecond = model.price.perSecond ?? 0;
   const hold = costForSeconds(pricePerSecond, estSeconds);
 
-  await admitOrThrow(deps.limiter, 'video', scopesFor(ctx, 'video', deps.limitDefaults), 0);
+  const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
+  await admitOrThrow(deps.limiter, 'video', scopes, 0);
 
+  let jobId: string;
   let media = new Map<string, InlineMedia>();
   let unreachable: MediaUnreachableError | undefined;
   try {
-    media = await fetchMedia(deps, vendor, base, control.signal);
+    try {
+      media = await fetchMedia(deps, vendor, base, control.signal);
+    } catch (e) {
+      if (!(e instanceof MediaUnreachableError)) throw e;
+      unreachable = e;
+    }
+    // Past this point a job holding money exists: the create must finish and answer, whatever the
+    // clock says, or a retrying client would pay for a second job it never saw the first one of.
+    if (control.signal?.aborted) throw new TransportError('aborted', 'the client is gone', false);
+    control.commit?.();
+    const now = deps.clock.now();
+    jobId = randomUUID();
+    const placed = await deps.store.createJobWithHold(
+      {
+        id: jobId,
+        accountId: ctx.account.id,
+        keyId: ctx.key.id,
+        model: model.name,
+        vendor: vendor.id,
+        estSeconds,
+        pricePerSecondMicros: pricePerSecond,
+        request: summarize(body),
+        createdAt: now,
+        deadlineAt: now + deps.settings.deadlineMs,
+      },
+      hold,
+      now,
+    );
+    if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
+    if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
   } catch (e) {
-    if (!(e instanceof MediaUnreachableError)) throw e;
-    unreachable = e;
+    // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
+    // did no work, so the video RPM quota gets it back.
+    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await deps.limiter.release('video', scopes, 0).catch(() => undefined);
+    throw e;
   }
-  // Past this point a job holding money exists: the create must finish and answer, whatever the
-  // clock says, or a retrying client would pay for a second job it never saw the first one of.
-  if (control.signal?.aborted) throw new TransportError('aborted', 'the client is gone', false);
-  control.commit?.();
-  const now = deps.clock.now();
-  const jobId = randomUUID();
-  const placed = await deps.store.createJobWithHold(
-    {
-      id: jobId,
-      accountId: ctx.account.id,
-      keyId: ctx.key.id,
-      model: model.name,
-      vendor: vendor.id,
-      estSeconds,
-      pricePerSecondMicros: pricePerSecond,
-      request: summarize(body),
-      createdAt: now,
-      deadlineAt: now + deps.settings.deadlineMs,
-    },
-    hold,
-    now,
-  );
-  if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
-  if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
   if (unreachable) return deferFailure(deps, jobId, ctx.account.id, candidates[0]!, vendor.id, model.name, estSeconds, unreachable);
 
   try {

@@ -19,10 +19,11 @@ function recordingLogger() {
 }
 
 /** A limiter on the shared Redis; `clock` moves the window, `sub` keeps tests from sharing keys. */
-function limiter(clock: { t: number } | undefined, opts: { url?: string; logger?: LimiterLogger; coolDownMs?: number } = {}) {
+function limiter(clock: { t: number } | undefined, opts: { url?: string; logger?: LimiterLogger; coolDownMs?: number; sub?: string; heartbeatMs?: number } = {}) {
   const l = new RedisRateLimiter({
     url: opts.url ?? REDIS_URL,
-    keyPrefix: prefix,
+    keyPrefix: prefix + (opts.sub ?? ''),
+    heartbeatMs: opts.heartbeatMs,
     now: clock ? () => clock.t : undefined,
     logger: opts.logger ?? recordingLogger().logger,
     coolDownMs: opts.coolDownMs,
@@ -153,25 +154,30 @@ describe('RedisRateLimiter', () => {
     expect(lines[0]!.msg).toMatch(/Redis unavailable/);
   });
 
-  it('degrades during an outage and goes back to the shared quota when Redis answers again', async () => {
+  it('degrades during an outage to its share of the quota, and hands Redis what it admitted when it answers again', async () => {
     const relay = new RedisRelay();
     await relay.start();
     const { lines, logger } = recordingLogger();
     const clock = { t: T0 };
-    const viaRelay = limiter(clock, { url: relay.url, logger, coolDownMs: 50 });
-    const direct = limiter(clock);
-    const s = [scope({ rpm: 5 })];
+    const viaRelay = limiter(clock, { url: relay.url, logger, coolDownMs: 50, sub: 'degrade:', heartbeatMs: 50 });
+    const direct = limiter(clock, { sub: 'degrade:', heartbeatMs: 50 });
+    const s = [scope({ rpm: 6 })];
     await ready(viaRelay, s);
     await ready(direct, s);
+    for (let i = 0; i < 100 && viaRelay.instances !== 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(viaRelay.instances).toBe(2);
     try {
       expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(true); // shared: 1 used
 
       await relay.stop();
-      for (let i = 0; i < 3; i++) expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(true); // local only
+      // Alone, it takes its share (6 / 2 instances = 3), counting the 1 it knows was used.
+      const local = [];
+      for (let i = 0; i < 3; i++) local.push((await viaRelay.admit('chat', s, 0)).allowed);
+      expect(local).toEqual([true, true, false]);
       expect(viaRelay.isDegraded).toBe(true);
       expect(lines.filter((x) => x.level === 'warn')).toHaveLength(1);
-      const afterOutage = await direct.admit('chat', s, 0); // the shared quota never saw the local ones
-      expect(afterOutage.headers['x-ratelimit-remaining-requests']).toBe('3');
+      const afterOutage = await direct.admit('chat', s, 0); // the shared quota has not seen the local ones yet
+      expect(afterOutage.headers['x-ratelimit-remaining-requests']).toBe('4');
 
       await relay.start();
       // Keep sending until an admission goes through Redis again (that one is counted there).
@@ -181,11 +187,10 @@ describe('RedisRateLimiter', () => {
       }
       expect(viaRelay.isDegraded).toBe(false);
       expect(lines.some((x) => x.level === 'info' && /answers again/.test(x.msg))).toBe(true);
-      // Shared so far: 1 before the outage, 1 direct, 1 at recovery; two more fill the quota of 5.
-      expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(true);
+      await new Promise((r) => setTimeout(r, 100)); // the hand-over runs in the background
+      // Shared now: 1 before, 2 local handed over, 1 direct, 1 at recovery; one more fills 6.
       expect((await direct.admit('chat', s, 0)).allowed).toBe(true);
-      const r = await direct.admit('chat', s, 0);
-      expect(r.allowed).toBe(false);
+      expect((await direct.admit('chat', s, 0)).allowed).toBe(false);
       expect((await viaRelay.admit('chat', s, 0)).allowed).toBe(false);
     } finally {
       await relay.stop();
@@ -197,7 +202,7 @@ describe('RedisRateLimiter', () => {
     await relay.start();
     const { lines, logger } = recordingLogger();
     const clock = { t: T0 };
-    const l = new RedisRateLimiter({ url: relay.url, keyPrefix: prefix, now: () => clock.t, logger, commandTimeoutMs: 100, coolDownMs: 50 });
+    const l = new RedisRateLimiter({ url: relay.url, keyPrefix: `${prefix}stall:`, now: () => clock.t, logger, commandTimeoutMs: 100, coolDownMs: 50 });
     open.push(l);
     const s = [scope({ rpm: 2 })];
     await ready(l, s);
@@ -220,6 +225,25 @@ describe('RedisRateLimiter', () => {
     } finally {
       await relay.stop();
     }
+  });
+
+  it('gives back an admission that did no work, in Redis and in an outage', async () => {
+    const clock = { t: T0 };
+    const l = limiter(clock, { sub: 'release:' });
+    const s = [scope({ rpm: 2, tpm: 100 })];
+    await ready(l, s);
+    expect((await l.admit('embeddings', s, 60)).allowed).toBe(true);
+    await l.release('embeddings', s, 60);
+    expect((await l.admit('embeddings', s, 90)).allowed).toBe(true); // the 60 tokens came back too
+    expect((await l.admit('embeddings', s, 1)).allowed).toBe(true);
+    expect((await l.admit('embeddings', s, 1)).allowed).toBe(false);
+
+    const down = limiter(clock, { url: 'redis://127.0.0.1:1', sub: 'release-down:' });
+    const t = [scope({ rpm: 1 })];
+    expect((await down.admit('video', t, 0)).allowed).toBe(true);
+    expect((await down.admit('video', t, 0)).allowed).toBe(false);
+    await down.release('video', t, 0);
+    expect((await down.admit('video', t, 0)).allowed).toBe(true);
   });
 
   it('is what createLimiter builds for the redis backend', async () => {

@@ -1,0 +1,131 @@
+import { cleanTokens, isLimited, type LimitDecision } from './decision.js';
+import { MemoryRateLimiter } from './memory.js';
+import type { LimitFamily, LimitScope } from './types.js';
+import { WINDOW_SECONDS } from './window.js';
+
+/** Per second: requests and tokens admitted locally that the shared windows have not seen. */
+type Unshared = Map<number, { r: number; t: number }>;
+
+/** What the shared windows are told when Redis answers again: per scope key, [second, requests, tokens]. */
+export interface UnsharedUsage {
+  key: string;
+  buckets: [number, number, number][];
+}
+
+/**
+ * The local limits used while Redis is unreachable, built so that the combined rate of every
+ * instance stays near the configured limit instead of multiplying by the number of instances:
+ *
+ * - it starts from what Redis last said: each shared answer is mirrored into the local window
+ *   of that scope, so an outage continues the current minute instead of starting from zero;
+ * - each instance takes its share: the quota divided by the number of live instances Redis last
+ *   reported (at least one request);
+ * - what it admits alone is remembered and handed to Redis when it answers again, so the minute
+ *   after the outage counts it too.
+ */
+export class LocalFallback {
+  readonly windows: MemoryRateLimiter;
+  /** Live instances sharing the quotas, as Redis last reported them (1 until it has). */
+  instances = 1;
+  private readonly unshared = new Map<string, Unshared>();
+  private readonly now: () => number;
+  private lastPrune = 0;
+
+  constructor(now?: () => number) {
+    this.now = now ?? Date.now;
+    this.windows = new MemoryRateLimiter({ now: this.now });
+  }
+
+  /** Mirrors what Redis reported a scope's shared window holds (its `used` after this admission). */
+  learn(family: LimitFamily, scope: LimitScope, usedRequests: number, usedTokens: number): void {
+    this.windows.raiseTo(family, scope.id, usedRequests, usedTokens);
+  }
+
+  admit(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string): LimitDecision {
+    const tokens = cleanTokens(tokensIn);
+    const shares = scopes.map((s) => this.share(s, tokens));
+    const decision = this.windows.admitNow(family, shares, tokens);
+    if (decision.allowed) for (const s of scopes) if (isLimited(s)) this.note(keyOf(s), 1, tokens);
+    return decision;
+  }
+
+  adjust(family: LimitFamily, scopes: readonly LimitScope[], delta: number, keyOf: (s: LimitScope) => string): void {
+    this.windows.adjustNow(family, scopes, delta);
+    for (const s of scopes) this.note(keyOf(s), 0, delta);
+  }
+
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string): void {
+    const tokens = cleanTokens(tokensIn);
+    this.windows.releaseNow(family, scopes, tokens);
+    for (const s of scopes) if (isLimited(s)) this.note(keyOf(s), -1, -tokens);
+  }
+
+  /** Takes what was admitted locally and is still inside the window, for Redis to count. */
+  takeUnshared(): UnsharedUsage[] {
+    const oldest = Math.floor(this.now() / 1000) - WINDOW_SECONDS + 1;
+    const out: UnsharedUsage[] = [];
+    for (const [key, seconds] of this.unshared) {
+      const buckets: [number, number, number][] = [];
+      for (const [sec, u] of seconds) {
+        if (sec >= oldest && (u.r > 0 || u.t > 0)) buckets.push([sec, Math.max(0, u.r), Math.max(0, u.t)]);
+      }
+      if (buckets.length > 0) out.push({ key, buckets });
+    }
+    this.unshared.clear();
+    return out;
+  }
+
+  get hasUnshared(): boolean {
+    return this.unshared.size > 0;
+  }
+
+  close(): Promise<void> {
+    this.unshared.clear();
+    return this.windows.close();
+  }
+
+  /**
+   * This instance's share of a scope's quota. A request that fits the whole quota is never called
+   * too large here (that verdict belongs to the real quota), so the token share is at least its size.
+   */
+  private share(s: LimitScope, tokens: number): LimitScope {
+    const n = Math.max(1, this.instances);
+    if (n === 1) return s;
+    const rpm = s.quota.rpm ?? 0;
+    const tpm = s.quota.tpm ?? 0;
+    return {
+      id: s.id,
+      quota: {
+        rpm: rpm > 0 ? Math.max(1, Math.floor(rpm / n)) : 0,
+        tpm: tpm > 0 ? Math.max(tokens, Math.floor(tpm / n), 1) : 0,
+      },
+    };
+  }
+
+  private note(key: string, requests: number, tokens: number): void {
+    if (requests === 0 && tokens === 0) return;
+    const sec = Math.floor(this.now() / 1000);
+    this.prune(sec);
+    let seconds = this.unshared.get(key);
+    if (!seconds) {
+      seconds = new Map();
+      this.unshared.set(key, seconds);
+    }
+    const u = seconds.get(sec) ?? { r: 0, t: 0 };
+    u.r += requests;
+    u.t += tokens;
+    seconds.set(sec, u);
+    // Bounded: seconds that left the window are dropped as new ones arrive.
+    if (seconds.size > WINDOW_SECONDS) for (const old of seconds.keys()) if (old <= sec - WINDOW_SECONDS) seconds.delete(old);
+  }
+
+  /** At most once a window: forgets scopes with nothing left inside it (a long outage stays bounded). */
+  private prune(sec: number): void {
+    if (sec - this.lastPrune < WINDOW_SECONDS) return;
+    this.lastPrune = sec;
+    for (const [key, seconds] of this.unshared) {
+      for (const old of seconds.keys()) if (old <= sec - WINDOW_SECONDS) seconds.delete(old);
+      if (seconds.size === 0) this.unshared.delete(key);
+    }
+  }
+}

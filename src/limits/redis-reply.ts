@@ -1,0 +1,46 @@
+import { refusedDecision, TightestScope, type LimitDecision } from './decision.js';
+import type { LimitFamily, LimitScope } from './types.js';
+import type { Dimension } from './window.js';
+
+/** Per scope, what the shared window holds after the admission (requests, tokens). */
+export function usedPerScope(reply: number[], index: number): [number, number] {
+  const base = 2 + 6 * index;
+  return [Number(reply[base]), Number(reply[base + 1])];
+}
+
+/** Turns the admission script's flat reply into a decision with OpenAI-style headers. */
+export function decide(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, reply: number[]): LimitDecision {
+  const allowed = Number(reply[0]) === 1;
+  const tight = new TightestScope();
+  let worstWait = -1;
+  let worstScope: LimitScope | undefined;
+  let worstDim: Dimension = 'requests';
+  let worstUsed = 0;
+  for (let i = 0; i < scopes.length; i++) {
+    const s = scopes[i]!;
+    const base = 2 + 6 * i;
+    const [usedR, usedT, resetR, resetT, waitR, waitT] = reply.slice(base, base + 6).map(Number) as [
+      number, number, number, number, number, number,
+    ];
+    const rpm = s.quota.rpm ?? 0;
+    const tpm = s.quota.tpm ?? 0;
+    if (rpm > 0) tight.offer('requests', rpm, usedR, resetR);
+    if (tpm > 0) tight.offer('tokens', tpm, usedT, resetT);
+    if (allowed) continue;
+    if (waitR >= 0 && waitR > worstWait) {
+      worstWait = waitR;
+      worstScope = s;
+      worstDim = 'requests';
+      worstUsed = usedR;
+    }
+    if (waitT >= 0 && waitT > worstWait) {
+      worstWait = waitT;
+      worstScope = s;
+      worstDim = 'tokens';
+      worstUsed = usedT;
+    }
+  }
+  const headers = tight.headers();
+  if (allowed) return { allowed: true, retryAfterSeconds: 0, headers };
+  return refusedDecision(family, worstScope ?? scopes[0]!, worstDim, worstUsed, worstDim === 'requests' ? 1 : tokens, worstWait, headers);
+}
