@@ -1,10 +1,20 @@
 import type { CliCommand } from '../command.js';
 import { accountsCommand } from './accounts.js';
+import { embedCommand } from './embed.js';
 import { keysCommand } from './keys.js';
+import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
+import { videoCommand } from './video.js';
 
 /**
  * Every command of the `gateway` binary, in help order. Adding a command is one module in this
  * folder and one line here.
  */
-export const commands: readonly CliCommand[] = [serveCommand, accountsCommand, keysCommand];
+export const commands: readonly CliCommand[] = [
+  serveCommand,
+  videoCommand,
+  embedCommand,
+  modelsCommand,
+  accountsCommand,
+  keysCommand,
+];
