@@ -1,6 +1,4 @@
-import { createWriteStream, existsSync, renameSync, statSync, truncateSync } from 'node:fs';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { closeSync, existsSync, openSync, renameSync, statSync, truncateSync, writeSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { CliError, EXIT } from '../exit.js';
 import type { ApiClient } from './api.js';
@@ -42,14 +40,8 @@ export async function downloadVideo(api: ApiClient, id: string, out: string, opt
     const from = res.statusCode === 206 ? offset : 0;
     if (from > 0) resumes++;
     progress.start(total, from);
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        progress.advance(chunk.length);
-        done(null, chunk);
-      },
-    });
     try {
-      await pipeline(res.body, counter, createWriteStream(part, { flags: from > 0 ? 'a' : 'w' }));
+      await appendBody(res, part, from > 0, progress);
       progress.stop();
       const have = sizeOf(part);
       if (total === undefined || have === total) break;
@@ -64,6 +56,40 @@ export async function downloadVideo(api: ApiClient, id: string, out: string, opt
   }
   renameSync(part, out);
   return { path: out, bytes: sizeOf(out), resumes };
+}
+
+/**
+ * Writes each chunk to disk as it arrives (flowing mode, synchronous writes: nothing waits in a
+ * buffer), so that when the connection is cut everything that arrived is on disk and the next
+ * Range request starts exactly there. A destroyed stream drops what it buffered; this one buffers nothing.
+ */
+async function appendBody(res: Dispatcher.ResponseData, part: string, append: boolean, progress: ByteProgress): Promise<void> {
+  let fd: number;
+  try {
+    fd = openSync(part, append ? 'a' : 'w');
+  } catch (e) {
+    res.body.destroy();
+    throw new CliError(`cannot write ${part}: ${(e as Error).message}`, EXIT.failure);
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      res.body.on('data', (chunk: Buffer) => {
+        try {
+          writeSync(fd, chunk);
+          progress.advance(chunk.length);
+        } catch (e) {
+          res.body.destroy(e as Error);
+        }
+      });
+      res.body.once('end', resolve);
+      res.body.once('error', reject);
+      // Closed without 'end' (destroyed without an error): incomplete. After 'end' this is a no-op.
+      res.body.once('close', () => reject(new Error('the connection closed before the end of the body')));
+    });
+  } finally {
+    res.body.destroy();
+    closeSync(fd);
+  }
 }
 
 /**
