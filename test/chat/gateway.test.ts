@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chatSimStats, handleChatCompletions } from '../../src/chat/sim-handler.js';
+import { chatSimStats, handleChatCompletions } from '../../src/sim/openai-chat.js';
 import { SimServer } from '../../src/sim/framework.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 

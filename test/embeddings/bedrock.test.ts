@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { costForTokens, toMicros } from '../../src/core/money.js';
 import { embeddingModule as bedrock } from '../../src/embeddings/vendors/bedrock/index.js';
 import { BEDROCK_SIM_API_KEY, marengoSimVector } from '../../src/embeddings/vendors/bedrock/simulator.js';
-import { simTokens } from '../../src/embeddings/vendors/sim-vectors.js';
+import { simTokens } from '../../src/sim/vectors.js';
 import type { SimServer } from '../../src/sim/framework.js';
 import { asFloat32, post, startHarness, type Harness } from './harness.js';
 

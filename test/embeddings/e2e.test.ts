@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costForTokens, toMicros } from '../../src/core/money.js';
 import { embeddingModules } from '../../src/embeddings/vendors/registry.js';
-import { simTokens, simVector } from '../../src/embeddings/vendors/sim-vectors.js';
+import { simTokens, simVector } from '../../src/sim/vectors.js';
 import { vertexSimVector } from '../../src/embeddings/vendors/vertex/simulator.js';
 import type { SimServer } from '../../src/sim/framework.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';

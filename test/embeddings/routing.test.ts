@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { embeddingModule as openai } from '../../src/embeddings/vendors/openai/index.js';
-import { simTokens, simVector } from '../../src/embeddings/vendors/sim-vectors.js';
+import { simTokens, simVector } from '../../src/sim/vectors.js';
 import type { SimServer } from '../../src/sim/framework.js';
 import { asFloat32, post, startHarness, type Harness } from './harness.js';
 

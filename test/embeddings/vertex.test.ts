@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { costForTokens, toMicros } from '../../src/core/money.js';
-import { simTokens } from '../../src/embeddings/vendors/sim-vectors.js';
+import { simTokens } from '../../src/sim/vectors.js';
 import { embeddingModule as vertex } from '../../src/embeddings/vendors/vertex/index.js';
 import { VERTEX_SIM_TOKEN, vertexSimVector } from '../../src/embeddings/vendors/vertex/simulator.js';
 import { SimServer } from '../../src/sim/framework.js';

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleChatCompletions } from '../../src/chat/sim-handler.js';
+import { handleChatCompletions } from '../../src/sim/openai-chat.js';
 import { SimServer } from '../../src/sim/framework.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 

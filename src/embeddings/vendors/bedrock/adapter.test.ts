@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Upstream } from '../../../http/types.js';
 import type { EmbeddingRequest } from '../../types.js';
 import { bedrockVendor } from './adapter.js';
-import { verifySignature } from './sigv4.js';
+import { verifySignature } from '../../../protocols/aws/sigv4.js';
 
 const up: Upstream = {
   name: 'b', vendor: 'bedrock', baseUrl: 'http://127.0.0.1:9', models: [], priority: 1, weight: 1, timeoutMs: 1000,

@@ -4,7 +4,7 @@ import { deepMerge, isObject, omit, type JsonObject } from '../../../core/json.j
 import type { Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor } from '../../types.js';
-import { awsSigner, signRequest } from './sigv4.js';
+import { awsSigner, signRequest } from '../../../protocols/aws/sigv4.js';
 
 /**
  * TwelveLabs Marengo on Amazon Bedrock through `InvokeModel` (`POST {base_url}/model/{modelId}/invoke`),

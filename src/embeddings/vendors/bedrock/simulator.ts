@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { simTokens, simVector } from '../sim-vectors.js';
-import { verifySignature } from './sigv4.js';
+import { simTokens, simVector } from '../../../sim/vectors.js';
+import { verifySignature } from '../../../protocols/aws/sigv4.js';
 
 /**
  * Bedrock Runtime `InvokeModel` for TwelveLabs Marengo on loopback. Verifies the SigV4 signature with

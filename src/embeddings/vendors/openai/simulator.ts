@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { handleChatCompletions } from '../../../chat/sim-handler.js';
+import { handleChatCompletions } from '../../../sim/openai-chat.js';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { floatsToBase64 } from '../../vectors.js';
-import { simTokenCounter, simTokens, simVector } from '../sim-vectors.js';
+import { simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
 
 /**
  * An OpenAI-compatible upstream on loopback: `POST /v1/embeddings` (Bearer), Azure's

@@ -1,6 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
-import { googleAuthOptionsFrom, googleCredentialSource } from '../../../http/google-oauth.js';
+import { googleAuthOptionsFrom, googleCredentialSource } from '../../../protocols/google/oauth.js';
 import type { CredentialSource, Upstream, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchLimits, BatchResult, BuildContext, BuiltCall, EmbeddingVendor, Vector } from '../../types.js';
@@ -13,7 +13,7 @@ import type { Batch, BatchLimits, BatchResult, BuildContext, BuiltCall, Embeddin
  * `statistics.token_count` (sometimes serialised as a float).
  *
  * Upstream options: `project` (required), `location` (default us-central1), Google credentials
- * (`access_token`, `service_account`, `key_file`; see http/google-oauth.ts), `auto_truncate`
+ * (`access_token`, `service_account`, `key_file`; see protocols/google/oauth.ts), `auto_truncate`
  * (boolean default for `parameters.autoTruncate`), `max_batch` (instances per call), `concurrency`.
  * `extra_body` keys `instances`/`parameters` merge into those objects; any other key lands in `parameters`.
  */

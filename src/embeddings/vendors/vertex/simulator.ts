@@ -1,5 +1,5 @@
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { simTokenCounter, simTokens, simVector } from '../sim-vectors.js';
+import { simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
 
 /**
  * Vertex AI `:predict` for text-embedding models on loopback, with Google's error envelope.

@@ -3,8 +3,8 @@ import { isObject, type JsonObject } from '../../../core/json.js';
 import { foldCommonDuration } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
-import { classifyOpenAiStyle } from '../sora/openai-errors.js';
-import { readNumber } from '../sora/sizes.js';
+import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
+import { readNumber } from '../../../protocols/openai/video-sizes.js';
 import { encodeMultipart } from './multipart.js';
 import { AZURE_DEFAULT_SECONDS, apiVersion, createFields, estimate, mediaUrls, validateAzure } from './request.js';
 

@@ -3,7 +3,7 @@ import { Executor } from '../../../http/executor.js';
 import type { SimServer } from '../../../sim/framework.js';
 import { sampleMp4, samplePng } from '../../../sim/media.js';
 import type { InlineMedia } from '../../types.js';
-import { readBody } from '../sora/sim-http.js';
+import { readBody } from '../../../sim/openai-videos.js';
 import { makeInput, makeUpstream, runJob } from '../sora/test-support.js';
 import { videoModule } from './index.js';
 

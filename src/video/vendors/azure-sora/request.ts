@@ -2,7 +2,7 @@ import { errors } from '../../../core/errors.js';
 import { deepMerge, isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { Upstream } from '../../../http/types.js';
 import type { CreateInput } from '../../types.js';
-import { pickSize, readInt, stringOption } from '../sora/sizes.js';
+import { pickSize, readInt, stringOption } from '../../../protocols/openai/video-sizes.js';
 import type { FilePart } from './multipart.js';
 
 /** Azure's default clip length when n_seconds is not sent. */

@@ -3,7 +3,7 @@ import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/
 import { samplePng } from '../../../sim/media.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
-import { readBody, simId, videoReply, type SimBody } from '../sora/sim-http.js';
+import { readBody, simId, videoReply, type SimBody } from '../../../sim/openai-videos.js';
 
 /**
  * Azure OpenAI's Sora preview jobs API on loopback, under /openai/v1/video/generations with

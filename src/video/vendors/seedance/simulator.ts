@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
-import { serveSignedVideo, signedUrl, URL_LIFETIME_S, type SignedStore } from '../wan/sim-storage.js';
+import { serveSignedVideo, signedUrl, URL_LIFETIME_S, type SignedStore } from '../../../sim/signed-storage.js';
 import { DEFAULT_FPS, seedanceCaps, TASKS_PATH } from './models.js';
 
 /**

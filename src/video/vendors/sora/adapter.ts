@@ -3,8 +3,8 @@ import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
 import { foldCommonDuration } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
-import { classifyOpenAiStyle } from './openai-errors.js';
-import { pickSize, readNumber, stringOption } from './sizes.js';
+import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
+import { pickSize, readNumber, stringOption } from '../../../protocols/openai/video-sizes.js';
 
 /** What OpenAI uses when `seconds` is omitted. */
 export const SORA_DEFAULT_SECONDS = 4;

@@ -3,7 +3,7 @@ import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/
 import { samplePng } from '../../../sim/media.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
-import { readBody, videoReply } from './sim-http.js';
+import { readBody, videoReply } from '../../../sim/openai-videos.js';
 
 /**
  * OpenAI's video API on loopback: POST /v1/videos (JSON or multipart, as the official SDK sends it),

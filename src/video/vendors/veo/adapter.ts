@@ -1,6 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { isObject } from '../../../core/json.js';
-import { googleAuthOptionsFrom, googleCredentialSource } from '../../../http/google-oauth.js';
+import { googleAuthOptionsFrom, googleCredentialSource } from '../../../protocols/google/oauth.js';
 import { allowedBuckets, checkBuckets } from './buckets.js';
 import type { VideoVendor } from '../../types.js';
 import { classifyVertexError } from './errors.js';

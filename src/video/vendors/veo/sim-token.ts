@@ -1,6 +1,6 @@
 import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, verify, type KeyObject } from 'node:crypto';
 import { SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { CLOUD_PLATFORM_SCOPE, type ServiceAccountKey } from '../../../http/google-oauth.js';
+import { CLOUD_PLATFORM_SCOPE, type ServiceAccountKey } from '../../../protocols/google/oauth.js';
 
 /**
  * A stand-in for Google's OAuth2 token endpoint (JWT-bearer grant). It verifies the RS256 signature

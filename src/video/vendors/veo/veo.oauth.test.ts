@@ -9,7 +9,7 @@ import {
   googleAuthOptionsFrom,
   googleCredentialSource,
   type ServiceAccountKey,
-} from '../../../http/google-oauth.js';
+} from '../../../protocols/google/oauth.js';
 import type { SimServer } from '../../../sim/framework.js';
 import { startTokenServer, TokenIssuer, type TokenIssuer as Issuer } from './sim-token.js';
 

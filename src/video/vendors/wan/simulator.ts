@@ -3,7 +3,7 @@ import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
 import { IMAGE2VIDEO_PATH, TASKS_PATH, VIDEO_GENERATION_PATH, wanModelInfo } from './models.js';
-import { ossStore, serveSignedVideo, signedUrl } from './sim-storage.js';
+import { ossStore, serveSignedVideo, signedUrl } from '../../../sim/signed-storage.js';
 
 /**
  * A DashScope simulator for Wan video synthesis: both create endpoints, the mandatory async header,

@@ -1,5 +1,5 @@
-import type { SimReply, SimRequest, SimServer } from '../../../sim/framework.js';
-import { serveVideo } from '../../../sim/media.js';
+import type { SimReply, SimRequest, SimServer } from './framework.js';
+import { serveVideo } from './media.js';
 
 /**
  * Simulated object storage for finished videos (Alibaba OSS for wan, Volcengine TOS for seedance):

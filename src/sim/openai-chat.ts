@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { bearer, sleep, type SimReply, type SimRequest, type SimServer } from '../sim/framework.js';
+import { bearer, sleep, type SimReply, type SimRequest, type SimServer } from './framework.js';
 import { isObject, type JsonObject } from '../core/json.js';
-import { countText, estimatePromptTokensSync } from './tokens.js';
+import { countText, estimatePromptTokensSync } from '../chat/tokens.js';
 
 /**
  * OpenAI-compatible `POST /v1/chat/completions` for simulators. The answer is deterministic: it

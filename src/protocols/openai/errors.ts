@@ -1,7 +1,7 @@
-import { retryAfterSeconds as standardRetryAfter } from '../../../http/retry-after.js';
-import { isObject, type Json } from '../../../core/json.js';
-import { redact } from '../../../core/redact.js';
-import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
+import { retryAfterSeconds as standardRetryAfter } from '../../http/retry-after.js';
+import { isObject, type Json } from '../../core/json.js';
+import { redact } from '../../core/redact.js';
+import type { UpstreamResponse, UpstreamVerdict } from '../../http/types.js';
 
 /**
  * Error handling shared by the OpenAI and Azure OpenAI adapters. Both answer with the envelope

@@ -1,5 +1,5 @@
-import type { Json, JsonObject } from '../../../core/json.js';
-import type { StandardVideoRequest } from '../../types.js';
+import type { Json, JsonObject } from '../../core/json.js';
+import type { StandardVideoRequest } from '../../video/types.js';
 
 /** "16:9" -> [16, 9]; words such as "adaptive" or "auto" give undefined. */
 export function parseRatio(ratio: string | undefined): [number, number] | undefined {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { redact } from '../../../core/redact.js';
-import { isModeration, readErrorEnvelope, retryAfterSeconds } from './openai-errors.js';
+import { redact } from '../../core/redact.js';
+import { isModeration, readErrorEnvelope, retryAfterSeconds } from './errors.js';
 
 describe('shared error helpers', () => {
   it('redacts keys in every shape they come back in', () => {

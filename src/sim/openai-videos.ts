@@ -1,5 +1,5 @@
-import type { SimReply, SimRequest, SimServer } from '../../../sim/framework.js';
-import { serveVideo } from '../../../sim/media.js';
+import type { SimReply, SimRequest, SimServer } from './framework.js';
+import { serveVideo } from './media.js';
 
 /**
  * HTTP pieces shared by the OpenAI and Azure Sora simulators: ranged video downloads as object

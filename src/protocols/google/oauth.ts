@@ -1,9 +1,9 @@
 import { createSign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { errors } from '../core/errors.js';
-import { isObject, type JsonObject } from '../core/json.js';
-import type { Executor } from './executor.js';
-import type { CredentialSource } from './types.js';
+import { errors } from '../../core/errors.js';
+import { isObject, type JsonObject } from '../../core/json.js';
+import type { Executor } from '../../http/executor.js';
+import type { CredentialSource } from '../../http/types.js';
 
 /**
  * Google OAuth2 access tokens for Vertex AI and Cloud Storage, shared by every Google-backed adapter.

@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
-import { TokenCounter } from '../../core/token-count.js';
+import { TokenCounter } from '../core/token-count.js';
 
 /**
  * Deterministic vectors for the embeddings simulators: a seeded PRNG over the model and the input, so a
