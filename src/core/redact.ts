@@ -51,7 +51,7 @@ const SHAPES: readonly [RegExp, string][] = [
   [/\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REDACTED],
   // "<uuid>:<hex>" key-id:secret pairs.
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{16,}/gi, REDACTED],
-  // 32 hex characters on their own: the shape of Azure resource keys.
+  // 32 hex characters on their own: the shape of some cloud resource keys.
   [/\b[0-9a-f]{32}\b/gi, REDACTED],
 ];
 

@@ -1,5 +1,4 @@
 import type { Json, JsonObject } from '../../core/json.js';
-import type { StandardVideoRequest } from '../../video/types.js';
 
 /** "16:9" -> [16, 9]; words such as "adaptive" or "auto" give undefined. */
 export function parseRatio(ratio: string | undefined): [number, number] | undefined {
@@ -15,6 +14,13 @@ function even(n: number): number {
   return Math.max(2, Math.round(n / 2) * 2);
 }
 
+/** The size-expressing standard fields (a structural slice of the video request). */
+export interface SizeFields {
+  size?: { width: number; height: number };
+  resolution?: number;
+  aspectRatio?: string;
+}
+
 /**
  * The width x height a Sora request should ask for. `size` (or what the core derived from
  * resolution + aspect_ratio) is used as it is. When the client sent only one half, the other is
@@ -22,7 +28,7 @@ function even(n: number): number {
  * `aspect_ratio: "9:16"` alone becomes 720x1280 and `resolution: "1080p"` alone 1920x1080.
  * Nothing sent gives undefined, which leaves the vendor's own default in charge.
  */
-export function pickSize(std: StandardVideoRequest): { width: number; height: number } | undefined {
+export function pickSize(std: SizeFields): { width: number; height: number } | undefined {
   if (std.size) return std.size;
   const ratio = parseRatio(std.aspectRatio);
   if (!ratio && std.resolution === undefined) return undefined;

@@ -4,7 +4,7 @@ import type { SimServer } from '../../../sim/framework.js';
 import { sampleMp4, samplePng } from '../../../sim/media.js';
 import type { InlineMedia } from '../../types.js';
 import { readBody } from '../../../sim/openai-videos.js';
-import { makeInput, makeUpstream, runJob } from '../sora/test-support.js';
+import { makeInput, makeUpstream, runJob } from '../../../testkit/video.js';
 import { videoModule } from './index.js';
 
 const vendor = videoModule.vendor;

@@ -4,7 +4,7 @@ import type { JsonObject } from '../../../core/json.js';
 import type { UpstreamRequest } from '../../../http/types.js';
 import { samplePng } from '../../../sim/media.js';
 import type { InlineMedia, TaskRef } from '../../types.js';
-import { jsonResponse, makeInput, makeUpstream } from '../sora/test-support.js';
+import { jsonResponse, makeInput, makeUpstream } from '../../../testkit/video.js';
 import { azureSoraVendor as v } from './adapter.js';
 
 const KEY = '0123456789abcdef0123456789abcdef';

@@ -4,7 +4,7 @@ import { GatewayError } from '../../../core/errors.js';
 import type { Upstream, UpstreamRequest } from '../../../http/types.js';
 import type { CreateInput } from '../../types.js';
 import { falVendor as fal } from './adapter.js';
-import { falInput, falUpstream } from './testing.js';
+import { falInput, falUpstream } from '../../../testkit/fal.js';
 
 const BASE = 'https://queue.fal.run';
 const upstream = (options: JsonObject = {}, apiKey: string | null = 'k-123'): Upstream => falUpstream(BASE, options, apiKey);

@@ -4,7 +4,7 @@ import { GatewayError } from '../../../core/errors.js';
 import type { Upstream, UpstreamRequest } from '../../../http/types.js';
 import type { TaskRef, VendorStatus } from '../../types.js';
 import { falVendor as fal } from './adapter.js';
-import { answer as res, falInput as input, falUpstream } from './testing.js';
+import { answer as res, falInput as input, falUpstream } from '../../../testkit/fal.js';
 
 const BASE = 'https://queue.fal.run';
 const upstream = (options: JsonObject = {}): Upstream => falUpstream(BASE, options);

@@ -6,7 +6,7 @@ import { sleep, type SimServer } from '../../../sim/framework.js';
 import { sampleMp4 } from '../../../sim/media.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus } from '../../types.js';
 import { videoModule } from './index.js';
-import { falInput, falUpstream } from './testing.js';
+import { falInput, falUpstream } from '../../../testkit/fal.js';
 
 const fal = videoModule.vendor;
 let sim: SimServer;

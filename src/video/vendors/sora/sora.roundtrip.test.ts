@@ -5,7 +5,7 @@ import type { SimServer } from '../../../sim/framework.js';
 import { sampleMp4 } from '../../../sim/media.js';
 import type { TaskRef } from '../../types.js';
 import { videoModule } from './index.js';
-import { makeInput, makeUpstream, runJob } from './test-support.js';
+import { makeInput, makeUpstream, runJob } from '../../../testkit/video.js';
 
 const vendor = videoModule.vendor;
 let sim: SimServer;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../core/errors.js';
 import type { TaskRef } from '../../types.js';
 import { soraVendor as v } from './adapter.js';
-import { jsonResponse, makeInput, makeUpstream } from './test-support.js';
+import { jsonResponse, makeInput, makeUpstream } from '../../../testkit/video.js';
 
 const up = makeUpstream();
 const task: TaskRef = { taskId: 'video_abc/1', model: 'sora-2', upstreamModel: 'sora-2', meta: { seconds: 8 } };

@@ -3,7 +3,7 @@ import type { Json, JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse } from '../../../http/types.js';
 import type { TaskRef } from '../../types.js';
 import { veoVendor as veo } from './adapter.js';
-import { input, upstream } from './veo.helpers.js';
+import { input, upstream } from '../../../testkit/veo.js';
 
 const OP = 'projects/acme-video/locations/europe-west4/publishers/google/models/veo-3.1-fast-generate-001/operations/7f2c1d9e-0b1a-4c55-9d3e-1a2b3c4d5e6f';
 const TYPE = 'type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse';

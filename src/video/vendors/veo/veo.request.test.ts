@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../core/json.js';
 import { veoVendor as veo } from './adapter.js';
-import { input, JPG_B64, PNG_B64, upstream } from './veo.helpers.js';
+import { input, JPG_B64, PNG_B64, upstream } from '../../../testkit/veo.js';
 
 const CREATE_URL =
   'https://us-central1-aiplatform.googleapis.com/v1/projects/acme-video/locations/us-central1/publishers/google/models/veo-3.1-generate-001:predictLongRunning';

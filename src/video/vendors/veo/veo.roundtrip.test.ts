@@ -6,7 +6,7 @@ import { sleep, type SimServer } from '../../../sim/framework.js';
 import { sampleMp4, samplePng } from '../../../sim/media.js';
 import type { CreateInput, TaskRef, VendorStatus } from '../../types.js';
 import { videoModule } from './index.js';
-import { input, upstream } from './veo.helpers.js';
+import { input, upstream } from '../../../testkit/veo.js';
 
 const veo = videoModule.vendor;
 const executor = new Executor();

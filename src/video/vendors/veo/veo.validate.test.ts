@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../core/errors.js';
 import { veoVendor as veo } from './adapter.js';
-import { input } from './veo.helpers.js';
+import { input } from '../../../testkit/veo.js';
 
 function catch400(fn: () => unknown): GatewayError {
   try {

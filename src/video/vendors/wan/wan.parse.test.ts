@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../core/errors.js';
 import type { JsonObject } from '../../../core/json.js';
 import type { TaskRef, VendorStatus } from '../../types.js';
-import { input, res, task, up, vendor } from './testing.js';
+import { input, res, task, up, vendor } from '../../../testkit/wan.js';
 
 describe('wan parseCreate, buildPoll, buildContent', () => {
   it('reads output.task_id and keeps the requested seconds for later', () => {

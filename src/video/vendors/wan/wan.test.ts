@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../core/json.js';
-import { input, rejectParam, up, vendor } from './testing.js';
+import { input, rejectParam, up, vendor } from '../../../testkit/wan.js';
 
 describe('wan buildCreate', () => {
   it('text-to-video: size with an asterisk, duration, natives split between input and parameters', () => {

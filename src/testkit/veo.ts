@@ -1,17 +1,11 @@
-import type { JsonObject } from '../../../core/json.js';
-import type { Upstream } from '../../../http/types.js';
-import type { CreateInput, InlineMedia, StandardVideoRequest } from '../../types.js';
+import type { JsonObject } from '../core/json.js';
+import type { Upstream } from '../http/types.js';
+import type { CreateInput, InlineMedia, StandardVideoRequest } from '../video/types.js';
+import { makeStd, NOTHING_SENT } from './video.js';
 
 /** Builders shared by the Veo tests. */
 export function std(over: Partial<StandardVideoRequest> = {}): StandardVideoRequest {
-  return {
-    model: 'veo-3.1-generate-001',
-    prompt: 'a red fox running through snow',
-    frameImages: [],
-    inputReferences: [],
-    sent: { size: false, resolution: false, aspectRatio: false },
-    ...over,
-  };
+  return { ...makeStd({ model: 'veo-3.1-generate-001' }), sent: NOTHING_SENT, ...over };
 }
 
 export function input(

@@ -1,10 +1,15 @@
-import type { JsonObject } from '../../../core/json.js';
-import type { Executor } from '../../../http/executor.js';
-import type { Upstream, UpstreamResponse } from '../../../http/types.js';
-import { sleep } from '../../../sim/framework.js';
-import type { CreateInput, InlineMedia, StandardVideoRequest, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
+import type { JsonObject } from '../core/json.js';
+import type { Executor } from '../http/executor.js';
+import type { Upstream, UpstreamResponse } from '../http/types.js';
+import { sleep } from '../sim/framework.js';
+import type { CreateInput, InlineMedia, StandardVideoRequest, TaskRef, VendorStatus, VideoVendor } from '../video/types.js';
 
-/** Test helpers shared by the sora and azure-sora suites (not part of the runtime). */
+/**
+ * The test-builder kit of the vendor suites (never part of the runtime: tsconfig.build.json leaves
+ * src/testkit out of dist/). Generic builders here; per-vendor defaults in the files beside it.
+ */
+
+export const NOTHING_SENT: StandardVideoRequest['sent'] = { size: false, resolution: false, aspectRatio: false };
 
 export function makeStd(over: Partial<StandardVideoRequest> = {}): StandardVideoRequest {
   return {

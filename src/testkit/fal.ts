@@ -1,8 +1,9 @@
-import type { JsonObject } from '../../../core/json.js';
-import type { Upstream, UpstreamResponse } from '../../../http/types.js';
-import type { CreateInput, StandardVideoRequest } from '../../types.js';
+import type { JsonObject } from '../core/json.js';
+import type { Upstream, UpstreamResponse } from '../http/types.js';
+import type { CreateInput, StandardVideoRequest } from '../video/types.js';
+import { makeStd, NOTHING_SENT } from './video.js';
 
-/** Test builders shared by this folder's tests: a fal upstream, a create input, an upstream answer. */
+/** Builders of the fal suites: a fal upstream, a create input, an upstream answer. */
 export function falUpstream(baseUrl: string, options: JsonObject = {}, apiKey: string | null = 'k-123'): Upstream {
   return { name: 'fal-test', vendor: 'fal', baseUrl, apiKey: apiKey ?? undefined, models: [], priority: 1, weight: 1, timeoutMs: 5000, options };
 }
@@ -11,14 +12,7 @@ export function falInput(model: string, std: Partial<StandardVideoRequest> = {},
   return {
     model,
     upstreamModel: model,
-    std: {
-      model,
-      prompt: 'a red fox in the snow',
-      frameImages: [],
-      inputReferences: [],
-      sent: { size: false, resolution: false, aspectRatio: false },
-      ...std,
-    },
+    std: { ...makeStd({ model, prompt: 'a red fox in the snow' }), sent: NOTHING_SENT, ...std },
     native,
     media: new Map(),
   };

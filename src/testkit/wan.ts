@@ -1,10 +1,11 @@
-import { GatewayError } from '../../../core/errors.js';
-import type { JsonObject } from '../../../core/json.js';
-import type { Upstream, UpstreamResponse } from '../../../http/types.js';
-import type { CreateInput, StandardVideoRequest, TaskRef } from '../../types.js';
-import { videoModule } from './index.js';
+import { GatewayError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { Upstream, UpstreamResponse } from '../http/types.js';
+import type { CreateInput, StandardVideoRequest, TaskRef } from '../video/types.js';
+import { videoModule } from '../video/vendors/wan/index.js';
+import { makeStd, NOTHING_SENT } from './video.js';
 
-/** Shared fixtures of the wan adapter tests (kept free of test-runner imports). */
+/** Builders of the wan suites (kept free of test-runner imports). */
 export const vendor = videoModule.vendor;
 
 export const up: Upstream = {
@@ -20,14 +21,7 @@ export const up: Upstream = {
 };
 
 export function std(over: Partial<StandardVideoRequest> = {}): StandardVideoRequest {
-  return {
-    model: 'm',
-    prompt: 'a red fox runs through snow',
-    frameImages: [],
-    inputReferences: [],
-    sent: { size: false, resolution: false, aspectRatio: false },
-    ...over,
-  };
+  return { ...makeStd({ model: 'm', prompt: 'a red fox runs through snow' }), sent: NOTHING_SENT, ...over };
 }
 
 export function input(model: string, s: Partial<StandardVideoRequest> = {}, native: JsonObject = {}): CreateInput {
