@@ -8,8 +8,11 @@ import { pickSize, readNumber, stringOption } from '../../../protocols/openai/vi
 
 /** What OpenAI uses when `seconds` is omitted. */
 export const SORA_DEFAULT_SECONDS = 4;
-/** The SDK enum is 4/8/12; the video guide later added 16 and 20 for both models. */
-export const SORA_SECONDS: readonly number[] = [4, 8, 12, 16, 20];
+/**
+ * `POST /v1/videos` takes `seconds` "4", "8" or "12" (the API reference's VideoSeconds enum, also in
+ * openai-node's resources/videos.ts); longer clips are made by extending a video, not by create.
+ */
+export const SORA_SECONDS: readonly number[] = [4, 8, 12];
 
 const LABEL = 'sora (OpenAI)';
 

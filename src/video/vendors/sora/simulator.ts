@@ -12,7 +12,7 @@ import { readBody, videoReply } from '../../../sim/openai-videos.js';
  * ("[moderation]", "[fail]", "[bad-image]", "[bad-combo]") fail the job while it runs.
  */
 export const SIM_MODELS = ['sora-2', 'sora-2-pro', 'sora-2-2025-10-06', 'sora-2-pro-2025-10-06', 'sora-2-2025-12-08'];
-const SECONDS = ['4', '8', '12', '16', '20'];
+const SECONDS = ['4', '8', '12'];
 const SIZES = ['720x1280', '1280x720', '1024x1792', '1792x1024', '1920x1080', '1080x1920'];
 
 function oaiError(status: number, message: string, param: string | null = null, code: string | null = null): SimReply {
