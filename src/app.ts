@@ -21,6 +21,7 @@ import { registerChatRoutes } from './routes/chat.js';
 import { registerEmbeddingsRoutes } from './routes/embeddings.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerVideoRoutes } from './routes/videos.js';
+import { registerUsageRoutes } from './routes/usage.js';
 import './auth/types.js';
 
 const MAX_JSON_DEPTH = 64;
@@ -113,6 +114,7 @@ export function buildApp(s: Services): FastifyInstance {
   registerVideoRoutes(app, { authorizer: s.authorizer, video: s.video });
   registerEmbeddingsRoutes(app, { authorizer: s.authorizer, embeddings: s.embeddings });
   registerChatRoutes(app, { authorizer: s.authorizer, chat: s.chat });
-  registerAdminRoutes(app, { admin: s.admin, store: s.store, adminToken: s.config.admin_token });
+  registerAdminRoutes(app, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock });
+  registerUsageRoutes(app, { store: s.store, clock: s.clock });
   return app;
 }

@@ -58,7 +58,7 @@ export interface NewKeyInput {
 /** Account and key operations, shared by the CLI and the admin HTTP API. */
 export class AdminService {
   constructor(
-    private readonly store: Store,
+    readonly store: Store,
     private readonly catalog: Catalog | undefined,
     private readonly clock: Clock,
     /** Called after a change that cached auth answers must see at once (revocation). */

@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AdminService, ALL_ACTIONS, view } from '../admin/service.js';
 import { errors } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/types.js';
+import { adminUsage, type AdminUsageQuery } from './usage.js';
 
 const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
 const limits = z.object({ embeddings: quota.optional(), chat: quota.optional(), video: quota.optional() }).strict();
@@ -41,7 +43,7 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** The admin API: only the admin token, never a user key. Disabled when no admin token is configured. */
-export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminService; store: Store; adminToken: string | undefined }): void {
+export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminService; store: Store; adminToken: string | undefined; clock?: Clock }): void {
   const want = deps.adminToken ? digest(deps.adminToken) : undefined;
   const check = (req: FastifyRequest) => {
     const h = req.headers.authorization;
@@ -76,6 +78,13 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminSe
     admin.put<{ Params: { id: string } }>('/admin/keys/:id/budget', async (req) => {
       const b = parse(schemas.budget, req.body);
       return view.key(await deps.admin.setKeyBudget(req.params.id, b.budget));
+    });
+    admin.get<{ Querystring: AdminUsageQuery }>('/admin/usage', async (req, reply) => {
+      const report = await adminUsage(deps.admin, deps.store, req.query, deps.clock?.now() ?? Date.now());
+      const wantsCsv = req.query.format === 'csv' || (req.query.format === undefined && /text\/csv/.test(String(req.headers.accept ?? '')));
+      if (!wantsCsv) return report.json;
+      reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="usage.csv"');
+      return report.csv();
     });
     admin.get('/admin/reconcile', async () => ({ data: await deps.store.listReconcile(200) }));
   });

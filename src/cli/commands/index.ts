@@ -4,6 +4,7 @@ import { embedCommand } from './embed.js';
 import { keysCommand } from './keys.js';
 import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
+import { spendCommand } from './spend.js';
 import { videoCommand } from './video.js';
 
 /**
@@ -17,4 +18,5 @@ export const commands: readonly CliCommand[] = [
   modelsCommand,
   accountsCommand,
   keysCommand,
+  spendCommand,
 ];
