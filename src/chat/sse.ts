@@ -26,6 +26,11 @@ export interface RelayOptions {
 }
 
 const BOUNDARY = /\r?\n\r?\n/;
+/**
+ * The longest event passed on. Events are relayed whole, so an upstream that never ends one (a
+ * malformed stream) would otherwise make the gateway buffer without bound.
+ */
+const MAX_EVENT_CHARS = 1024 * 1024;
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 const ERROR_FIELD = /"error"\s*:|^event:\s*error/m;
 
@@ -39,6 +44,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
   const result: RelayResult = { chunks: 0, finished: false, clientGone: false };
   const decoder = new StringDecoder('utf8');
   let pending = '';
+  let oversized = false;
   const onClose = () => {
     result.clientGone = true;
     discard(source);
@@ -59,10 +65,17 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
       }
       if (out) await write(sink, out);
       if (result.clientGone) break;
+      if (pending.length > MAX_EVENT_CHARS) {
+        oversized = true;
+        discard(source);
+        break;
+      }
     }
-    pending += decoder.end();
-    if (pending && !result.clientGone) await write(sink, opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending);
-    result.finished = !result.clientGone;
+    if (!oversized) {
+      pending += decoder.end();
+      if (pending && !result.clientGone) await write(sink, opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending);
+      result.finished = !result.clientGone;
+    }
   } catch {
     // Either the client left (source destroyed by onClose) or the upstream broke; handled below.
   } finally {

@@ -82,3 +82,66 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((r) => srv.close(() => r()));
   return port;
 }
+
+/**
+ * Starts a request and cuts the connection once `afterBytes` of the answer arrived (0: as soon as
+ * the headers did). Resolves with the status and the bytes received before the cut.
+ */
+export function abortAfter(url: string, opts: CallOptions & { afterBytes: number }): Promise<{ status: number; received: number }> {
+  const headers: Record<string, string> = { connection: 'close', ...(opts.headers ?? {}) };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+  if (payload) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(payload.length);
+  }
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: payload ? 'POST' : 'GET', headers, agent: false }, (res) => {
+      let received = 0;
+      const cut = () => {
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, received });
+      };
+      if (opts.afterBytes === 0) return cut();
+      res.on('data', (c: Buffer) => {
+        received += c.length;
+        if (received >= opts.afterBytes) cut();
+      });
+      res.on('error', () => undefined);
+      res.on('end', () => reject(new Error(`the answer ended after ${received} bytes, before the cut`)));
+    });
+    req.on('error', () => undefined);
+    req.setTimeout(opts.timeoutMs ?? 15_000, () => {
+      req.destroy();
+      reject(new Error('no answer in time'));
+    });
+    req.end(payload);
+  });
+}
+
+/** Opens a raw connection, writes `chunks` (with pauses), and returns everything read until the server closes it. */
+export async function rawExchange(port: number, chunks: string[], pauseMs = 0, maxMs = 15_000): Promise<{ text: string; closedAfterMs: number }> {
+  const { connect } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept the connection open for ${maxMs} ms`));
+    }, maxMs);
+    socket.on('data', (c) => (text += c.toString()));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, closedAfterMs: Date.now() - started });
+    });
+    socket.on('connect', async () => {
+      for (const c of chunks) {
+        if (socket.destroyed) return;
+        socket.write(c);
+        if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+      }
+    });
+  });
+}
