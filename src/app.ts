@@ -10,10 +10,16 @@ class AccessLog extends LogController {
     req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
   }
 }
+import { randomUUID } from 'node:crypto';
 import { errors } from './core/errors.js';
 import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
 import { installLingeringClose } from './http/linger.js';
+import { installHttpMetrics } from './ops/http-metrics.js';
+import { registerOpenApi } from './ops/openapi.js';
+import { REQUEST_ID_HEADER, requestIdFor } from './ops/request-id.js';
+import { registerOpsRoutes } from './ops/routes.js';
+import { installServerSpans } from './ops/tracing-setup.js';
 import { logError, sendError, toGatewayError } from './http/render.js';
 import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -25,6 +31,19 @@ import { registerUsageRoutes } from './routes/usage.js';
 import './auth/types.js';
 
 const MAX_JSON_DEPTH = 64;
+
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  /** Left out of the OpenAPI document on purpose (the docs page's own assets). */
+  hidden: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeTable: readonly RegisteredRoute[];
+  }
+}
 
 /** Iterative depth check (a recursive one could itself overflow the stack on hostile input). */
 function tooDeep(value: unknown, max: number): boolean {
@@ -45,16 +64,19 @@ export function buildApp(s: Services): FastifyInstance {
     loggerInstance: s.logger as FastifyBaseLogger,
     bodyLimit: server.body_limit_bytes,
     trustProxy: server.trust_proxy,
-    logController: new AccessLog(),
+    logController: new AccessLog({ requestIdLogLabel: 'request_id' }),
     return503OnClosing: true,
     // Slow headers (a client trickling its request head to hold a connection) are cut off; Node
     // checks every 30 s by default, which would let the timeout run far past its value.
     http: { headersTimeout: server.headers_timeout_ms, connectionsCheckingInterval: Math.min(1_000, server.headers_timeout_ms) },
+    // x-request-id: the client's own when sane, else a new one; logged on every line as request_id.
+    genReqId: requestIdFor,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
     // Requests the HTTP parser refuses (e.g. a duplicated Authorization header, bad framing)
     // still get the spec's error shape.
     // Framework-level refusals (e.g. a malformed %-escape in the path) in the spec's shape too.
-    frameworkErrors: (err, _req, reply) => {
+    frameworkErrors: (err, req, reply) => {
+      reply.header(REQUEST_ID_HEADER, req.id ?? randomUUID());
       void sendError(reply, errors.invalidRequest(`Malformed request: ${err.message}`, undefined, 'malformed_request'));
     },
     clientErrorHandler: (err, socket) => {
@@ -68,9 +90,26 @@ export function buildApp(s: Services): FastifyInstance {
       const status = kind === 'HPE_HEADER_OVERFLOW' ? 431 : refusal.status;
       const text = STATUS_CODES[status] ?? 'Bad Request';
       const body = JSON.stringify(refusal.toBody());
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`);
     },
   });
+
+  // Every route as registered (any plugin, any time before start), for the OpenAPI completeness test
+  // and anyone who needs the route list without parsing printRoutes().
+  const routeTable: RegisteredRoute[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routeTable.push({ method, url: r.url, hidden: r.schema?.hide === true });
+  });
+
+  // First hook of all: every answer carries the id, whichever path writes it (errors, 404s, 408s,
+  // hijacked streams), because it goes on the raw response before anything else runs.
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
+    done();
+  });
+  installServerSpans(app);
+  installHttpMetrics(app);
 
   app.setErrorHandler((err, req, reply) => {
     const rendered = toGatewayError(err, server.body_limit_bytes);
@@ -109,12 +148,23 @@ export function buildApp(s: Services): FastifyInstance {
     req.auth = await s.authenticator.authenticate(req.headers.authorization);
   });
 
-  app.get('/health', async () => ({ status: 'ok' }));
-  registerModelRoutes(app, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt });
-  registerVideoRoutes(app, { authorizer: s.authorizer, video: s.video });
-  registerEmbeddingsRoutes(app, { authorizer: s.authorizer, embeddings: s.embeddings });
-  registerChatRoutes(app, { authorizer: s.authorizer, chat: s.chat });
-  registerAdminRoutes(app, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock });
-  registerUsageRoutes(app, { store: s.store, clock: s.clock });
+  // The OpenAPI plugin loads first, so that it sees every route registered after it (in the plugin
+  // below, and any added later by other plugins).
+  app.register(registerOpenApi);
+  app.register(async (api) => {
+    registerOpsRoutes(api, {
+      readiness: s.readiness,
+      store: s.store,
+      catalog: s.catalog,
+      adminToken: s.config.admin_token,
+      metricsHere: s.config.metrics.enabled && s.config.metrics.port === undefined,
+    });
+    registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt });
+    registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
+    registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
+    registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
+    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock });
+    registerUsageRoutes(api, { store: s.store, clock: s.clock });
+  });
   return app;
 }

@@ -2,6 +2,7 @@ import { buildApp } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { ConfigFile } from './config/schema.js';
 import { demoBanner, ensureDemoKey, startDemo, type Demo } from './demo.js';
+import { startMetricsListener } from './ops/routes.js';
 import { buildServices } from './services.js';
 import { handleShutdownSignals } from './shutdown.js';
 
@@ -29,6 +30,7 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   const services = await buildServices(cfg);
   const app = buildApp(services);
   // Installed before listening, so a signal during start-up drains too instead of killing the process.
+  let metricsApp: Awaited<ReturnType<typeof startMetricsListener>> | undefined;
   const stopped = handleShutdownSignals({
     app,
     state: services.shutdown,
@@ -36,11 +38,14 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     deadlineMs: cfg.server.shutdown_timeout_ms,
     stopBackground: () => services.poller.stop(),
     closeServices: async () => {
+      await metricsApp?.close();
       await services.close();
       await Promise.all((demo?.sims ?? []).map((s) => s.close()));
     },
   });
   await app.listen({ host: cfg.server.host, port: cfg.server.port });
+  metricsApp =
+    cfg.metrics.enabled && cfg.metrics.port !== undefined ? await startMetricsListener(services, cfg.metrics.host, cfg.metrics.port) : undefined;
   services.poller.start();
   const addr = app.server.address();
   const base = `http://${cfg.server.host}:${typeof addr === 'object' && addr ? addr.port : cfg.server.port}`;

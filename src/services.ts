@@ -28,6 +28,9 @@ import { VideoPoller } from './video/poller.js';
 import { VideoService } from './video/service.js';
 import { videoVendors } from './video/vendors/registry.js';
 import { embeddingVendorIds } from './embeddings/vendors/registry.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { Readiness } from './ops/readiness.js';
+import { startTracing } from './ops/tracing-setup.js';
 
 /** Everything the app needs, built once at start. */
 export interface Services {
@@ -45,6 +48,8 @@ export interface Services {
   poller: VideoPoller;
   embeddings: EmbeddingsService;
   chat: ChatService;
+  /** /ready's checks (store, migrations, Redis, `shutdown`). */
+  readiness: Readiness;
   startedAt: number;
   /** Flips when a graceful shutdown begins (readiness reads it). */
   shutdown: ShutdownState;
@@ -95,11 +100,16 @@ function checkVendors(cfg: ConfigFile): void {
   if (problems.length) throw new ConfigError(['invalid configuration', ...problems].join('\n  '));
 }
 
-export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; logSink?: LogSink; clock?: Clock } = {}): Promise<Services> {
+export async function buildServices(
+  cfg: ConfigFile,
+  opts: { logger?: Logger; logSink?: LogSink; clock?: Clock; spanExporter?: SpanExporter } = {},
+): Promise<Services> {
   checkVendors(cfg);
   const catalog = new Catalog(cfg);
   const upstreamSecrets = [...catalog.upstreams.values()].flatMap((u) => configuredSecrets(u));
   const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: upstreamSecrets, sink: opts.logSink });
+  // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).
+  const tracing = startTracing(cfg.tracing, { exporter: opts.spanExporter });
   const clock = opts.clock ?? systemClock;
   const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
@@ -144,6 +154,8 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; lo
   const charges = new ChargeBatcher(store);
   const common = { catalog, store, executor, limiter, clock, reservations, charges };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
+  const shutdown = new ShutdownState();
+  const readiness = new Readiness(store, shutdown, cfg.limits.backend === 'redis' ? cfg.limits.redis_url : undefined);
   const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat, logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) } });
   return {
     config: { ...cfg, admin_token: secrets.adminToken },
@@ -160,14 +172,16 @@ export async function buildServices(cfg: ConfigFile, opts: { logger?: Logger; lo
     poller,
     embeddings,
     chat,
+    readiness,
     startedAt: clock.now(),
-    shutdown: new ShutdownState(),
+    shutdown,
     async close() {
       await poller.stop();
       // Answers already sent are billed before the store goes away.
       await charges.drain();
-      await Promise.allSettled([executor.close(), media.close(), limiter.close()]);
+      await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close()]);
       await store.close();
+      await tracing?.shutdown();
       logger.flush();
     },
   };

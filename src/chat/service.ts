@@ -23,6 +23,8 @@ import { chatTokenCounter, estimatePromptTokens, reservedCompletionTokens } from
 import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
 import { chatCost, readUsage, type ChatUsage } from './usage.js';
 import { validateChatBody } from './validate.js';
+import { moneyCharged, units } from '../ops/metrics.js';
+import { annotateRequest, tracingOn } from '../ops/tracing.js';
 
 export interface ChatLogger {
   warn(msg: string): void;
@@ -148,7 +150,7 @@ export class ChatService {
       candidates,
       async (up) => {
         const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false);
-        const res = await executor.sendRaw(req, up.timeoutMs, signal);
+        const res = await executor.sendRaw(req, up.timeoutMs, signal, up);
         const json = parseJson(res.raw);
         if (res.status >= 200 && res.status < 300) {
           if (!isObject(json)) return { ok: false, verdict: { kind: 'retryable', status: 502, message: 'The upstream sent a body that is not JSON.' } };
@@ -179,7 +181,7 @@ export class ChatService {
       candidates,
       async (up) => {
         const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true);
-        const res = await executor.stream(req, up.timeoutMs, signal);
+        const res = await executor.stream(req, up.timeoutMs, signal, up);
         if (res.status >= 200 && res.status < 300) return { ok: true, value: res };
         const raw = await readSome(res.body, MAX_ERROR_BODY);
         return { ok: false, verdict: classifyChatError(res.status, parseJson(raw), res.headers) };
@@ -213,6 +215,14 @@ export class ChatService {
   /** Bills the usage and corrects the limiter's estimate with it. */
   private async settle(r: Reservation, usage: ChatUsage, upstream: Upstream): Promise<void> {
     this.correct(r, usage.promptTokens + usage.completionTokens - r.estimate);
+    if (tracingOn())
+      annotateRequest({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.system': upstream.vendor,
+        'gen_ai.request.model': r.model.name,
+        'gen_ai.usage.input_tokens': usage.promptTokens,
+        'gen_ai.usage.output_tokens': usage.completionTokens,
+      });
     const cost = chatCost(r.model.price, usage.promptTokens, usage.completionTokens);
     if (cost <= 0) return;
     const note =
@@ -222,6 +232,7 @@ export class ChatService {
       r.charged = cost;
       const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
       await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now(), by);
+      moneyCharged.inc({ model: r.model.name }, units(cost));
     } catch (e) {
       // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
       this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);

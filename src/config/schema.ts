@@ -105,6 +105,27 @@ export const configSchema = z
       })
       .strict()
       .default({}),
+    /** Prometheus metrics: on the main port behind the admin token, or on `port` (no token; bind it privately). */
+    metrics: z
+      .object({
+        enabled: z.boolean().default(true),
+        host: z.string().default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).optional(),
+      })
+      .strict()
+      .default({}),
+    /** OpenTelemetry traces; also turned on by the standard OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables. */
+    tracing: z
+      .object({
+        enabled: z.boolean().default(false),
+        /** OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces (default: the OTEL_* variables). */
+        endpoint: z.string().url().optional(),
+        service_name: z.string().min(1).default('video-embeddings-gateway'),
+        /** Share of new traces recorded; a caller's sampled traceparent is always followed. */
+        sample_ratio: z.number().min(0).max(1).default(1),
+      })
+      .strict()
+      .default({}),
     upstreams: z.array(upstreamSchema).default([]),
     models: z.record(modelSchema).default({}),
   })

@@ -111,7 +111,7 @@ async function callOnce(
     return { ok: false, verdict: { kind: 'auth', status: 502, message: `upstream '${up.name}': ${(e as Error).message}` } };
   }
 
-  const res = await input.executor.sendRaw(request, up.timeoutMs, signal);
+  const res = await input.executor.sendRaw(request, up.timeoutMs, signal, up);
   const ok = res.status >= 200 && res.status < 300;
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {

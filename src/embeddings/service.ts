@@ -11,6 +11,8 @@ import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
 import { costUnits, withUsageCost } from '../billing/usage-cost.js';
 import { admitOrThrow } from '../limits/refusal.js';
+import { moneyCharged, units } from '../ops/metrics.js';
+import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
 import type { Catalog, ModelInfo } from '../routing/catalog.js';
@@ -154,7 +156,15 @@ export class EmbeddingsService {
     if (costMicros > 0) {
       const by = { keyId: ctx.key.id, model: model.name, upstream: upstream.name };
       await (this.deps.charges ?? store).charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now(), by);
+      moneyCharged.inc({ model: model.name }, units(costMicros));
     }
+    if (tracingOn())
+      annotateRequest({
+        'gen_ai.operation.name': 'embeddings',
+        'gen_ai.system': upstream.vendor,
+        'gen_ai.request.model': model.name,
+        'gen_ai.usage.input_tokens': promptTokens,
+      });
 
     return {
       body: answer.raw ? withUsageCost(answer.raw, costMicros) : render(req, answer, costMicros),

@@ -1,8 +1,13 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Json } from '../core/json.js';
+import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
+import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
 import { discard, guard } from './streams.js';
-import { TransportError, type UpstreamRequest, type UpstreamResponse } from './types.js';
+import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
+
+/** Which configured upstream a call goes to: labels its metrics and its client span. */
+export type UpstreamTarget = Pick<Upstream, 'name' | 'vendor'>;
 
 /** Responses larger than this are not buffered as JSON (video bytes go through `stream`). */
 const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
@@ -28,8 +33,8 @@ export class Executor {
     });
   }
 
-  async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
-    const res = await this.dispatch(req, timeoutMs, signal);
+  async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<UpstreamResponse> {
+    const res = await this.dispatch(req, timeoutMs, signal, false, target);
     let raw: Buffer;
     try {
       raw = await readBounded(res.body, MAX_BUFFERED_BYTES, Date.now() + (req.timeoutMs ?? timeoutMs));
@@ -50,8 +55,8 @@ export class Executor {
   }
 
   /** Sends a request and hands back the body as a stream, for video bytes (never buffered whole). */
-  async stream(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal): Promise<StreamResponse> {
-    const res = await this.dispatch(req, timeoutMs, signal, true);
+  async stream(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<StreamResponse> {
+    const res = await this.dispatch(req, timeoutMs, signal, true, target);
     return { status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
   }
 
@@ -60,8 +65,9 @@ export class Executor {
     req: UpstreamRequest,
     timeoutMs: number,
     signal?: AbortSignal,
+    target?: UpstreamTarget,
   ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
-    const res = await this.dispatch(req, timeoutMs, signal);
+    const res = await this.dispatch(req, timeoutMs, signal, false, target);
     try {
       const raw = await readBounded(res.body, MAX_BUFFERED_BYTES, Date.now() + (req.timeoutMs ?? timeoutMs));
       return { status: res.statusCode, headers: flatHeaders(res.headers), raw };
@@ -75,6 +81,7 @@ export class Executor {
     timeoutMs: number,
     signal?: AbortSignal,
     streaming = false,
+    target?: UpstreamTarget,
   ): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string> = { ...req.headers };
     let body: string | Buffer | undefined;
@@ -86,6 +93,9 @@ export class Executor {
     }
     const t = req.timeoutMs ?? timeoutMs;
     const url = new URL(req.url);
+    // Undefined unless tracing is configured: then the span's traceparent goes into `headers`.
+    const span: UpstreamSpan | undefined = startUpstreamSpan(req.method, url, headers, target);
+    const started = target ? performance.now() : 0;
     let res: Dispatcher.ResponseData;
     try {
       res = await this.agent.request({
@@ -101,17 +111,30 @@ export class Executor {
         bodyTimeout: streaming ? 2 * t : t,
       });
     } catch (e) {
-      throw toTransportError(e, body !== undefined || req.method !== 'GET');
+      const err = toTransportError(e, body !== undefined || req.method !== 'GET');
+      if (target) observe(target, err.reason, started);
+      span?.failed(err);
+      throw err;
     }
     // From here on the body may fail (reset, timeout, abort, a destroy before it was read) at any
     // moment, also before its consumer attaches a listener: that must never be an uncaught error.
     guard(res.body);
+    if (target) observe(target, statusClass(res.statusCode), started);
+    span?.answered(res.statusCode);
     return res;
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+const statusClass = (status: number): string => STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'other';
+
+function observe(target: UpstreamTarget, outcome: string, started: number): void {
+  upstreamCalls.inc({ vendor: target.vendor, upstream: target.name, outcome });
+  upstreamDuration.observe({ vendor: target.vendor, upstream: target.name }, (performance.now() - started) / 1000);
 }
 
 function hasHeader(h: Record<string, string>, name: string): boolean {

@@ -1,4 +1,5 @@
 import { errors, GatewayError } from '../core/errors.js';
+import { limiterRefusals } from '../ops/metrics.js';
 import type { LimitDecision } from './decision.js';
 import type { Admission, LimitFamily, LimitScope, RateLimiter } from './types.js';
 
@@ -30,6 +31,9 @@ export async function admitOrThrow(
   tokens: number,
 ): Promise<Admission> {
   const a = await limiter.admit(family, scopes, tokens);
-  if (!a.allowed) throw refusalError(a);
+  if (!a.allowed) {
+    limiterRefusals.inc({ family, reason: (a as LimitDecision).reason ?? 'requests' });
+    throw refusalError(a);
+  }
   return a;
 }

@@ -1,7 +1,7 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AdminService, ALL_ACTIONS, view } from '../admin/service.js';
+import { adminTokenGuard } from '../auth/admin-token.js';
 import { errors } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/types.js';
@@ -13,7 +13,8 @@ const amount = z.union([z.number(), z.string()]);
 const budget = z
   .object({ total: amount.nullable().optional(), period: z.enum(['day', 'month']).nullable().optional(), period_limit: amount.nullable().optional() })
   .strict();
-const schemas = {
+/** The admin request bodies; the OpenAPI document is generated from these same schemas. */
+export const adminSchemas = {
   account: z.object({ name: z.string(), balance: amount.optional(), upstreams: z.array(z.string()).nullable().optional(), limits: limits.optional() }).strict(),
   topup: z.object({ amount, note: z.string().max(500).optional() }).strict(),
   key: z
@@ -40,27 +41,20 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   return r.data;
 }
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
 /** The admin API: only the admin token, never a user key. Disabled when no admin token is configured. */
 export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminService; store: Store; adminToken: string | undefined; clock?: Clock }): void {
-  const want = deps.adminToken ? digest(deps.adminToken) : undefined;
-  const check = (req: FastifyRequest) => {
-    const h = req.headers.authorization;
-    const m = typeof h === 'string' ? /^Bearer ([\x21-\x7e]+)$/.exec(h) : null;
-    if (!want || !m || !timingSafeEqual(digest(m[1]!), want)) throw errors.unauthenticated('The admin API needs the admin token.');
-  };
+  const check = adminTokenGuard(deps.adminToken);
   app.register(async (admin) => {
     admin.addHook('onRequest', async (req) => check(req));
     admin.get('/admin/accounts', async () => ({ data: (await deps.admin.listAccounts()).map(view.account) }));
     admin.post('/admin/accounts', async (req, reply) => {
-      const b = parse(schemas.account, req.body);
+      const b = parse(adminSchemas.account, req.body);
       reply.code(201);
       return view.account(await deps.admin.createAccount(b.name, b));
     });
     admin.get<{ Params: { name: string } }>('/admin/accounts/:name', async (req) => view.account(await deps.admin.account(req.params.name)));
     admin.post<{ Params: { name: string } }>('/admin/accounts/:name/topup', async (req) => {
-      const b = parse(schemas.topup, req.body);
+      const b = parse(adminSchemas.topup, req.body);
       return view.account(await deps.admin.topUp(req.params.name, b.amount, b.note));
     });
     admin.get<{ Params: { name: string }; Querystring: { limit?: string } }>('/admin/accounts/:name/ledger', async (req) => {
@@ -69,14 +63,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminSe
     });
     admin.get<{ Querystring: { account?: string } }>('/admin/keys', async (req) => ({ data: (await deps.admin.listKeys(req.query.account)).map(view.key) }));
     admin.post('/admin/keys', async (req, reply) => {
-      const b = parse(schemas.key, req.body);
+      const b = parse(adminSchemas.key, req.body);
       const { key, record } = await deps.admin.createKey(b as Parameters<AdminService['createKey']>[0]);
       reply.code(201);
       return { ...view.key(record), key };
     });
     admin.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (req) => view.key(await deps.admin.revokeKey(req.params.id)));
     admin.put<{ Params: { id: string } }>('/admin/keys/:id/budget', async (req) => {
-      const b = parse(schemas.budget, req.body);
+      const b = parse(adminSchemas.budget, req.body);
       return view.key(await deps.admin.setKeyBudget(req.params.id, b.budget));
     });
     admin.get<{ Querystring: AdminUsageQuery }>('/admin/usage', async (req, reply) => {

@@ -33,4 +33,11 @@ export class CircuitBreaker {
     if (s.failures >= this.threshold) s.openUntil = this.now() + this.openMs;
     this.state.set(upstream, s);
   }
+
+  /** For the state gauge, without side effects: open, half-open (cool-down over, trial due) or closed. */
+  stateOf(upstream: string): 'closed' | 'open' | 'half_open' {
+    const s = this.state.get(upstream);
+    if (!s || s.openUntil === 0) return 'closed';
+    return this.now() >= s.openUntil ? 'half_open' : 'open';
+  }
 }

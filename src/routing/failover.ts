@@ -1,6 +1,7 @@
 import { errors, GatewayError } from '../core/errors.js';
 import { redactorFor } from '../core/redact.js';
 import { TransportError, type Upstream, type UpstreamVerdict } from '../http/types.js';
+import { failovers } from '../ops/metrics.js';
 import type { CircuitBreaker } from './circuit.js';
 
 export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; verdict: UpstreamVerdict };
@@ -36,6 +37,7 @@ export async function withFailover<T>(
       if (!(e instanceof TransportError)) throw e;
       if (e.reason === 'aborted') throw e;
       opts.circuits?.failure(up.name);
+      failovers.inc({ upstream: up.name, reason: e.reason });
       opts.onAttemptFailed?.(up, `${e.reason}: ${redactorFor(up).text(e.message)}`);
       if (e.maybeSent) await opts.onMaybeSent?.(up, e);
       last = e.reason === 'timeout' ? 'timeout' : e.reason === 'connect' ? (last === 'answered' ? last : 'connect') : 'answered';
@@ -60,6 +62,7 @@ export async function withFailover<T>(
       case 'retryable':
       case 'auth':
         opts.circuits?.failure(up.name);
+        failovers.inc({ upstream: up.name, reason: v.kind });
         opts.onAttemptFailed?.(up, `${v.kind} ${v.status}: ${message}`);
         if (v.kind === 'retryable' && v.retryAfterSeconds) retryAfter = Math.max(retryAfter ?? 0, v.retryAfterSeconds);
         last = 'answered';

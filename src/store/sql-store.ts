@@ -5,6 +5,8 @@ import { jobOps } from './jobs.js';
 import { keyOps } from './keys.js';
 import { ledgerOps } from './ledger.js';
 import { migrate } from './migrations.js';
+import { operationsOps } from './ops.js';
+import { tracedTransactions } from './traced.js';
 import type { Store } from './types.js';
 import { webhookOps } from './webhooks.js';
 
@@ -17,7 +19,8 @@ export interface SqlStore extends Store {
  * The one Store implementation: every method is plain SQL over `SqlDriver`, so SQLite and
  * PostgreSQL share the same code and the same contract tests.
  */
-export function createSqlStore(driver: SqlDriver): SqlStore {
+export function createSqlStore(raw: SqlDriver): SqlStore {
+  const driver = tracedTransactions(raw);
   return {
     kind: driver.dialect,
     driver,
@@ -31,5 +34,6 @@ export function createSqlStore(driver: SqlDriver): SqlStore {
     ...jobOps(driver),
     ...budgetOps(driver),
     ...webhookOps(driver),
+    ...operationsOps(driver),
   };
 }

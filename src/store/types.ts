@@ -279,4 +279,10 @@ export interface Store extends WebhookStore {
   staleSubmittingJobs(createdBefore: number, limit: number): Promise<JobRecord[]>;
   recordReconcile(r: { jobId: string; upstream: string; reason: string; now: number }): Promise<void>;
   listReconcile(limit?: number): Promise<ReconcileRecord[]>;
+
+  // Operations
+  /** Versions recorded in schema_migrations (the readiness probe compares them with this build's). */
+  appliedMigrations(): Promise<number[]>;
+  /** Number of jobs in each state (the jobs-by-state gauge, read at scrape time). */
+  countJobsByState(): Promise<Record<string, number>>;
 }

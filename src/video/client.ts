@@ -13,11 +13,11 @@ export class VendorClient {
   constructor(readonly executor: Executor) {}
 
   async send(up: Upstream, vendor: VideoVendor, req: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
-    return this.executor.send(await this.authorize(up, vendor, req), up.timeoutMs, signal);
+    return this.executor.send(await this.authorize(up, vendor, req), up.timeoutMs, signal, up);
   }
 
   async stream(up: Upstream, vendor: VideoVendor, req: UpstreamRequest, signal?: AbortSignal): Promise<StreamResponse> {
-    return this.executor.stream(await this.authorize(up, vendor, req), up.timeoutMs, signal);
+    return this.executor.stream(await this.authorize(up, vendor, req), up.timeoutMs, signal, up);
   }
 
   async authorize(up: Upstream, vendor: VideoVendor, req: UpstreamRequest): Promise<UpstreamRequest> {

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { errors } from '../core/errors.js';
 import { isObject } from '../core/json.js';
-import type { StreamResponse } from '../http/executor.js';
+import type { StreamResponse, UpstreamTarget } from '../http/executor.js';
 import { discard, pipeThrough } from '../http/streams.js';
 import type { UpstreamRequest } from '../http/types.js';
 import type { JobRecord } from '../store/types.js';
@@ -59,7 +59,7 @@ export async function openContent(
   let req = await deps.client.authorize(up, vendor, vendor.buildContent(taskRefOf(job), output, up));
   if (range) req = { ...req, headers: { ...req.headers, range } };
 
-  let res = await followRedirects(deps, req, up.timeoutMs, signal);
+  let res = await followRedirects(deps, req, up.timeoutMs, signal, up);
   if (res.status === 416) {
     discard(res.body);
     const total = /\/(\d+)$/.exec(res.headers['content-range'] ?? '')?.[1];
@@ -94,10 +94,12 @@ export async function openContent(
   return { status: 200, headers, body: res.body };
 }
 
-async function followRedirects(deps: VideoDeps, first: UpstreamRequest, timeoutMs: number, signal: AbortSignal): Promise<StreamResponse> {
+async function followRedirects(
+  deps: VideoDeps, first: UpstreamRequest, timeoutMs: number, signal: AbortSignal, target: UpstreamTarget,
+): Promise<StreamResponse> {
   let req = first;
   for (let hop = 0; ; hop++) {
-    const res = await deps.client.executor.stream(req, timeoutMs, signal);
+    const res = await deps.client.executor.stream(req, timeoutMs, signal, target);
     const loc = res.headers['location'];
     if (![301, 302, 303, 307, 308].includes(res.status) || !loc) return res;
     discard(res.body);

@@ -10,6 +10,8 @@ import { admitOrThrow } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
+import { moneyHeld, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
+import { annotateRequest, traced, tracingOn } from '../ops/tracing.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
 import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
@@ -39,6 +41,7 @@ export async function createVideoJob(
   const candidates = deps.catalog.candidates(model.name, ctx.account);
   const vendor = vendorFor(deps, candidates, model.name);
   checkOwnership(native, vendor, model.name, deps.vendors.values());
+  if (tracingOn()) annotateRequest({ 'gen_ai.operation.name': 'video_generation', 'gen_ai.system': vendor.id, 'gen_ai.request.model': model.name });
 
   // Model-family rules read the upstream's own name for the model (the first candidate's).
   const base = { model: model.name, upstreamModel: deps.catalog.upstreamModel(candidates[0]!, model.name), std, native };
@@ -84,6 +87,7 @@ export async function createVideoJob(
     );
     if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
     if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
+    moneyHeld.inc({ model: model.name }, units(hold));
   } catch (e) {
     // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
     // did no work, so the video RPM quota gets it back.
@@ -119,6 +123,8 @@ export async function createVideoJob(
     return job;
   } catch (e) {
     await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now());
+    videoSettlements.inc({ model: model.name, outcome: 'rejected', code: '' });
+    moneyReleased.inc({ model: model.name }, units(hold));
     throw e;
   }
 }
@@ -183,11 +189,23 @@ async function fetchMedia(
   const worker = async () => {
     while (next < urls.length) {
       const url = urls[next++]!;
-      out.set(url, await deps.media.fetch(url, paramForUrl(input, url), signal));
+      const param = paramForUrl(input, url);
+      out.set(url, await traced('media fetch', mediaAttributes(url, param), () => deps.media.fetch(url, param, signal)));
     }
   };
   await Promise.all(Array.from({ length: Math.min(MEDIA_CONCURRENCY, urls.length) }, worker));
   return out;
+}
+
+/** Only the scheme and host of a client's media URL go into a span: paths and queries may carry tokens. */
+function mediaAttributes(url: string, param: string): Record<string, string> {
+  if (url.startsWith('data:')) return { 'url.scheme': 'data', 'gateway.param': param };
+  try {
+    const u = new URL(url);
+    return { 'url.scheme': u.protocol.replace(':', ''), 'server.address': u.hostname, 'gateway.param': param };
+  } catch {
+    return { 'gateway.param': param };
+  }
 }
 
 function paramForUrl(input: Omit<CreateInput, 'media'>, url: string): string {

@@ -1,3 +1,4 @@
+import { moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import type { VideoService } from './service.js';
 
 const STALE_SUBMITTING_MS = 15 * 60 * 1000;
@@ -39,6 +40,8 @@ export class VideoPoller {
     for (const job of await store.staleSubmittingJobs(now - STALE_SUBMITTING_MS, this.batch)) {
       await store.recordReconcile({ jobId: job.id, upstream: job.upstream ?? '(unknown)', reason: 'gateway stopped during create', now });
       await store.rejectJob(job.id, 'gateway stopped during create', now);
+      videoSettlements.inc({ model: job.model, outcome: 'rejected', code: 'interrupted' });
+      moneyReleased.inc({ model: job.model }, units(job.holdMicros));
       log.warn({ job: job.id }, 'released the hold of a create interrupted by a restart');
     }
   }

@@ -2,6 +2,7 @@ import type { JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { redactorFor } from '../core/redact.js';
 import { TransportError, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
+import { moneyCaptured, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
@@ -130,7 +131,11 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
     vendorData: status.vendorData,
     now: deps.clock.now(),
   });
-  if (settled) deps.log.info({ job: job.id, seconds: status.seconds, billable, cost }, 'video job completed');
+  if (!settled) return;
+  videoSettlements.inc({ model: job.model, outcome: 'completed', code: '' });
+  moneyReleased.inc({ model: job.model }, units(job.holdMicros));
+  moneyCaptured.inc({ model: job.model }, units(cost));
+  deps.log.info({ job: job.id, seconds: status.seconds, billable, cost }, 'video job completed');
 }
 
 /** Inline results are written to the gateway's blob store once; URLs are kept as references. */
@@ -147,7 +152,11 @@ async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, ind
 
 async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string; message: string }, vendorData: JsonObject): Promise<void> {
   const settled = await deps.store.failJob(job.id, { code: err.code, message: err.message, vendorData, now: deps.clock.now() });
-  if (settled) deps.log.info({ job: job.id, code: err.code }, 'video job failed; hold released');
+  if (!settled) return;
+  // Failure codes are the fixed set of spec 7.3 (FAILURE_CODES); anything else is counted as other.
+  videoSettlements.inc({ model: job.model, outcome: 'failed', code: isFailureCode(err.code) ? err.code : 'other' });
+  moneyReleased.inc({ model: job.model }, units(job.holdMicros));
+  deps.log.info({ job: job.id, code: err.code }, 'video job failed; hold released');
 }
 
 /** Retry later, more slowly each time, never later than a minute. */

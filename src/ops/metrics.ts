@@ -1,0 +1,93 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Every Prometheus metric of the gateway, in one registry per process (prom-client's own model:
+ * counters are process-wide, like the process they describe). Gauges that describe shared state
+ * (jobs by state, circuits) are filled in at scrape time by whoever serves /metrics.
+ *
+ * Label values come only from bounded sets: route templates (never raw paths), methods, status
+ * codes, configured upstream, vendor and model names, and fixed outcome words. Never ids, keys or
+ * prompts.
+ */
+export const registry = new Registry();
+
+// Process metrics: CPU, RSS, heap, GC, handles, and event-loop lag (nodejs_eventloop_lag_*).
+collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+export const httpRequests = new Counter({
+  name: 'gateway_http_requests_total',
+  help: 'HTTP requests answered, by route template, method and status code.',
+  labelNames: ['route', 'method', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'gateway_http_request_duration_seconds',
+  help: 'Time from the request arriving to the answer being written, by route template and method.',
+  labelNames: ['route', 'method'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const upstreamCalls = new Counter({
+  name: 'gateway_upstream_requests_total',
+  help: 'Calls to upstreams, by vendor, upstream and outcome (2xx, 4xx, 5xx, timeout, connect, reset, aborted, too_large).',
+  labelNames: ['vendor', 'upstream', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const upstreamDuration = new Histogram({
+  name: 'gateway_upstream_request_duration_seconds',
+  help: 'Time until an upstream answered with its status line and headers, by vendor and upstream.',
+  labelNames: ['vendor', 'upstream'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const failovers = new Counter({
+  name: 'gateway_failovers_total',
+  help: 'Attempts that failed on one upstream and moved on to the next candidate, by the upstream left and why.',
+  labelNames: ['upstream', 'reason'] as const,
+  registers: [registry],
+});
+
+export const circuitState = new Gauge({
+  name: 'gateway_circuit_state',
+  help: 'Circuit breaker state per upstream: 0 closed, 1 open (skipped), 2 half-open (one trial let through).',
+  labelNames: ['upstream'] as const,
+  registers: [registry],
+});
+
+export const videoJobs = new Gauge({
+  name: 'gateway_video_jobs',
+  help: 'Video jobs in the store, by state (read from the store at scrape time).',
+  labelNames: ['state'] as const,
+  registers: [registry],
+});
+
+export const videoSettlements = new Counter({
+  name: 'gateway_video_settlements_total',
+  help: 'Video jobs settled by this process, by model and outcome (completed, failed, rejected) and failure code.',
+  labelNames: ['model', 'outcome', 'code'] as const,
+  registers: [registry],
+});
+
+const money = (name: string, help: string) =>
+  new Counter({ name, help: `${help} In currency units.`, labelNames: ['model'] as const, registers: [registry] });
+
+export const moneyHeld = money('gateway_money_held_total', 'Money held for video jobs at creation, by model.');
+export const moneyCaptured = money('gateway_money_captured_total', 'Money captured for completed video jobs, by model.');
+export const moneyReleased = money('gateway_money_released_total', 'Holds released (settled, failed or rejected video jobs), by model.');
+export const moneyCharged = money('gateway_money_charged_total', 'Money charged for embeddings and chat, by model.');
+
+export const limiterRefusals = new Counter({
+  name: 'gateway_limiter_refusals_total',
+  help: 'Requests refused by the rate limiter, by family (embeddings, chat, video) and reason (requests, tokens, too_large).',
+  labelNames: ['family', 'reason'] as const,
+  registers: [registry],
+});
+
+/** Integer micro-units to currency units for the money counters. */
+export const units = (micros: number): number => micros / 1_000_000;

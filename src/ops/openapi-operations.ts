@@ -1,0 +1,220 @@
+import { zodToJsonSchema } from 'zod-to-json-schema';
+import type { ZodType } from 'zod';
+import { adminSchemas } from '../routes/admin.js';
+import { ref } from './openapi-schemas.js';
+
+type Schema = Record<string, unknown>;
+
+/**
+ * What the document says about one route. A route registered without an entry here shows up in
+ * /openapi.json without a summary, and test/ops/openapi.test.ts fails naming it: add it here.
+ */
+export interface OperationDoc {
+  summary: string;
+  tag: 'videos' | 'embeddings' | 'chat' | 'models' | 'usage' | 'admin' | 'operations';
+  description?: string;
+  /** Who may call it: an API key (default), the admin token, or anyone. */
+  auth?: 'key' | 'admin' | 'none';
+  body?: Schema;
+  query?: Record<string, Schema>;
+  /** The success answer: status, description, and the body by media type. */
+  success: { status: number; description: string; content?: Record<string, Schema> };
+  /** Other non-error answers (a 206 partial content, a 503 readiness body). */
+  other?: Record<string, { description: string; content?: Record<string, { schema: Schema }> }>;
+  /** Error statuses the route can answer with (each documented with its codes from docs/errors.md). */
+  errors: number[];
+}
+
+const json = (schema: Schema) => ({ 'application/json': schema });
+
+/** An admin body schema, generated from the zod schema that validates it. */
+function fromZod(schema: ZodType): Schema {
+  const { $schema: _drop, ...rest } = zodToJsonSchema(schema, { $refStrategy: 'none' }) as Schema;
+  return rest;
+}
+
+const KEY_ERRORS = [400, 401, 403, 404, 408, 413, 429, 500];
+const UPSTREAM_ERRORS = [402, 422, 502, 503, 504];
+const ADMIN_ERRORS = [400, 401, 404, 413, 500];
+const RANGE = {
+  from: { type: 'string', description: 'ISO date or time; default the start of the current UTC month.' },
+  to: { type: 'string', description: 'ISO date (inclusive) or time; default the end of today (UTC).' },
+};
+const keyUsage: OperationDoc = {
+  summary: "The calling key's spend, balance and budget",
+  tag: 'usage',
+  description: 'Any valid key may read its own usage, never another key\'s. Amounts in currency units.',
+  query: RANGE,
+  success: { status: 200, description: 'The key usage object.', content: json({ type: 'object', properties: { object: { const: 'key_usage' }, data: { type: 'object', additionalProperties: true } } }) },
+  errors: [400, 401, 408, 500],
+};
+const list = (item: string) => json({ type: 'object', properties: { data: { type: 'array', items: ref(item) } } });
+
+/** Keyed by `METHOD /fastify/route/:param`. */
+export const OPERATIONS: Record<string, OperationDoc> = {
+  'POST /v1/videos/generations': {
+    summary: 'Create a video job',
+    tag: 'videos',
+    description: 'Holds the estimated cost, creates the upstream task with failover and answers at once with status processing.',
+    body: ref('VideoCreateRequest'),
+    success: { status: 200, description: 'The job, processing.', content: json(ref('VideoJob')) },
+    errors: [...KEY_ERRORS, ...UPSTREAM_ERRORS],
+  },
+  'GET /v1/videos/:id': {
+    summary: 'Get a video job',
+    tag: 'videos',
+    description: 'Poll every 5-10 s: processing, then completed (with output_url) or failed (with error).',
+    success: { status: 200, description: 'The job.', content: json(ref('VideoJob')) },
+    errors: [...KEY_ERRORS, 502, 503, 504],
+  },
+  'GET /v1/videos/:id/content': {
+    summary: 'Download a finished video',
+    tag: 'videos',
+    description: 'Streams the MP4; honours Range (206, 416). Works with an API key or as the signed output_url.',
+    query: {
+      index: { type: 'integer', minimum: 0, maximum: 16, description: 'Which video of a multi-video job.' },
+      expires: { type: 'string', description: 'Part of a signed output_url.' },
+      signature: { type: 'string', description: 'Part of a signed output_url.' },
+    },
+    success: { status: 200, description: 'The video bytes.', content: { 'video/mp4': { type: 'string', contentMediaType: 'video/mp4' } } },
+    other: { 206: { description: 'The range asked for (Content-Range says which).', content: { 'video/mp4': { schema: { type: 'string', contentMediaType: 'video/mp4' } } } } },
+    errors: [...KEY_ERRORS, 416, 502, 503, 504],
+  },
+  'POST /v1/embeddings': {
+    summary: 'Create embeddings',
+    tag: 'embeddings',
+    description: 'OpenAI-compatible; float or base64 vectors; Vertex task_type/title and multimodal input_type.',
+    body: ref('EmbeddingsRequest'),
+    success: { status: 200, description: 'The vectors, in input order.', content: json(ref('EmbeddingsResponse')) },
+    errors: [...KEY_ERRORS, ...UPSTREAM_ERRORS],
+  },
+  'POST /v1/chat/completions': {
+    summary: 'Create a chat completion',
+    tag: 'chat',
+    description: 'OpenAI-compatible, streaming (server-sent events) or not.',
+    body: ref('ChatRequest'),
+    success: {
+      status: 200,
+      description: 'The completion, or its events when stream is true.',
+      content: { ...json(ref('ChatCompletion')), 'text/event-stream': { type: 'string' } },
+    },
+    errors: [...KEY_ERRORS, ...UPSTREAM_ERRORS],
+  },
+  'GET /v1/models': {
+    summary: 'List the models this key may use',
+    tag: 'models',
+    success: { status: 200, description: 'The models.', content: json(ref('ModelList')) },
+    errors: [401, 403, 408, 429, 500],
+  },
+  'GET /v1/models/:id': {
+    summary: 'Get one model',
+    tag: 'models',
+    success: { status: 200, description: 'The model.', content: json(ref('Model')) },
+    errors: [401, 403, 404, 408, 500],
+  },
+  'GET /v1/usage': keyUsage,
+  'GET /v1/key': { ...keyUsage, summary: 'The calling key (alias of /v1/usage)' },
+  'GET /admin/usage': {
+    summary: 'Usage report by day, model or key',
+    tag: 'admin',
+    auth: 'admin',
+    query: {
+      ...RANGE,
+      account: { type: 'string', description: 'Account name.' },
+      key: { type: 'string', description: 'Key id or prefix.' },
+      model: { type: 'string' },
+      group_by: { type: 'string', enum: ['day', 'model', 'key'] },
+      format: { type: 'string', enum: ['json', 'csv'], description: 'Or send Accept: text/csv.' },
+    },
+    success: {
+      status: 200,
+      description: 'The report.',
+      content: { ...json({ type: 'object', properties: { object: { const: 'usage_report' }, data: { type: 'array', items: { type: 'object' } } } }), 'text/csv': { type: 'string' } },
+    },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/accounts': { summary: 'List accounts', tag: 'admin', auth: 'admin', success: { status: 200, description: 'Accounts.', content: list('Account') }, errors: ADMIN_ERRORS },
+  'POST /admin/accounts': {
+    summary: 'Create an account',
+    tag: 'admin',
+    auth: 'admin',
+    body: fromZod(adminSchemas.account),
+    success: { status: 201, description: 'The account.', content: json(ref('Account')) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/accounts/:name': { summary: 'Get an account', tag: 'admin', auth: 'admin', success: { status: 200, description: 'The account.', content: json(ref('Account')) }, errors: ADMIN_ERRORS },
+  'POST /admin/accounts/:name/topup': {
+    summary: 'Top up an account',
+    tag: 'admin',
+    auth: 'admin',
+    body: fromZod(adminSchemas.topup),
+    success: { status: 200, description: 'The account after the credit.', content: json(ref('Account')) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/accounts/:name/ledger': {
+    summary: "An account's ledger, newest first",
+    tag: 'admin',
+    auth: 'admin',
+    query: { limit: { type: 'integer', minimum: 1, maximum: 1000 } },
+    success: { status: 200, description: 'Ledger entries.', content: list('LedgerEntry') },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/keys': {
+    summary: 'List API keys',
+    tag: 'admin',
+    auth: 'admin',
+    query: { account: { type: 'string' } },
+    success: { status: 200, description: 'Keys (never the keys themselves).', content: list('Key') },
+    errors: ADMIN_ERRORS,
+  },
+  'POST /admin/keys': {
+    summary: 'Create an API key',
+    tag: 'admin',
+    auth: 'admin',
+    body: fromZod(adminSchemas.key),
+    success: { status: 201, description: 'The key record and, once, the key.', content: json(ref('Key')) },
+    errors: ADMIN_ERRORS,
+  },
+  'POST /admin/keys/:id/revoke': { summary: 'Revoke an API key', tag: 'admin', auth: 'admin', success: { status: 200, description: 'The revoked key.', content: json(ref('Key')) }, errors: ADMIN_ERRORS },
+  'PUT /admin/keys/:id/budget': {
+    summary: "Set or clear an API key's budget",
+    tag: 'admin',
+    auth: 'admin',
+    description: 'A total and/or a per-UTC-day or per-month limit, in currency units; null clears one.',
+    body: fromZod(adminSchemas.budget),
+    success: { status: 200, description: 'The key with its budget.', content: json(ref('Key')) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/reconcile': {
+    summary: 'Creates that may have reached an upstream unanswered',
+    tag: 'admin',
+    auth: 'admin',
+    success: { status: 200, description: 'Records to reconcile with the vendors.', content: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /health': { summary: 'Liveness', tag: 'operations', auth: 'none', success: { status: 200, description: 'The process is up.', content: json({ type: 'object', properties: { status: { const: 'ok' } } }) }, errors: [] },
+  'GET /ready': {
+    summary: 'Readiness: store, migrations, Redis, shutdown',
+    tag: 'operations',
+    auth: 'none',
+    description: '503 with the same body when any check fails, and at once when shutdown begins.',
+    success: { status: 200, description: 'Every check passed.', content: json(ref('Readiness')) },
+    other: { 503: { description: 'A check failed, or the gateway is shutting down.', content: { 'application/json': { schema: ref('Readiness') } } } },
+    errors: [],
+  },
+  'GET /metrics': {
+    summary: 'Prometheus metrics',
+    tag: 'operations',
+    auth: 'admin',
+    description: 'Prometheus text format. On the main port it needs the admin token; with metrics.port it is served there instead, without one.',
+    success: { status: 200, description: 'Every metric.', content: { 'text/plain': { type: 'string' } } },
+    errors: [401],
+  },
+  'GET /openapi.json': {
+    summary: 'This document',
+    tag: 'operations',
+    auth: 'none',
+    success: { status: 200, description: 'OpenAPI 3.1.', content: json({ type: 'object' }) },
+    errors: [],
+  },
+};

@@ -1,0 +1,128 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { OPERATIONS, type OperationDoc } from './openapi-operations.js';
+import { componentSchemas } from './openapi-schemas.js';
+
+type Obj = Record<string, any>;
+
+/**
+ * Error codes by status, as docs/errors.md lists them (test/ops/openapi.test.ts keeps the two equal).
+ * Each error response of the document names its codes.
+ */
+export const ERROR_CODES: Record<number, string[]> = {
+  400: ['invalid_parameter', 'missing_required_parameter', 'invalid_json', 'invalid_body', 'forbidden_key', 'malformed_request',
+    'invalid_content_length', 'bad_request', 'request_too_large', 'unsupported_input_type', 'too_deep', 'too_many_media',
+    'unsupported_media_type', 'unsupported_parameter', 'size_conflict', 'model_not_supported', 'input_too_long', 'invalid_media',
+    'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked'],
+  401: ['invalid_api_key'],
+  402: ['insufficient_quota', 'key_budget_exceeded'],
+  403: ['permission_denied'],
+  404: ['model_not_found', 'not_found', 'route_not_found', 'video_not_found', 'video_expired', 'account_not_found', 'key_not_found'],
+  408: ['request_timeout'],
+  413: ['body_too_large'],
+  416: ['range_not_satisfiable'],
+  422: ['unprocessable_parameter'],
+  429: ['rate_limit_exceeded'],
+  500: ['internal_error'],
+  502: ['upstream_error'],
+  503: ['upstream_unavailable', 'overloaded'],
+  504: ['upstream_timeout'],
+};
+
+const REQUEST_ID = { $ref: '#/components/headers/RequestId' };
+
+/** components/responses: one per error status, its codes in the description and as examples. */
+function errorResponses(): Obj {
+  const out: Obj = {};
+  for (const [status, codes] of Object.entries(ERROR_CODES)) {
+    const examples: Obj = {};
+    for (const code of codes) examples[code] = { value: { error: { type: '…', message: '…', code } } };
+    out[`Error${status}`] = {
+      description: `Error. Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+      headers: { 'x-request-id': REQUEST_ID, ...(status === '429' ? { 'retry-after': { schema: { type: 'integer' }, description: 'Seconds to wait.' } } : {}) },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples } },
+    };
+  }
+  return out;
+}
+
+/** `/v1/videos/{id}` (OpenAPI) to `/v1/videos/:id` (Fastify), to find the operation's entry. */
+const toRoute = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
+
+function describe(path: string, method: string, doc: OperationDoc): Obj {
+  const op: Obj = {
+    operationId: `${method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    summary: doc.summary,
+    tags: [doc.tag],
+    responses: {},
+  };
+  if (doc.description) op.description = doc.description;
+  const auth = doc.auth ?? 'key';
+  op.security = auth === 'none' ? [] : [{ [auth === 'admin' ? 'adminToken' : 'apiKey']: [] }];
+  const params: Obj[] = [];
+  for (const m of path.matchAll(/\{([^}]+)\}/g)) params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
+  for (const [name, schema] of Object.entries(doc.query ?? {})) params.push({ name, in: 'query', required: false, schema });
+  params.push({ name: 'x-request-id', in: 'header', required: false, description: 'Your own request id (kept when sane).', schema: { type: 'string', maxLength: 128 } });
+  op.parameters = params;
+  if (doc.body) op.requestBody = { required: true, content: { 'application/json': { schema: doc.body } } };
+  const ok: Obj = { description: doc.success.description, headers: { 'x-request-id': REQUEST_ID } };
+  if (doc.success.content) ok.content = Object.fromEntries(Object.entries(doc.success.content).map(([type, schema]) => [type, { schema }]));
+  op.responses[String(doc.success.status)] = ok;
+  for (const [status, r] of Object.entries(doc.other ?? {})) op.responses[status] = { headers: { 'x-request-id': REQUEST_ID }, ...r };
+  for (const status of doc.errors) op.responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
+  return op;
+}
+
+/**
+ * `GET /openapi.json` (OpenAPI 3.1) and the `/docs` reference page (Swagger UI, served from the
+ * npm package's own files: nothing is loaded from a CDN). Paths come from the routes actually
+ * registered; what each says comes from OPERATIONS.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Video & Embeddings Gateway',
+        version: '1',
+        description: 'One API in front of many video-generation and embeddings vendors. Errors: docs/errors.md.',
+      },
+      tags: [
+        { name: 'videos', description: 'Asynchronous video generation' },
+        { name: 'embeddings', description: 'Text and multimodal embeddings' },
+        { name: 'chat', description: 'Chat completions' },
+        { name: 'models', description: 'Models the key may use' },
+        { name: 'usage', description: "The calling key's spend and budget" },
+        { name: 'admin', description: 'Accounts, keys, ledger (admin token)' },
+        { name: 'operations', description: 'Probes, metrics and this document' },
+      ],
+    },
+    transformObject: (documents) => {
+      const doc = (documents as { openapiObject: Obj }).openapiObject;
+      for (const [path, item] of Object.entries<Obj>(doc.paths ?? {})) {
+        for (const method of Object.keys(item)) {
+          const entry = OPERATIONS[`${method.toUpperCase()} ${toRoute(path)}`];
+          // Undocumented routes stay bare (no summary): the OpenAPI test names them.
+          if (entry) item[method] = describe(path, method, entry);
+        }
+      }
+      doc.components = {
+        ...(doc.components ?? {}),
+        schemas: { ...(doc.components?.schemas ?? {}), ...componentSchemas },
+        responses: errorResponses(),
+        headers: { RequestId: { description: "The request's id: yours when you sent a sane one, else a new one.", schema: { type: 'string' } } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: Authorization: Bearer sk-gw-…' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token.' },
+        },
+      };
+      return doc;
+    },
+  });
+  app.get('/openapi.json', async (_req, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+}
+// Not encapsulated (what fastify-plugin does): the swagger plugin must see routes registered by the
+// app's other plugins, not only those inside this one.
+(registerOpenApi as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;

@@ -1,0 +1,98 @@
+import { Redis } from 'ioredis';
+import type { ShutdownState } from '../http/shutdown-state.js';
+import { MIGRATIONS } from '../store/migrations.js';
+import type { Store } from '../store/types.js';
+
+/** A check that has not answered by then counts as failed: a probe must answer quickly. */
+const CHECK_TIMEOUT_MS = 1_000;
+
+export interface CheckResult {
+  status: 'ok' | 'failing';
+  /** A short fixed reason, never a driver's message (it may name hosts or users). */
+  reason?: string;
+  ms: number;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  body: { status: 'ready' | 'not_ready'; checks: Record<string, CheckResult> };
+}
+
+type Check = () => Promise<string | undefined>;
+
+/**
+ * Readiness (`GET /ready`): the store answers, every migration this build knows is applied, Redis
+ * answers when the limiter uses it, and the process is not shutting down. Liveness (`/health`)
+ * stays a constant answer that touches nothing.
+ */
+export class Readiness {
+  private readonly redis?: Redis;
+
+  constructor(
+    private readonly store: Pick<Store, 'appliedMigrations'>,
+    private readonly shutdown: Pick<ShutdownState, 'isShuttingDown'>,
+    redisUrl?: string,
+  ) {
+    if (redisUrl) {
+      // Its own connection: the limiter's keeps retrying quietly and falls back to memory, so its
+      // state says little about whether Redis answers right now. No offline queue: a PING while
+      // disconnected fails at once instead of waiting for a reconnect.
+      this.redis = new Redis(redisUrl, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        connectTimeout: CHECK_TIMEOUT_MS,
+        retryStrategy: (n) => Math.min(n * 200, 2_000),
+      });
+      this.redis.on('error', () => undefined);
+      this.redis.connect().catch(() => undefined);
+    }
+  }
+
+  async report(): Promise<ReadinessReport> {
+    let applied: number[] | undefined;
+    const storeCheck = timed(async () => {
+      applied = await this.store.appliedMigrations();
+      return undefined;
+    });
+    const redis = this.redis;
+    const redisCheck = redis ? timed(async () => ((await redis.ping()) === 'PONG' ? undefined : 'unexpected answer')) : undefined;
+    const checks: Record<string, CheckResult> = { store: await storeCheck };
+    checks.migrations = migrationsCheck(applied);
+    if (redisCheck) checks.redis = await redisCheck;
+    // 503 from the first moment of a drain, so load balancers stop sending new traffic.
+    checks.shutdown = this.shutdown.isShuttingDown() ? { status: 'failing', reason: 'shutting down', ms: 0 } : { status: 'ok', ms: 0 };
+    const ready = Object.values(checks).every((c) => c.status === 'ok');
+    return { ready, body: { status: ready ? 'ready' : 'not_ready', checks } };
+  }
+
+  async close(): Promise<void> {
+    this.redis?.disconnect();
+  }
+}
+
+/** Every migration this build knows must be applied (a newer instance may have applied more). */
+function migrationsCheck(applied: number[] | undefined): CheckResult {
+  if (!applied) return { status: 'failing', reason: 'store unavailable', ms: 0 };
+  const have = new Set(applied);
+  const missing = MIGRATIONS.map((m) => m.version).filter((v) => !have.has(v));
+  return missing.length ? { status: 'failing', reason: `missing migration ${missing.join(', ')}`, ms: 0 } : { status: 'ok', ms: 0 };
+}
+
+async function timed(check: Check): Promise<CheckResult> {
+  const start = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve('no answer within 1 s'), CHECK_TIMEOUT_MS);
+  });
+  let reason: string | undefined;
+  try {
+    reason = await Promise.race([check(), timeout]);
+  } catch {
+    reason = 'unavailable';
+  } finally {
+    clearTimeout(timer);
+  }
+  const ms = Math.round((performance.now() - start) * 10) / 10;
+  return reason === undefined ? { status: 'ok', ms } : { status: 'failing', reason, ms };
+}

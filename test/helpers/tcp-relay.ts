@@ -1,0 +1,46 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP relay in front of a local service (PostgreSQL, Redis) that a test can cut and bring back
+ * on the same port: an outage of the service as its clients see it, without touching the shared
+ * server itself.
+ */
+export class TcpRelay {
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(private readonly targetPort: number, private readonly targetHost = '127.0.0.1') {}
+
+  async start(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.targetPort, this.targetHost);
+      this.sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+        this.sockets.delete(client);
+        this.sockets.delete(upstream);
+      };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    const addr = server.address();
+    if (addr && typeof addr === 'object') this.port = addr.port;
+    this.server = server;
+  }
+
+  /** Closes the listener and every relayed connection: the service is gone until `start()`. */
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
