@@ -24,7 +24,8 @@ function str(v: Json | undefined): string | undefined {
   return undefined;
 }
 
-export function readErrorEnvelope(res: UpstreamResponse): ErrorEnvelope {
+/** Reads the family's error envelope; `fallback` is the message when the body says nothing usable. */
+export function readErrorEnvelope(res: UpstreamResponse, fallback?: string): ErrorEnvelope {
   const body = res.json;
   let env: Omit<ErrorEnvelope, 'message'> & { message?: string } = {};
   if (isObject(body)) {
@@ -35,7 +36,7 @@ export function readErrorEnvelope(res: UpstreamResponse): ErrorEnvelope {
     } else if (typeof e === 'string') env = { message: e };
     else env = { message: str(body.message), code: str(body.code) };
   }
-  const raw = env.message ?? (res.text.trim().slice(0, 500) || `HTTP ${res.status}`);
+  const raw = env.message ?? (res.text.trim().slice(0, 500) || fallback || `HTTP ${res.status}`);
   return { ...env, message: redact(raw) };
 }
 

@@ -1,6 +1,8 @@
 import { errors } from '../../../core/errors.js';
 import { deepMerge, isObject, omit, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
+import { openAiEndpoint, type OpenAiEndpoint } from '../../../protocols/openai/endpoint.js';
+import { isModeration, readErrorEnvelope } from '../../../protocols/openai/errors.js';
 import { defaultVerdict, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchLimits, BatchResult, BuildContext, BuiltCall, EmbeddingVendor, EncodingFormat, Vector } from '../../types.js';
 
@@ -19,40 +21,9 @@ import type { Batch, BatchLimits, BatchResult, BuildContext, BuiltCall, Embeddin
 export const OPENAI_MAX_ITEMS = 2048;
 export const OPENAI_MAX_TOKENS = 300_000;
 
-interface Route {
-  url: string;
-  headers: Record<string, string>;
-  /** Azure's deployment form takes the model from the path. */
-  sendsModel: boolean;
-}
-
-/** Per-upstream URL and auth, computed on first use and kept (upstreams never change while running). */
-const routes = new WeakMap<Upstream, Map<string, Route>>();
-
-export function routeFor(up: Upstream, upstreamModel: string): Route {
-  let byModel = routes.get(up);
-  if (!byModel) routes.set(up, (byModel = new Map()));
-  let r = byModel.get(upstreamModel);
-  if (r) return r;
-  const o = up.options;
-  const apiVersion = typeof o['api_version'] === 'string' && o['api_version'] !== '' ? o['api_version'] : undefined;
-  const azure = o['azure'] === true || apiVersion !== undefined;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (up.apiKey) {
-    if (azure) headers['api-key'] = up.apiKey;
-    else headers['authorization'] = `Bearer ${up.apiKey}`;
-  }
-  if (apiVersion !== undefined) {
-    const url = `${up.baseUrl}/openai/deployments/${encodeURIComponent(upstreamModel)}/embeddings?api-version=${encodeURIComponent(apiVersion)}`;
-    r = { url, headers, sendsModel: false };
-  } else if (azure) {
-    r = { url: `${up.baseUrl}/openai/v1/embeddings`, headers, sendsModel: true };
-  } else {
-    const hasPath = /^[a-z][a-z0-9+.-]*:\/\/[^/]+\/./i.test(up.baseUrl);
-    r = { url: `${up.baseUrl}${hasPath ? '' : '/v1'}/embeddings`, headers, sendsModel: true };
-  }
-  byModel.set(upstreamModel, r);
-  return r;
+/** The embeddings endpoint of an upstream (URL forms and auth are the OpenAI family's, shared with chat). */
+export function routeFor(up: Upstream, upstreamModel: string): OpenAiEndpoint {
+  return openAiEndpoint(up, 'embeddings', upstreamModel);
 }
 
 export const openaiVendor: EmbeddingVendor = {
@@ -117,12 +88,9 @@ export const openaiVendor: EmbeddingVendor = {
   },
 
   classifyError(res: UpstreamResponse): UpstreamVerdict {
-    const err = isObject(res.json) && isObject(res.json['error']) ? res.json['error'] : undefined;
-    const message = typeof err?.['message'] === 'string' ? err['message'] : res.text;
-    const code = typeof err?.['code'] === 'string' ? err['code'] : undefined;
-    const param = typeof err?.['param'] === 'string' ? err['param'] : undefined;
-    if (code === 'content_filter' || code === 'content_policy_violation')
-      return { kind: 'moderation', message: trimMessage(message) };
+    const env = readErrorEnvelope(res);
+    const { message, code, param } = env;
+    if (isModeration(env)) return { kind: 'moderation', message: trimMessage(message) };
     // Our account at this upstream ran out of credit: another upstream may still have some.
     if (code === 'insufficient_quota') return { kind: 'auth', status: res.status, message: trimMessage(message) };
     return defaultVerdict(res, message, param);
