@@ -54,7 +54,9 @@ export async function startDemo(opts: { host: string; port: number; dataDir: str
       server: { host: opts.host, port: opts.port },
       database: `sqlite:${join(opts.dataDir, 'gateway.db')}`,
       data_dir: opts.dataDir,
-      video: { poll_interval_ms: 2_000, media: { allow_private_networks: true } },
+      // Only the simulators' own loopback origins are reachable by the media fetcher, never private
+      // networks in general: started with HOST=0.0.0.0 this must not become an open proxy to them.
+      video: { poll_interval_ms: 2_000, media: { allowed_origins: sims.map((s) => s.url) } },
       upstreams,
       models,
     },

@@ -120,6 +120,7 @@ export async function buildServices(
 
   const media = new MediaFetcher({
     allowPrivateNetworks: cfg.video.media.allow_private_networks,
+    allowedOrigins: cfg.video.media.allowed_origins,
     maxBytes: cfg.video.media.max_bytes,
     timeoutMs: cfg.video.media.timeout_ms,
   });
@@ -144,7 +145,7 @@ export async function buildServices(
       publicUrl,
     },
   });
-  const poller = new VideoPoller(video, cfg.video.refresher_interval_ms);
+  const poller = new VideoPoller(video, cfg.video.refresher_interval_ms, cfg.video.stale_submitting_ms);
   // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw.
   const reservations = new Reservations(store);
   const admin = new AdminService(store, catalog, clock, () => {

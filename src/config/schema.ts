@@ -91,12 +91,20 @@ export const configSchema = z
         /** A job still processing after this long fails at no charge. */
         deadline_ms: z.number().int().positive().default(3 * 60 * 60 * 1000),
         lease_ms: z.number().int().positive().default(30_000),
+        /**
+         * A job still 'submitting' this long after its create began belongs to a process that died
+         * mid-create: its hold is released and it is recorded for reconciliation. Must exceed the
+         * longest create (every candidate's timeout_ms).
+         */
+        stale_submitting_ms: z.number().int().positive().default(15 * 60 * 1000),
         /** Lifetime of signed output_url links. */
         link_ttl_ms: z.number().int().positive().default(24 * 60 * 60 * 1000),
         media: z
           .object({
-            /** Allow fetching client media from private/loopback/link-local addresses (tests, demo). */
+            /** Allow fetching client media from any private/loopback/link-local address (tests only). */
             allow_private_networks: z.boolean().default(false),
+            /** Origins (scheme://host:port) fetched even when private; the embedded default lists its simulators. */
+            allowed_origins: z.array(z.string().url()).default([]),
             max_bytes: z.number().int().positive().default(20 * 1024 * 1024),
             timeout_ms: z.number().int().positive().default(15_000),
           })

@@ -19,6 +19,11 @@ export class MediaUnreachableError extends Error {
 
 export interface MediaFetchOptions {
   allowPrivateNetworks: boolean;
+  /**
+   * Origins (scheme://host:port) fetched even though they are private or loopback: the embedded
+   * default's own simulators. Everything else private stays refused.
+   */
+  allowedOrigins?: readonly string[];
   maxBytes: number;
   timeoutMs: number;
 }
@@ -35,8 +40,13 @@ export interface FetchedMedia {
  */
 export class MediaFetcher {
   private readonly agent: Agent;
+  private readonly trusted: ReadonlySet<string>;
+  /** Connects without the address check; used only for the allowed origins. */
+  private readonly trustedAgent?: Agent;
 
   constructor(private readonly opts: MediaFetchOptions) {
+    this.trusted = new Set((opts.allowedOrigins ?? []).map((o) => new URL(o).origin));
+    if (this.trusted.size > 0) this.trustedAgent = new Agent({ connect: { timeout: opts.timeoutMs } });
     // undici asks for every address ({all: true}) when it races IPv4 and IPv6; each one is
     // checked, and only checked addresses are handed back to connect to.
     const guardedLookup = ((hostname: string, options: LookupAllOptions | LookupOneOptions, callback: (...a: unknown[]) => void) => {
@@ -64,11 +74,12 @@ export class MediaFetcher {
     if (u.protocol !== 'http:' && u.protocol !== 'https:')
       throw errors.invalidRequest(`'${param}' must be an http(s) or data: URL.`, param, 'invalid_media');
     const host = u.hostname.replace(/^\[|\]$/g, '');
+    const trusted = this.trusted.has(u.origin);
     // Literal IPs never pass through the lookup, so check them here.
-    if (!this.opts.allowPrivateNetworks && /^[\d.]+$|:/.test(host) && isBlockedAddress(host))
+    if (!trusted && !this.opts.allowPrivateNetworks && /^[\d.]+$|:/.test(host) && isBlockedAddress(host))
       throw errors.invalidRequest(`'${param}' points at a private or local address.`, param, 'invalid_media');
     try {
-      const res = await this.agent.request({
+      const res = await (trusted ? this.trustedAgent! : this.agent).request({
         origin: u.origin,
         path: u.pathname + u.search,
         method: 'GET',
@@ -105,7 +116,7 @@ export class MediaFetcher {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([this.agent.close(), this.trustedAgent?.close()]);
   }
 }
 

@@ -1,8 +1,6 @@
 import { moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import type { VideoService } from './service.js';
 
-const STALE_SUBMITTING_MS = 15 * 60 * 1000;
-
 /**
  * Background refresher: settles jobs nobody polls. Each tick takes due jobs, wins their poll
  * lease (so several gateway instances never poll one job at once) and refreshes them; jobs past
@@ -15,6 +13,7 @@ export class VideoPoller {
   constructor(
     private readonly video: VideoService,
     private readonly intervalMs: number,
+    private readonly staleSubmittingMs = 15 * 60 * 1000,
     private readonly batch = 25,
   ) {}
 
@@ -37,7 +36,7 @@ export class VideoPoller {
    */
   private async rejectStale(now: number): Promise<void> {
     const { store, log } = this.video.deps;
-    for (const job of await store.staleSubmittingJobs(now - STALE_SUBMITTING_MS, this.batch)) {
+    for (const job of await store.staleSubmittingJobs(now - this.staleSubmittingMs, this.batch)) {
       await store.recordReconcile({ jobId: job.id, upstream: job.upstream ?? '(unknown)', reason: 'gateway stopped during create', now });
       await store.rejectJob(job.id, 'gateway stopped during create', now);
       videoSettlements.inc({ model: job.model, outcome: 'rejected', code: 'interrupted' });
