@@ -122,10 +122,15 @@ async function crashAndRecover(database: string, label: string): Promise<void> {
   // Kill once settlements have started and while creates, polls and charges are in flight.
   const probe = await openStore(database, { dataDir: dir });
   try {
+    let seen = '';
     await waitFor(async () => {
-      const rows = await probe.driver.query(`SELECT COUNT(*) AS n FROM jobs WHERE state = 'completed'`);
-      return Number(rows[0]!.n) >= 3 && tally.embedOk >= 10 && (await unsettled(probe)) >= 2;
-    }, 'jobs to complete, others to be in flight, and embeddings to be charged', 30_000, 20);
+      const rows = await probe.driver.query(`SELECT state, COUNT(*) AS n FROM jobs GROUP BY state`);
+      const by = Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
+      seen = `${JSON.stringify(by)}, ${tally.embedOk} embeddings answered, ${tally.sent} sent`;
+      return (by.completed ?? 0) >= 3 && tally.embedOk >= 10 && (by.processing ?? 0) + (by.submitting ?? 0) >= 2;
+    }, 'jobs to complete, others to be in flight, and embeddings to be charged', 30_000, 20).catch((e: Error) => {
+      throw new Error(`${e.message}; last seen: ${seen}\n${first.output.slice(-20).join('\n')}`);
+    });
     first.child.kill('SIGKILL');
     expect(await first.exited).toBe('SIGKILL');
     stop.now = true;
@@ -142,7 +147,10 @@ async function crashAndRecover(database: string, label: string): Promise<void> {
   const second = await startGatewayProcess(dir, config(database, 2), `${label}-2.json`);
   const store = await openStore(database, { dataDir: dir });
   try {
-    await waitFor(async () => (await unsettled(store)) === 0, 'every job to settle after the restart', 20_000, 100);
+    await waitFor(async () => (await unsettled(store)) === 0, 'every job to settle after the restart', 20_000, 100).catch(async (e: Error) => {
+      const left = await store.driver.query(`SELECT id, state, lease_until, next_poll_at, created_at FROM jobs WHERE state IN ('submitting', 'processing')`);
+      throw new Error(`${e.message}; left: ${JSON.stringify(left)} at ${Date.now()}\n${second.output.slice(-20).join('\n')}`);
+    });
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
 
