@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { errors } from './core/errors.js';
 import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
+import { answerUnmetExpectations } from './http/expect.js';
 import { installLingeringClose } from './http/linger.js';
 import { installHttpMetrics } from './ops/http-metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
@@ -122,6 +123,7 @@ export function buildApp(s: Services): FastifyInstance {
   installRequestLifecycle(app, server.request_timeout_ms);
   installBodyBudget(app, new BodyBudget(server.max_inflight_body_bytes), server.body_limit_bytes);
   installLingeringClose(app);
+  answerUnmetExpectations(app.server);
 
   // Bodies nested deeper than any API needs are refused before any code walks them recursively.
   app.addHook('preValidation', async (req) => {

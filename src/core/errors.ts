@@ -92,6 +92,8 @@ export const errors = {
     new GatewayError(413, 'invalid_request_error', `Request body exceeds the limit of ${limit} bytes.`, {
       code: 'body_too_large',
     }),
+  expectationFailed: () =>
+    new GatewayError(417, 'invalid_request_error', "The only 'Expect' the gateway meets is '100-continue'.", { code: 'expectation_failed' }),
   rangeNotSatisfiable: (size: number) =>
     new GatewayError(416, 'invalid_request_error', 'The requested range is not satisfiable.', {
       code: 'range_not_satisfiable',
