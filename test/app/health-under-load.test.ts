@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, freePort, httpCall } from '../faults/client.js';
+
+/**
+ * Bounded work per request (issue 9, item 3 and reproduction 3), on the embedded default in a real
+ * child process (its simulators share the gateway's event loop, as with `npm start`): while the
+ * largest inputs each endpoint accepts are being processed, /health keeps answering within a second.
+ * Before token counting was bounded, an embeddings input of 200,000 'a's held the loop for 13.6 s.
+ */
+const BIN = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
+const HEALTH_MS = 1_000;
+
+let child: ChildProcess;
+let dir: string;
+let url: string;
+let key: string;
+let adminToken: string;
+let output = '';
+let models: { id: string; capabilities: string[] }[];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gw-health-'));
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  child = spawn(process.execPath, [BIN, 'serve'], {
+    cwd: dir,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const up = await eventually(async () => {
+    try {
+      return (await httpCall(`${url}/health`, { timeoutMs: 1_000 })).status === 200 && output.includes('Demo API key');
+    } catch {
+      return false;
+    }
+  }, 30_000);
+  if (!up) throw new Error(`the embedded default did not start:\n${output}`);
+  key = readFileSync(join(dir, 'data', 'demo-key'), 'utf8').trim();
+  adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
+  models = (await httpCall(`${url}/v1/models`, { key })).json.data;
+}, 60_000);
+
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await gone;
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Deterministic "words" of random letters: the slowest ordinary text for a byte-pair tokenizer. */
+function randomWords(chars: number, seed = 1): string {
+  let s = seed >>> 0;
+  const out: string[] = [];
+  let n = 0;
+  while (n < chars) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const len = 3 + (s % 9);
+    let w = '';
+    for (let i = 0; i < len; i++) {
+      s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+      w += String.fromCharCode(97 + ((s >>> 16) % 26));
+    }
+    out.push(w);
+    n += len + 1;
+  }
+  return out.join(' ').slice(0, chars);
+}
+
+const model = (cap: string) => models.find((m) => m.capabilities.includes(cap))!.id;
+
+/**
+ * Sends one request and, until it is answered, asks /health again and again; returns the answer's
+ * status and the slowest health answer (a health check that failed or took over a second counts as
+ * Infinity).
+ */
+async function healthWhile(path: string, body: unknown, auth: string): Promise<{ status: number; slowestHealthMs: number; checks: number }> {
+  let done = false;
+  const answer = httpCall(url + path, { key: auth, body, timeoutMs: 120_000 }).finally(() => (done = true));
+  let slowest = 0;
+  let checks = 0;
+  while (!done) {
+    const t0 = performance.now();
+    let ms: number;
+    try {
+      const h = await httpCall(`${url}/health`, { timeoutMs: HEALTH_MS });
+      ms = h.status === 200 ? performance.now() - t0 : Infinity;
+    } catch {
+      ms = Infinity;
+    }
+    slowest = Math.max(slowest, ms);
+    checks++;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const a = await answer;
+  return { status: a.status, slowestHealthMs: slowest, checks };
+}
+
+describe('/health answers within a second while the largest inputs are processed', () => {
+  const cases: [string, string, () => unknown, () => string][] = [
+    ['embeddings: 200,000 a\'s (reproduction 3)', '/v1/embeddings', () => ({ model: model('embedding'), input: 'a'.repeat(200_000) }), () => key],
+    ['embeddings: 2,048 inputs, 1.95 M characters of random words', '/v1/embeddings', () => ({
+      model: model('embedding'),
+      input: Array.from({ length: 2048 }, (_, i) => randomWords(950, i + 1)),
+    }), () => key],
+    ['chat: 100,000 a\'s (reproduction 3)', '/v1/chat/completions', () => ({ model: model('chat'), messages: [{ role: 'user', content: 'a'.repeat(100_000) }] }), () => key],
+    ['chat: a body near 10 MB of random words', '/v1/chat/completions', () => ({
+      model: model('chat'),
+      messages: [{ role: 'user', content: randomWords(9_500_000) }],
+    }), () => key],
+    ['video create: longest prompt and 9 MB of native parameters', '/v1/videos/generations', () => ({
+      model: model('video'),
+      prompt: randomWords(32_000),
+      vendor_settings: Object.fromEntries(Array.from({ length: 9_000 }, (_, i) => [`k${i}`, { nested: [randomWords(1_000, i + 7)] }])),
+    }), () => key],
+    ['admin: a key with 100,000 model patterns', '/admin/keys', () => ({
+      account: 'demo',
+      models: Array.from({ length: 100_000 }, (_, i) => `model-${i}-*`),
+    }), () => adminToken],
+    ['admin: an account body near 10 MB', '/admin/accounts', () => ({ name: randomWords(9_500_000) }), () => adminToken],
+  ];
+
+  for (const [name, path, body, auth] of cases) {
+    it(name, async () => {
+      const r = await healthWhile(path, body(), auth());
+      if (process.env.SHOW_FIGURES) console.log(`${name}: status ${r.status}, slowest /health ${r.slowestHealthMs.toFixed(0)} ms over ${r.checks} checks`);
+      expect(r.status, `${name}\n${output.slice(-2000)}`).toBeLessThan(500);
+      expect(r.checks).toBeGreaterThan(0);
+      expect(r.slowestHealthMs, name).toBeLessThan(HEALTH_MS);
+    }, 150_000);
+  }
+});
