@@ -1,0 +1,203 @@
+/**
+ * Long fuzzing runs: `npm run fuzz -- --cases 20000 [--concurrency 8] [--big 0.02] [--seed 42]`.
+ *
+ * Starts the built gateway (bin/gateway.js) on the embedded default in a temporary directory, sends
+ * N fuzzed requests (the generator of test/fuzz/requests.ts) from several clients at once, a share
+ * of them with bodies near the 10 MB limit, and samples the process's RSS from /proc throughout.
+ * Fails (exit 1) on any 5xx other than the designed load shedding (503 `overloaded`), on any error
+ * not in the spec's shape, if the process dies or stops answering /health, or if RSS does not come
+ * back near its baseline afterwards. Prints the figures the README quotes.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import fc from 'fast-check';
+import { contractViolation, fuzzRequest, sendFuzz, type FuzzRequest, type FuzzTargets } from '../test/fuzz/requests.js';
+
+const { values: opts } = parseArgs({
+  options: {
+    cases: { type: 'string', default: '2000' },
+    concurrency: { type: 'string', default: '8' },
+    big: { type: 'string', default: '0.02' },
+    seed: { type: 'string', default: String(Date.now() % 1_000_000) },
+  },
+});
+const CASES = Number(opts.cases);
+const CONCURRENCY = Number(opts.concurrency);
+const BIG_SHARE = Number(opts.big);
+const SEED = Number(opts.seed);
+/** RSS after the run may exceed the baseline by this factor (V8 keeps some heap it grew into). */
+const SETTLE_FACTOR = 1.5;
+const SETTLE_MS = 60_000;
+
+const BIN = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Bodies near the limit: the memory worst case (each is parsed and held while its request runs). */
+function bigRequests(t: FuzzTargets): FuzzRequest[] {
+  const words = (n: number) => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27)).slice(0, n);
+  const json = { 'content-type': 'application/json', authorization: `Bearer ${t.key}` };
+  const near = 9_800_000;
+  return [
+    { method: 'POST', path: '/v1/embeddings', headers: json, body: JSON.stringify({ model: t.models[1], input: Array.from({ length: 2048 }, () => words(Math.floor(near / 2048) - 8)) }) },
+    { method: 'POST', path: '/v1/chat/completions', headers: json, body: JSON.stringify({ model: t.models[2], messages: [{ role: 'user', content: words(near) }] }) },
+    { method: 'POST', path: '/v1/videos/generations', headers: json, body: JSON.stringify({ model: t.models[0], prompt: 'x', blob: { data: words(near) } }) },
+    { method: 'POST', path: '/admin/accounts', headers: { ...json, authorization: `Bearer ${t.adminToken}` }, body: JSON.stringify({ name: words(near) }) },
+    { method: 'POST', path: '/v1/embeddings', headers: json, body: JSON.stringify({ model: t.models[1], input: Array.from({ length: 400_000 }, (_, i) => i) }) },
+  ];
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-fuzz-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: dir, env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const health = async () => {
+    try {
+      return (await sendFuzz(base, { method: 'GET', path: '/health', headers: {} }, agent, 2_000)).status === 200;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    for (let i = 0; !(output.includes('Demo API key') && (await health())); i++) {
+      if (i > 300 || child.exitCode !== null) throw new Error(`the gateway did not start:\n${output}`);
+      await sleep(100);
+    }
+    const targets = await setUp(base, dir, agent);
+    const big = bigRequests(targets);
+    const baseline = rssMb(child.pid!);
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child.pid!))), 100);
+
+    const statuses = new Map<number, number>();
+    const violations: string[] = [];
+    let shed = 0;
+    let sent = 0;
+    let bigSent = 0;
+    const arb = fuzzRequest(targets);
+    const random = seeded(SEED);
+    const batchSize = 500;
+    let queue: FuzzRequest[] = [];
+    let batch = 0;
+    const next = (): FuzzRequest | undefined => {
+      if (sent >= CASES) return undefined;
+      const i = sent++;
+      if (random() < BIG_SHARE) {
+        bigSent++;
+        return big[i % big.length];
+      }
+      if (queue.length === 0) queue = fc.sample(arb, { numRuns: batchSize, seed: SEED + ++batch });
+      return queue.pop();
+    };
+    const started = Date.now();
+    const worker = async () => {
+      for (let req = next(); req; req = next()) {
+        const r = await sendFuzz(base, req, agent, 60_000);
+        if (r.status === -1) continue;
+        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        if (r.status === 503 && r.body.includes('"overloaded"')) {
+          shed++;
+          continue;
+        }
+        const v = r.status === 0 ? `no answer (${r.body})` : contractViolation(req, r.status, r.body);
+        if (v) violations.push(`${req.method} ${req.path.slice(0, 120)}: ${v}`);
+        if (child.exitCode !== null) throw new Error(`the gateway exited:\n${output.slice(-4000)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const runMs = Date.now() - started;
+    const alive = child.exitCode === null && (await health());
+
+    // Memory must come back near where it started once the load is over.
+    const settleStart = Date.now();
+    let settled = rssMb(child.pid!);
+    while (settled > baseline * SETTLE_FACTOR && Date.now() - settleStart < SETTLE_MS) {
+      await sleep(1_000);
+      settled = rssMb(child.pid!);
+    }
+    clearInterval(sampler);
+
+    const report = {
+      cases: CASES,
+      seed: SEED,
+      concurrency: CONCURRENCY,
+      near_limit_bodies: bigSent,
+      seconds: Math.round(runMs / 100) / 10,
+      statuses: Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])),
+      shed_503_overloaded: shed,
+      violations: violations.length,
+      alive_and_healthy: alive,
+      rss_mb: { baseline: Math.round(baseline), peak: Math.round(peak), after: Math.round(settled), settle_seconds: Math.round((Date.now() - settleStart) / 1000) },
+    };
+    console.log(JSON.stringify(report, null, 2));
+    for (const v of violations.slice(0, 20)) console.log(`violation: ${v}`);
+    const ok = violations.length === 0 && alive && settled <= baseline * SETTLE_FACTOR;
+    if (!ok) process.exitCode = 1;
+  } finally {
+    agent.destroy();
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A small seeded PRNG (mulberry32), so a run's share of large bodies is reproducible from its seed. */
+function seeded(seed: number): () => number {
+  let a = seed | 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A second account, a job of each account and the ids the generator aims at. */
+async function setUp(base: string, dir: string, agent: Agent): Promise<FuzzTargets> {
+  const key = readFileSync(join(dir, 'data', 'demo-key'), 'utf8').trim();
+  const adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
+  const admin = { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` };
+  const send = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const r = await sendFuzz(base, { method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) }, agent);
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.body}`);
+    return JSON.parse(r.body);
+  };
+  await send('POST', '/admin/accounts', admin, { name: 'fuzz-other', balance: 100 });
+  const otherKey = (await send('POST', '/admin/keys', admin, { account: 'fuzz-other' })).key as string;
+  const listed = (await send('GET', '/v1/models', { authorization: `Bearer ${key}` })).data as { id: string; capabilities: string[] }[];
+  const first = (cap: string) => listed.find((m) => m.capabilities.includes(cap))!.id;
+  const models = [first('video'), first('embedding'), first('chat'), ...listed.map((m) => m.id)];
+  const videoIds: string[] = [];
+  for (const k of [key, otherKey])
+    videoIds.push((await send('POST', '/v1/videos/generations', { 'content-type': 'application/json', authorization: `Bearer ${k}` }, { model: models[0], prompt: 'a fox' })).id);
+  const keyIds = ((await send('GET', '/admin/keys', admin)).data as { id: string }[]).map((k) => k.id);
+  return { key, otherKey, adminToken, videoIds, models, accounts: ['demo', 'fuzz-other'], keyIds };
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exitCode = 1;
+});
