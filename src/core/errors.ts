@@ -92,8 +92,9 @@ export const errors = {
     new GatewayError(413, 'invalid_request_error', `Request body exceeds the limit of ${limit} bytes.`, {
       code: 'body_too_large',
     }),
+  /** 400 rather than HTTP's 417: the spec's statuses (7.2) do not include 417. */
   expectationFailed: () =>
-    new GatewayError(417, 'invalid_request_error', "The only 'Expect' the gateway meets is '100-continue'.", { code: 'expectation_failed' }),
+    new GatewayError(400, 'invalid_request_error', "The only 'Expect' the gateway meets is '100-continue'.", { code: 'expectation_failed' }),
   rangeNotSatisfiable: (size: number) =>
     new GatewayError(416, 'invalid_request_error', 'The requested range is not satisfiable.', {
       code: 'range_not_satisfiable',

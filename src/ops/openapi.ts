@@ -14,7 +14,7 @@ export const ERROR_CODES: Record<number, string[]> = {
   400: ['invalid_parameter', 'missing_required_parameter', 'invalid_json', 'invalid_body', 'forbidden_key', 'malformed_request',
     'invalid_content_length', 'bad_request', 'request_too_large', 'unsupported_input_type', 'too_deep', 'too_many_media',
     'unsupported_media_type', 'unsupported_parameter', 'size_conflict', 'model_not_supported', 'input_too_long', 'invalid_media',
-    'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked'],
+    'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked', 'expectation_failed'],
   401: ['invalid_api_key'],
   402: ['insufficient_quota', 'key_budget_exceeded'],
   403: ['permission_denied'],
