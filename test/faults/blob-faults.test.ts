@@ -1,0 +1,74 @@
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimServer } from '../../src/sim/framework.js';
+import { videoModules } from '../../src/video/vendors/registry.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { upstreamsFor } from '../helpers/video.js';
+import { abortAfter, eventually, fdCount, httpCall } from './client.js';
+import { expectErrorShape } from './env.js';
+
+/**
+ * Videos the gateway keeps itself (Veo without a storage bucket returns the bytes inline): the file
+ * streams behind a download. A file that went missing is a 404, a client that leaves closes the file.
+ */
+let sim: SimServer;
+let gw: TestGateway;
+let key: string;
+let jobId: string;
+let dir: string;
+
+beforeAll(async () => {
+  const veo = videoModules.find((m) => m.vendor.id === 'veo')!;
+  sim = await veo.simulator.start({ taskMs: 30 });
+  const cfg = upstreamsFor([{ module: veo, sim }]);
+  // No bucket: the operation carries the video inline and the gateway stores it.
+  delete cfg.upstreams[0]!.storage_uri;
+  gw = await startTestGateway(cfg);
+  ({ key } = await gw.newKey(100));
+  const created = await httpCall(`${gw.url}/v1/videos/generations`, { key, body: { model: 'veo-3.1-generate-001', prompt: 'waves' } });
+  expect(created.status, created.body.toString()).toBe(200);
+  let job: any;
+  await eventually(async () => {
+    job = (await httpCall(`${gw.url}/v1/videos/${created.json.id}`, { key })).json;
+    return job.status !== 'processing';
+  }, 15_000);
+  expect(job.status).toBe('completed');
+  jobId = job.id;
+  dir = join(gw.dataDir, 'videos');
+  expect(readdirSync(dir).length).toBe(1);
+}, 30_000);
+afterAll(async () => {
+  await gw?.close();
+  await sim?.close();
+});
+
+const content = (headers: Record<string, string> = {}) => httpCall(`${gw.url}/v1/videos/${jobId}/content`, { key, headers });
+
+describe('stored videos', () => {
+  it('a client leaving mid-download closes the file', async () => {
+    // A larger stored copy, so the download is still running when the client leaves.
+    writeFileSync(join(dir, readdirSync(dir)[0]!), Buffer.alloc(8 * 1024 * 1024, 1));
+    expect((await content()).body.length).toBe(8 * 1024 * 1024);
+    const fds = fdCount();
+    const r = await abortAfter(`${gw.url}/v1/videos/${jobId}/content`, { key, afterBytes: 64 * 1024 });
+    expect(r.status).toBe(200);
+    let now = 0;
+    expect(await eventually(() => (now = fdCount()) <= fds), `descriptors: ${now} after, ${fds} before`).toBe(true);
+  });
+
+  it('a range past the end of a stored video: 416 with its size', async () => {
+    const r = await content({ range: 'bytes=99999999-' });
+    expect(r.status).toBe(416);
+    expectErrorShape(r.json, 'invalid_request_error', 'range_not_satisfiable');
+    expect(r.headers['content-range']).toBe(`bytes */${8 * 1024 * 1024}`);
+  });
+
+  it('a stored file that went missing: 404 video_not_found, and the gateway keeps serving', async () => {
+    rmSync(join(dir, readdirSync(dir)[0]!));
+    const r = await content();
+    expect(r.status).toBe(404);
+    expectErrorShape(r.json, 'not_found', 'video_not_found');
+    expect((await httpCall(`${gw.url}/health`)).status).toBe(200);
+  });
+});
