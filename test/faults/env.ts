@@ -63,6 +63,7 @@ export async function startFaultEnv(opts: { headersTimeoutMs?: number } = {}): P
     return job.status !== 'processing';
   }, 15_000);
   expect(job.status).toBe('completed');
+  await steadyDescriptors(gw);
   return {
     gw,
     video,
@@ -92,6 +93,25 @@ export async function expectClean(env: FaultEnv, before: { fds: number; balance:
   const closed = await eventually(() => (fds = gw.fds()) <= before.fds);
   expect(closed, `descriptors: ${fds} after, ${before.fds} before`).toBe(true);
   if (!opts.charged) expect(await gw.balance(env.account)).toBe(before.balance);
+}
+
+/**
+ * Waits until the gateway's descriptor count has held still for 2 s. Some open lazily after start
+ * (the SQLite checkpoint thread opens the database, its WAL and shared-memory files on its first
+ * pass, later on a busy machine), and a case must not count those as its own.
+ */
+async function steadyDescriptors(gw: ChildGateway): Promise<void> {
+  let last = gw.fds();
+  let since = Date.now();
+  const until = Date.now() + 20_000;
+  while (Date.now() - since < 2_000 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 200));
+    const now = gw.fds();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    }
+  }
 }
 
 export async function snapshot(env: FaultEnv): Promise<{ fds: number; balance: number }> {
