@@ -1,5 +1,5 @@
 import { errors } from '../core/errors.js';
-import { constraintKind, type SqlDriver, type SqlExecutor } from './driver.js';
+import { constraintKind, type SqlDriver, type SqlExecutor, type SqlValue } from './driver.js';
 import { adjustInTx, KeyBudgetExceeded, reserveInTx } from './budgets.js';
 import { clampLimit, insertEntry } from './ledger.js';
 import { enqueueVideoEvent } from './webhooks.js';
@@ -23,17 +23,25 @@ export type JobOps = Pick<
   | 'staleSubmittingJobs'
   | 'recordReconcile'
   | 'listReconcile'
+  | 'listJobs'
+  | 'deleteJob'
+  | 'schedulePurge'
+  | 'duePurges'
+  | 'markPurged'
 >;
 
 const INSERT_JOB = `INSERT INTO jobs (
   id, account_id, key_id, model, vendor, upstream, task_id, public_id, state,
   est_seconds, hold_micros, price_per_second_micros, seconds, billable_seconds, cost_micros,
   error_code, error_message, request, task_meta, vendor_data, outputs, usage, progress,
-  created_at, updated_at, completed_at, next_poll_at, lease_until, deadline_at, webhook_url, callback_token
-) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, 'submitting', ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, '{}', '{}', '[]', NULL, NULL, ?, ?, NULL, ?, NULL, ?, ?, ?)`;
+  created_at, updated_at, completed_at, next_poll_at, lease_until, deadline_at, webhook_url, callback_token, dialect, remixed_from, uploads
+) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, 'submitting', ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, '{}', '{}', '[]', NULL, NULL, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?)`;
 
 /** Every settling CAS returns these, so the ledger rows, the key's budget and the event can follow. */
 const SETTLED_COLUMNS = 'account_id, hold_micros, key_id, model, upstream, public_id, created_at, webhook_url';
+
+/** States a client can see (submitting and rejected jobs never reached a client). */
+const VISIBLE = `state IN ('processing', 'completed', 'failed') AND deleted_at IS NULL`;
 
 /** What a settling compare-and-swap hands back: who to credit and how much was held. */
 interface Settled {
@@ -146,6 +154,9 @@ export function jobOps(db: SqlDriver): JobOps {
           job.deadlineAt,
           job.webhookUrl ?? null,
           job.callbackToken ?? null,
+          job.dialect ?? 'spec',
+          job.remixedFrom ?? null,
+          json(job.uploads ?? []),
         ]);
         return 'ok' as const;
         });
@@ -208,9 +219,9 @@ export function jobOps(db: SqlDriver): JobOps {
 
     async recordPoll(jobId, p) {
       await db.run(
-        `UPDATE jobs SET vendor_data = ?, progress = ?, next_poll_at = ?, updated_at = ?, lease_until = NULL
+        `UPDATE jobs SET vendor_data = ?, progress = ?, phase = COALESCE(?, phase), next_poll_at = ?, updated_at = ?, lease_until = NULL
          WHERE id = ? AND state = 'processing'`,
-        [json(p.vendorData ?? {}), p.progress, p.nextPollAt, p.now, jobId],
+        [json(p.vendorData ?? {}), p.progress, p.phase ?? null, p.nextPollAt, p.now, jobId],
       );
     },
 
@@ -281,6 +292,44 @@ export function jobOps(db: SqlDriver): JobOps {
     },
 
     recordReconcile,
+
+    async listJobs(accountId, p) {
+      const desc = p.order === 'desc';
+      const params: SqlValue[] = [accountId];
+      let where = `account_id = ? AND ${VISIBLE}`;
+      if (p.after) {
+        // Row-value comparison walks the index from the cursor on (both dialects support it).
+        where += ` AND (created_at, id) ${desc ? '<' : '>'} (?, ?)`;
+        params.push(p.after.createdAt, p.after.id);
+      }
+      params.push(clampLimit(p.limit, 100));
+      const dir = desc ? 'DESC' : 'ASC';
+      const rows = await db.query(`SELECT * FROM jobs WHERE ${where} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`, params);
+      return rows.map(toJob);
+    },
+
+    async deleteJob(jobId, now) {
+      const changed = await db.run(
+        // A settled job is purged at once; a processing one when it settles (its upstream may still read the uploads).
+        `UPDATE jobs SET deleted_at = ?, purge_at = CASE WHEN state = 'processing' THEN NULL ELSE ? END, updated_at = ?
+         WHERE id = ? AND state IN ('processing', 'completed', 'failed') AND deleted_at IS NULL`,
+        [now, now, now, jobId],
+      );
+      return changed === 1;
+    },
+
+    async schedulePurge(jobId, at) {
+      await db.run(`UPDATE jobs SET purge_at = ? WHERE id = ? AND purge_at IS NULL`, [at, jobId]);
+    },
+
+    async duePurges(now, limit) {
+      const rows = await db.query('SELECT * FROM jobs WHERE purge_at <= ? ORDER BY purge_at, id LIMIT ?', [now, clampLimit(limit, 100)]);
+      return rows.map(toJob);
+    },
+
+    async markPurged(jobId) {
+      await db.run(`UPDATE jobs SET uploads = '[]', purge_at = NULL WHERE id = ?`, [jobId]);
+    },
 
     async listReconcile(limit) {
       const rows = await db.query('SELECT * FROM reconcile ORDER BY id DESC LIMIT ?', [clampLimit(limit, 100)]);

@@ -113,6 +113,22 @@ CREATE INDEX reconcile_job ON reconcile (job_id);
 `,
   },
   {
+    version: 2,
+    name: 'video dialects, list index, deletion, uploads',
+    // One column per ALTER: SQLite adds a single column per statement.
+    sql: () => `
+ALTER TABLE jobs ADD COLUMN dialect TEXT NOT NULL DEFAULT 'spec';
+ALTER TABLE jobs ADD COLUMN phase TEXT;
+ALTER TABLE jobs ADD COLUMN remixed_from TEXT;
+ALTER TABLE jobs ADD COLUMN deleted_at BIGINT;
+ALTER TABLE jobs ADD COLUMN uploads TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE jobs ADD COLUMN purge_at BIGINT;
+CREATE INDEX jobs_account_list ON jobs (account_id, created_at, id);
+DROP INDEX jobs_account;
+CREATE INDEX jobs_purge ON jobs (purge_at);
+`,
+  },
+  {
     version: 3,
     name: 'spend by key, key budgets, webhooks and their outbox, vendor callback tokens',
     sql: (t) => `

@@ -153,6 +153,12 @@ export function toJob(r: Row): JobRecord {
     deadlineAt: int(r.deadline_at),
     webhookUrl: strOrNull(r.webhook_url),
     callbackToken: strOrNull(r.callback_token),
+    dialect: r.dialect === 'openai' ? 'openai' : 'spec',
+    phase: r.phase === 'queued' || r.phase === 'running' ? r.phase : null,
+    remixedFrom: strOrNull(r.remixed_from),
+    deletedAt: intOrNull(r.deleted_at),
+    uploads: r.uploads === undefined || r.uploads === null ? [] : parse<string[]>(r.uploads),
+    purgeAt: intOrNull(r.purge_at),
   };
 }
 

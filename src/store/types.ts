@@ -161,12 +161,33 @@ export interface JobRecord {
   webhookUrl: string | null;
   /** Secret path token of the vendor's callback into the gateway for this job. */
   callbackToken: string | null;
+  /** Which public surface created the job, and so answers for it: the spec's or OpenAI's Videos API. */
+  dialect: JobDialect;
+  /** What the vendor last said while processing: still queued, or running. Null when it never said. */
+  phase: 'queued' | 'running' | null;
+  /** Public id of the video this one remixes. */
+  remixedFrom: string | null;
+  /** Set when the client deleted the job: it is gone from reads and lists; the row stays for the ledger. */
+  deletedAt: number | null;
+  /** Blob names of the client's uploaded inputs, removed at purgeAt. */
+  uploads: string[];
+  /** When the uploads (and, for a deleted job, the stored outputs) are removed. */
+  purgeAt: number | null;
 }
+
+export type JobDialect = 'spec' | 'openai';
 
 export type NewJob = Pick<
   JobRecord,
   'id' | 'accountId' | 'keyId' | 'model' | 'vendor' | 'estSeconds' | 'pricePerSecondMicros' | 'request' | 'createdAt' | 'deadlineAt'
-> & Partial<Pick<JobRecord, 'webhookUrl' | 'callbackToken'>>;
+> &
+  Partial<Pick<JobRecord, 'webhookUrl' | 'callbackToken' | 'dialect' | 'remixedFrom' | 'uploads'>>;
+
+/** A position in an account's job list: the (created_at, id) of the last job seen. */
+export interface JobCursor {
+  createdAt: number;
+  id: string;
+}
 
 export interface ReconcileRecord {
   id: number;
@@ -248,7 +269,10 @@ export interface Store extends WebhookStore {
   /** Compare-and-swap on lease_until: true when this caller now holds the poll lease. */
   acquirePollLease(jobId: string, now: number, leaseMs: number): Promise<boolean>;
   /** Records a poll of a job still processing and releases the lease. */
-  recordPoll(jobId: string, p: { vendorData: JsonObject; progress: number | null; nextPollAt: number; now: number }): Promise<void>;
+  recordPoll(
+    jobId: string,
+    p: { vendorData: JsonObject; progress: number | null; phase?: 'queued' | 'running' | null; nextPollAt: number; now: number },
+  ): Promise<void>;
   /**
    * processing -> completed: release the hold, capture `costMicros`. Exactly once: returns false
    * (and writes nothing) when the job was not processing.
@@ -277,6 +301,20 @@ export interface Store extends WebhookStore {
    * hold) and records them for reconciliation.
    */
   staleSubmittingJobs(createdBefore: number, limit: number): Promise<JobRecord[]>;
+  /**
+   * An account's visible jobs (processing, completed, failed; not deleted) after `after`, by
+   * (created_at, id) in `order`. Served by the (account_id, created_at, id) index: a page costs the
+   * same however many jobs the account has.
+   */
+  listJobs(accountId: string, p: { after?: JobCursor; limit: number; order: 'asc' | 'desc' }): Promise<JobRecord[]>;
+  /** Hides a job from reads and lists (settled: due for purge now; processing: purged once it settles). False when already gone. */
+  deleteJob(jobId: string, now: number): Promise<boolean>;
+  /** Sets when the job's uploads are removed (settle + retention). */
+  schedulePurge(jobId: string, at: number): Promise<void>;
+  /** Jobs whose uploads (or, once deleted, outputs) are due for removal. */
+  duePurges(now: number, limit: number): Promise<JobRecord[]>;
+  /** The job's uploads are gone (and, when deleted, its stored outputs): nothing left to purge. */
+  markPurged(jobId: string): Promise<void>;
   recordReconcile(r: { jobId: string; upstream: string; reason: string; now: number }): Promise<void>;
   listReconcile(limit?: number): Promise<ReconcileRecord[]>;
 
