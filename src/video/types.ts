@@ -82,7 +82,13 @@ export type FailureCode =
   | 'timeout';
 
 export type VendorStatus =
-  | { state: 'processing'; progress?: number; vendorData: JsonObject }
+  | {
+      state: 'processing';
+      progress?: number;
+      /** The vendor's word for where the task is (its own queued vs running); omitted when it has none. */
+      phase?: 'queued' | 'running';
+      vendorData: JsonObject;
+    }
   | {
       state: 'completed';
       /** Actual duration of the (first) generated video, in seconds. */
@@ -123,6 +129,18 @@ export interface VideoVendor {
   parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorStatus | { next: UpstreamRequest; vendorData?: JsonObject };
   /** The request that fetches a finished video's bytes (adds auth where the vendor's URL needs it). */
   buildContent(task: TaskRef, output: VideoOutput, up: Upstream): UpstreamRequest;
+  /**
+   * A new task that remixes a finished one with a new prompt (OpenAI's POST /videos/{id}/remix);
+   * its answer is read by `parseCreate`. Absent: the vendor cannot remix.
+   */
+  buildRemix?(task: TaskRef, prompt: string, up: Upstream): UpstreamRequest;
+  /**
+   * The vendor's call that stops a task still running or queued. A 2xx answer means the task will
+   * not produce (and not bill) a video. Absent: the vendor has no such call.
+   */
+  buildCancel?(task: TaskRef, up: Upstream): UpstreamRequest;
+  /** The request for a finished job's preview asset (thumbnail, spritesheet) where the vendor makes one. */
+  buildVariant?(task: TaskRef, variant: 'thumbnail' | 'spritesheet', up: Upstream): UpstreamRequest;
   /** Classifies a non-2xx answer (create, poll or content). */
   classifyError(res: UpstreamResponse): UpstreamVerdict;
   /** Optional credential source (e.g. OAuth token minting); static keys go straight into headers. */

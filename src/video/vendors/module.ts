@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../core/json.js';
 import type { SimServer } from '../../sim/framework.js';
+import type { VideoCapabilities } from '../capabilities.js';
 import type { VideoVendor } from '../types.js';
 
 /** How the embedded default wires one upstream to this vendor's simulator. */
@@ -21,6 +22,8 @@ export interface SimulatorOptions {
 /** Everything a vendor folder exports through its index.ts. */
 export interface VideoVendorModule {
   vendor: VideoVendor;
+  /** What each model of this vendor accepts and can do (GET /v1/models, create validation). */
+  capabilities(model: string): VideoCapabilities;
   simulator: {
     start(opts?: SimulatorOptions): Promise<SimServer>;
     demo(sim: SimServer): DemoUpstream;

@@ -10,3 +10,6 @@ import { videoModule as fal } from './fal/index.js';
 export const videoModules: readonly VideoVendorModule[] = [wan, seedance, veo, sora, azureSora, fal];
 
 export const videoVendors = new Map(videoModules.map((m) => [m.vendor.id, m.vendor]));
+
+/** Each vendor's capability declaration, by vendor id. */
+export const videoCapabilities = new Map(videoModules.map((m) => [m.vendor.id, m.capabilities]));

@@ -117,10 +117,12 @@ function parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorSt
       return { state: 'failed', code: 'cancelled', message: 'The video generation job was cancelled.', vendorData };
     case 'expired':
       return { state: 'failed', code: 'expired', message: 'The video generation job expired.', vendorData };
-    case 'preprocessing':
     case 'queued':
+      return { state: 'processing', phase: 'queued', vendorData };
+    case 'preprocessing':
     case 'running':
     case 'processing':
+      return { state: 'processing', phase: 'running', vendorData };
     default:
       return { state: 'processing', vendorData };
   }

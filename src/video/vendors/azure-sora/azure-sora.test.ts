@@ -206,10 +206,11 @@ describe('azure-sora poll and content', () => {
     expect(() => v.parseCreate(jsonResponse(200, { status: 'queued' }), input(), up)).toThrow(GatewayError);
   });
 
-  it('maps every running status to processing', () => {
-    for (const status of ['preprocessing', 'queued', 'running', 'processing', 'something_new']) {
+  it('maps every running status to processing, with queued apart from running', () => {
+    const phases: Record<string, string | undefined> = { preprocessing: 'running', queued: 'queued', running: 'running', processing: 'running', something_new: undefined };
+    for (const [status, phase] of Object.entries(phases)) {
       const payload = job({ status });
-      expect(v.parsePoll(jsonResponse(200, payload), task, up)).toEqual({ state: 'processing', vendorData: payload });
+      expect(v.parsePoll(jsonResponse(200, payload), task, up)).toEqual({ state: 'processing', ...(phase ? { phase } : {}), vendorData: payload });
     }
   });
 

@@ -1,4 +1,5 @@
 import type { VideoVendorModule } from '../module.js';
+import { azureSoraCapabilities } from './capabilities.js';
 import { azureSoraVendor } from './adapter.js';
 import { startAzureSoraSimulator } from './simulator.js';
 
@@ -7,6 +8,7 @@ export { startAzureSoraSimulator } from './simulator.js';
 
 export const videoModule: VideoVendorModule = {
   vendor: azureSoraVendor,
+  capabilities: azureSoraCapabilities,
   simulator: {
     start: startAzureSoraSimulator,
     demo: (sim) => ({

@@ -177,13 +177,16 @@ export const falVendor: VideoVendor = {
     return { method: 'GET', url, headers: authHeaders(up) };
   },
 
+  // PUT .../cancel: 202 while the request is still queued; a running or finished one answers 400.
+  buildCancel: (task, up) => ({ method: 'PUT', url: trusted(task.meta['cancel_url'], up) ?? requestUrl(task, up, '/cancel'), headers: authHeaders(up) }),
+
   parsePoll(res, task, up): VendorStatus | { next: UpstreamRequest; vendorData?: JsonObject } {
     const body = res.json;
     // An unreadable 2xx proves nothing either way; keep polling rather than fail a job that may finish.
     if (!isObject(body)) return { state: 'processing', vendorData: {} };
     if (isStatusPayload(body)) {
       const step = readStatus(body);
-      if (step.step === 'processing') return { state: 'processing', vendorData: step.vendorData };
+      if (step.step === 'processing') return { state: 'processing', ...(step.phase ? { phase: step.phase } : {}), vendorData: step.vendorData };
       if (step.step === 'done') return step.status;
       // The status answer's own fields (logs, metrics.inference_time ...) stay in vendor_data.
       return { next: resultRequest(task, up, step.responseUrl), vendorData: omit(body, ['status']) };

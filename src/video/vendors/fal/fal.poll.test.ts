@@ -60,10 +60,10 @@ describe('fal submit answer and polling', () => {
 
   it('IN_QUEUE, IN_PROGRESS and unknown statuses keep the job processing, with every field in vendor_data', () => {
     const q = poll(202, { status: 'IN_QUEUE', queue_position: 3, response_url: 'r', sim_trace_id: 't1' }) as VendorStatus;
-    expect(q).toEqual({ state: 'processing', vendorData: { queue_position: 3, response_url: 'r', sim_trace_id: 't1' } });
+    expect(q).toEqual({ state: 'processing', phase: 'queued', vendorData: { queue_position: 3, response_url: 'r', sim_trace_id: 't1' } });
     const p = poll(202, { status: 'IN_PROGRESS', logs: [{ message: 'step 3' }] }) as VendorStatus;
-    expect(p).toEqual({ state: 'processing', vendorData: { logs: [{ message: 'step 3' }] } });
-    expect((poll(200, { status: 'WARMING_UP' }) as VendorStatus).state).toBe('processing');
+    expect(p).toEqual({ state: 'processing', phase: 'running', vendorData: { logs: [{ message: 'step 3' }] } });
+    expect(poll(200, { status: 'WARMING_UP' }) as VendorStatus).toEqual({ state: 'processing', vendorData: {} });
     expect((poll(200, 'not json') as VendorStatus).state).toBe('processing');
   });
 

@@ -1,4 +1,5 @@
 import type { VideoVendorModule } from '../module.js';
+import { falCapabilities } from './capabilities.js';
 import { falVendor } from './adapter.js';
 import { startFalSim } from './simulator.js';
 
@@ -7,6 +8,7 @@ export { startFalSim } from './simulator.js';
 
 export const videoModule: VideoVendorModule = {
   vendor: falVendor,
+  capabilities: falCapabilities,
   simulator: {
     start: startFalSim,
     demo: (sim) => ({

@@ -15,7 +15,7 @@ export function isStatusPayload(body: Json | undefined): body is JsonObject {
 }
 
 export type StatusStep =
-  | { step: 'processing'; vendorData: JsonObject }
+  | { step: 'processing'; phase?: 'queued' | 'running'; vendorData: JsonObject }
   | { step: 'fetch_result'; responseUrl?: string }
   | { step: 'done'; status: VendorStatus };
 
@@ -25,8 +25,9 @@ export function readStatus(body: JsonObject): StatusStep {
   const vendorData = omit(body, ['status']);
   switch (status) {
     case 'IN_QUEUE':
+      return { step: 'processing', phase: 'queued', vendorData };
     case 'IN_PROGRESS':
-      return { step: 'processing', vendorData };
+      return { step: 'processing', phase: 'running', vendorData };
     case 'CANCELED':
     case 'CANCELLED':
       return {

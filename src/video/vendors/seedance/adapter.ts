@@ -30,6 +30,8 @@ export const seedanceVendor: VideoVendor = {
   parseCreate: (res, input) => parseSeedanceCreate(res, estimateSeedanceSeconds(input)),
   buildPoll: (task, up) => ({ method: 'GET', url: `${tasksUrl(up)}/${encodeURIComponent(task.taskId)}`, headers: authHeaders(up) }),
   parsePoll: (res, task) => parseSeedancePoll(res, task),
+  // Ark's DELETE cancels a queued task; a running one is refused and finishes as usual.
+  buildCancel: (task, up) => ({ method: 'DELETE', url: `${tasksUrl(up)}/${encodeURIComponent(task.taskId)}`, headers: authHeaders(up) }),
   // content.video_url is pre-signed TOS storage: sending our key there would leak it.
   buildContent: (_task, output) => {
     if (!output.url) throw errors.internal('A seedance output without a URL cannot be downloaded.');

@@ -1,4 +1,5 @@
 import type { VideoVendorModule } from '../module.js';
+import { seedanceCapabilities } from './capabilities.js';
 import { seedanceVendor } from './adapter.js';
 import { startSeedanceSimulator } from './simulator.js';
 
@@ -7,6 +8,7 @@ export { startSeedanceSimulator } from './simulator.js';
 
 export const videoModule: VideoVendorModule = {
   vendor: seedanceVendor,
+  capabilities: seedanceCapabilities,
   simulator: {
     start: (opts) => startSeedanceSimulator(opts),
     // Ark bills tokens; these per-second prices approximate a 720p 16:9 second at list token prices.

@@ -83,8 +83,10 @@ export function parseSeedancePoll(res: UpstreamResponse, ref: TaskRef): VendorSt
       return { state: 'failed', code: 'expired', message: 'The task exceeded its execution_expires_after window.', vendorData };
     case 'queued':
     case 'pending':
+      return { state: 'processing', phase: 'queued', vendorData };
     case 'running':
     case 'processing':
+      return { state: 'processing', phase: 'running', vendorData };
     default:
       return { state: 'processing', vendorData };
   }

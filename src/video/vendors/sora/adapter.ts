@@ -125,6 +125,7 @@ function parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorSt
       return { state: 'failed', code: 'expired', message: 'The video job expired.', vendorData };
     case 'queued':
     case 'in_progress':
+      return { state: 'processing', phase: status === 'queued' ? 'queued' : 'running', ...(progress !== undefined ? { progress } : {}), vendorData };
     default:
       return { state: 'processing', ...(progress !== undefined ? { progress } : {}), vendorData };
   }
@@ -139,6 +140,16 @@ function buildContent(task: TaskRef, _output: unknown, up: Upstream): UpstreamRe
   };
 }
 
+/** POST /v1/videos/{id}/remix: a new video from a finished one and a new prompt (same duration and size). */
+function buildRemix(task: TaskRef, prompt: string, up: Upstream): UpstreamRequest {
+  return { method: 'POST', url: videoUrl(up, task.taskId, '/remix'), headers: { ...authHeaders(up), 'Content-Type': 'application/json' }, body: { prompt } };
+}
+
+/** The same content endpoint with `variant=thumbnail|spritesheet` (images made by OpenAI). */
+function buildVariant(task: TaskRef, variant: 'thumbnail' | 'spritesheet', up: Upstream): UpstreamRequest {
+  return { method: 'GET', url: `${videoUrl(up, task.taskId, '/content')}?variant=${variant}`, headers: authHeaders(up) };
+}
+
 export const soraVendor: VideoVendor = {
   id: 'sora',
   label: LABEL,
@@ -151,6 +162,8 @@ export const soraVendor: VideoVendor = {
   buildPoll,
   parsePoll,
   buildContent,
+  buildRemix,
+  buildVariant,
   classifyError: (res) =>
     classifyOpenAiStyle(res, (env) => env.param === 'model' || env.code === 'model_not_found'),
 };

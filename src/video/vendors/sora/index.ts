@@ -1,4 +1,5 @@
 import type { VideoVendorModule } from '../module.js';
+import { soraCapabilities } from './capabilities.js';
 import { soraVendor } from './adapter.js';
 import { startSoraSimulator } from './simulator.js';
 
@@ -7,6 +8,7 @@ export { startSoraSimulator } from './simulator.js';
 
 export const videoModule: VideoVendorModule = {
   vendor: soraVendor,
+  capabilities: soraCapabilities,
   simulator: {
     start: startSoraSimulator,
     demo: (sim) => ({

@@ -54,7 +54,7 @@ function videoObject(book: TaskBook, task: SimTask): Record<string, unknown> {
     prompt: d.prompt,
     seconds: String(task.seconds),
     size: d.size,
-    remixed_from_video_id: null,
+    remixed_from_video_id: d.remixedFrom ?? null,
     error: failed ? FAILURES[task.outcome] : null,
     sim_trace_id: d.traceId,
   };
@@ -93,6 +93,23 @@ async function create(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
   return { status: 200, json: videoObject(book, task) };
 }
 
+/** POST /v1/videos/{id}/remix: only a completed video can be remixed; the new one keeps its duration and size. */
+async function remix(req: SimRequest, sim: SimServer, book: TaskBook, source: SimTask): Promise<SimReply> {
+  const body = await readBody(req);
+  const prompt = body?.fields.prompt;
+  if (typeof prompt !== 'string' || prompt === '') return oaiError(400, "Missing required parameter: 'prompt'.", 'prompt', 'missing_required_parameter');
+  const v = videoObject(book, source);
+  if (v.status !== 'completed') return oaiError(400, `Video '${source.id}' is not completed and cannot be remixed.`, null, 'invalid_request');
+  const task = book.create({
+    prompt,
+    seconds: source.seconds,
+    durationMs: sim.settings.taskMs,
+    id: `video_${randomBytes(24).toString('hex')}`,
+    data: { ...source.data, prompt, remixedFrom: source.id, traceId: randomBytes(8).toString('hex') },
+  });
+  return { status: 200, json: videoObject(book, task) };
+}
+
 function content(req: SimRequest, sim: SimServer, book: TaskBook, task: SimTask): SimReply {
   const v = videoObject(book, task);
   if (v.status !== 'completed') {
@@ -113,11 +130,12 @@ async function handle(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
     return oaiError(401, `Incorrect API key provided: ${maskKey(key)}. You can find your API key at https://platform.openai.com/account/api-keys.`, null, 'invalid_api_key');
   }
   if (req.method === 'POST' && req.path === '/v1/videos') return create(req, sim, book);
-  const m = /^\/v1\/videos\/([^/]+)(\/content)?$/.exec(req.path);
-  if (m && req.method === 'GET') {
+  const m = /^\/v1\/videos\/([^/]+)(\/content|\/remix)?$/.exec(req.path);
+  if (m && (req.method === 'GET' || (req.method === 'POST' && m[2] === '/remix'))) {
     const id = decodeURIComponent(m[1]!);
     const task = book.get(id);
     if (!task) return oaiError(404, `Video with id '${id}' not found.`, null, 'not_found');
+    if (m[2] === '/remix') return remix(req, sim, book, task);
     return m[2] ? content(req, sim, book, task) : { status: 200, json: videoObject(book, task) };
   }
   return oaiError(404, `Invalid URL (${req.method} ${req.path})`);

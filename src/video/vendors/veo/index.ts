@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../../core/json.js';
 import type { VideoVendorModule } from '../module.js';
+import { veoCapabilities } from './capabilities.js';
 import { veoVendor } from './adapter.js';
 import { startVeoSim } from './sim.js';
 
@@ -9,6 +10,7 @@ export { startVeoSim } from './sim.js';
 /** Veo on Vertex AI (vendor C). See README.md for the protocol facts and upstream options. */
 export const videoModule: VideoVendorModule = {
   vendor: veoVendor,
+  capabilities: veoCapabilities,
   simulator: {
     start: (opts) => startVeoSim(opts),
     /**

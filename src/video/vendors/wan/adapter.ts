@@ -47,6 +47,12 @@ export const wanVendor: VideoVendor = {
     headers: authHeaders(up),
   }),
   parsePoll: (res, task) => parseWanPoll(res, task),
+  // DashScope cancels only PENDING tasks; a running one answers 400 and finishes (and bills) as usual.
+  buildCancel: (task, up) => ({
+    method: 'POST',
+    url: `${up.baseUrl}${TASKS_PATH}/${encodeURIComponent(task.taskId)}/cancel`,
+    headers: authHeaders(up),
+  }),
   // The video URL is pre-signed OSS storage: no auth header (sending our key there would leak it).
   buildContent: (_task, output) => {
     if (!output.url) throw errors.internal('A wan output without a URL cannot be downloaded.');

@@ -1,4 +1,5 @@
 import type { VideoVendorModule } from '../module.js';
+import { wanCapabilities } from './capabilities.js';
 import { wanVendor } from './adapter.js';
 import { startWanSimulator } from './simulator.js';
 
@@ -7,6 +8,7 @@ export { startWanSimulator } from './simulator.js';
 
 export const videoModule: VideoVendorModule = {
   vendor: wanVendor,
+  capabilities: wanCapabilities,
   simulator: {
     start: (opts) => startWanSimulator(opts),
     // Prices are per output second at 720P, in line with DashScope's international list prices.

@@ -77,7 +77,9 @@ export function parseWanPoll(res: UpstreamResponse, task: TaskRef): VendorStatus
       // DashScope forgets tasks after 24 hours; an UNKNOWN task can never finish.
       return { state: 'failed', code: 'expired', message: 'The task is unknown to DashScope or has expired (task ids live 24 hours).', vendorData };
     case 'PENDING':
+      return { state: 'processing', phase: 'queued', vendorData };
     case 'RUNNING':
+      return { state: 'processing', phase: 'running', vendorData };
     default:
       return { state: 'processing', vendorData };
   }

@@ -1,0 +1,22 @@
+import type { VideoCapabilities } from '../../capabilities.js';
+import { AZURE_DEFAULT_SECONDS } from './request.js';
+
+/**
+ * Azure OpenAI's Sora preview jobs API: whole seconds 1-20, any width x height (the vendor judges),
+ * a first frame (uploaded as multipart). No remix or cancel in this API; Azure keeps generations 24 hours.
+ */
+export function azureSoraCapabilities(_model: string): VideoCapabilities {
+  return {
+    durations: Array.from({ length: 20 }, (_, i) => i + 1),
+    default_seconds: AZURE_DEFAULT_SECONDS,
+    default_size: '480x480',
+    first_frame: true,
+    last_frame: false,
+    references: false,
+    audio: false,
+    remix: false,
+    cancel: false,
+    variants: ['video'],
+    content_ttl_seconds: 24 * 3600,
+  };
+}
