@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { imageSize } from 'image-size';
+import { errors } from '../core/errors.js';
+import type { BlobStore } from './blobs.js';
+import type { LinkSigner } from './links.js';
+
+/** Image types every video vendor here takes as a reference frame. */
+const IMAGE_TYPES: Record<string, { mime: string; ext: string }> = {
+  png: { mime: 'image/png', ext: 'png' },
+  jpg: { mime: 'image/jpeg', ext: 'jpg' },
+  webp: { mime: 'image/webp', ext: 'webp' },
+};
+const MIN_SIDE = 16;
+const MAX_SIDE = 8192;
+
+export interface CheckedUpload {
+  mime: string;
+  ext: string;
+  width: number;
+  height: number;
+}
+
+/**
+ * What an uploaded file really is, from its bytes (the declared content type and file name are
+ * the client's word, and are ignored): a PNG, JPEG or WebP image within sane dimensions.
+ */
+export function checkUpload(bytes: Buffer, param: string): CheckedUpload {
+  if (bytes.length === 0) throw errors.invalidRequest(`'${param}' is an empty file.`, param, 'invalid_media');
+  let info: { width?: number; height?: number; type?: string };
+  try {
+    info = imageSize(bytes);
+  } catch {
+    info = {};
+  }
+  const kind = info.type ? IMAGE_TYPES[info.type] : undefined;
+  if (!kind) {
+    const isVideo = bytes.length > 12 && bytes.subarray(4, 8).toString('latin1') === 'ftyp';
+    throw errors.invalidRequest(
+      isVideo
+        ? `'${param}' is a video; the models here take an image (PNG, JPEG or WebP) as input_reference.`
+        : `'${param}' must be a PNG, JPEG or WebP image (the content was sniffed; the declared type does not count).`,
+      param,
+      'unsupported_media_type',
+    );
+  }
+  const { width = 0, height = 0 } = info;
+  if (width < MIN_SIDE || height < MIN_SIDE || width > MAX_SIDE || height > MAX_SIDE)
+    throw errors.invalidRequest(`'${param}' is ${width}x${height}; each side must be between ${MIN_SIDE} and ${MAX_SIDE} pixels.`, param, 'invalid_media');
+  return { ...kind, width, height };
+}
+
+/**
+ * Uploads live in the blob store under a random name inside the account's prefix. They are only
+ * ever reachable through a signed, expiring gateway link (GET /uploads/{name}) that the gateway
+ * hands to the vendor: no API key, of this account or another, can read them.
+ */
+export class Uploads {
+  constructor(
+    private readonly blobs: BlobStore,
+    private readonly links: LinkSigner,
+    private readonly publicUrl: () => string,
+  ) {}
+
+  async store(accountId: string, bytes: Buffer, checked: CheckedUpload): Promise<string> {
+    const name = `uploads/${accountId.replace(/[^A-Za-z0-9_-]/g, '_')}/${randomBytes(18).toString('base64url')}.${checked.ext}`;
+    await this.blobs.put(name, bytes, checked.mime);
+    return name;
+  }
+
+  /** The link a vendor fetches the upload from. */
+  url(name: string, now: number): string {
+    const { expires, signature } = this.links.sign(`upload:${name}`, now);
+    return `${this.publicUrl()}/uploads/${name}?expires=${expires}&signature=${signature}`;
+  }
+
+  /** The blob name behind a signed upload link, or undefined when the link is not one of ours or is invalid. */
+  nameFromUrl(url: string, now: number): string | undefined {
+    const base = `${this.publicUrl()}/uploads/`;
+    if (!url.startsWith(base)) return undefined;
+    const u = new URL(url);
+    const name = decodeURIComponent(u.pathname.slice(new URL(base).pathname.length));
+    return this.verify(name, u.searchParams.get('expires') ?? undefined, u.searchParams.get('signature') ?? undefined, now) ? name : undefined;
+  }
+
+  verify(name: string, expires: unknown, signature: unknown, now: number): boolean {
+    return /^uploads\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.(png|jpg|webp)$/.test(name) && this.links.verify(`upload:${name}`, expires, signature, now);
+  }
+
+  mimeOf(name: string): string {
+    const ext = name.slice(name.lastIndexOf('.') + 1);
+    return Object.values(IMAGE_TYPES).find((t) => t.ext === ext)?.mime ?? 'application/octet-stream';
+  }
+
+  async bytes(name: string): Promise<Buffer> {
+    const stream = await this.blobs.open(name);
+    if (!stream) throw errors.notFound('The upload is no longer available.', 'upload_not_found');
+    const chunks: Buffer[] = [];
+    for await (const c of stream) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  }
+}
