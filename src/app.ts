@@ -29,6 +29,7 @@ import { registerEmbeddingsRoutes } from './routes/embeddings.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerVideoRoutes } from './routes/videos.js';
 import { registerUsageRoutes } from './routes/usage.js';
+import { registerOpenAiVideoRoutes } from './routes/openai-videos.js';
 import './auth/types.js';
 
 const MAX_JSON_DEPTH = 64;
@@ -163,6 +164,7 @@ export function buildApp(s: Services): FastifyInstance {
     });
     registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt });
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
+    registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
     registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock });

@@ -21,12 +21,15 @@ import type { RateLimiter } from './limits/types.js';
 import { Catalog } from './routing/catalog.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
-import { BlobStore } from './video/blobs.js';
+import { LocalBlobStore, type BlobStore } from './video/blobs.js';
+import { S3BlobStore } from './video/blobs-s3.js';
+import { withOverride, type VideoCapabilities } from './video/capabilities.js';
+import { Uploads } from './video/uploads.js';
 import { VendorClient } from './video/client.js';
 import { LinkSigner } from './video/links.js';
 import { VideoPoller } from './video/poller.js';
 import { VideoService } from './video/service.js';
-import { videoVendors } from './video/vendors/registry.js';
+import { videoCapabilities, videoVendors } from './video/vendors/registry.js';
 import { embeddingVendorIds } from './embeddings/vendors/registry.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Readiness } from './ops/readiness.js';
@@ -100,6 +103,39 @@ function checkVendors(cfg: ConfigFile): void {
   if (problems.length) throw new ConfigError(['invalid configuration', ...problems].join('\n  '));
 }
 
+function blobStoreFor(cfg: ConfigFile): BlobStore {
+  const b = cfg.video.blobs;
+  if (b.backend === 'local') return new LocalBlobStore(join(cfg.data_dir, 'videos'));
+  return new S3BlobStore({
+    bucket: b.bucket,
+    prefix: b.prefix,
+    endpoint: b.endpoint,
+    region: b.region,
+    forcePathStyle: b.force_path_style,
+    accessKeyId: b.access_key_id,
+    secretAccessKey: b.secret_access_key,
+  });
+}
+
+/**
+ * A video model's capabilities: its vendor's declaration for the upstream's name of it, with the
+ * config's override. Computed once per model (the config does not change while running).
+ */
+export function capabilitiesSource(cfg: ConfigFile, catalog: Catalog): (model: string) => VideoCapabilities | undefined {
+  const known = new Map<string, VideoCapabilities | undefined>();
+  return (model) => {
+    if (known.has(model)) return known.get(model);
+    const info = catalog.model(model);
+    const up = catalog.upstreamsOf(model)[0];
+    const declare = up ? videoCapabilities.get(up.vendor) : undefined;
+    const caps = info?.capabilities.includes('video') && up && declare
+      ? withOverride(declare(catalog.upstreamModel(up, model)), cfg.models[model]?.video as Partial<VideoCapabilities> | undefined)
+      : undefined;
+    if (catalog.model(model)) known.set(model, caps);
+    return caps;
+  };
+}
+
 export async function buildServices(
   cfg: ConfigFile,
   opts: { logger?: Logger; logSink?: LogSink; clock?: Clock; spanExporter?: SpanExporter } = {},
@@ -125,25 +161,34 @@ export async function buildServices(
     timeoutMs: cfg.video.media.timeout_ms,
   });
   const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
+  const blobs = blobStoreFor(cfg);
+  const capabilities = capabilitiesSource(cfg, catalog);
+  const links = new LinkSigner(secrets.idSecrets[secrets.idSecrets.length - 1]!, cfg.video.link_ttl_ms);
+  const settings = {
+    pollIntervalMs: cfg.video.poll_interval_ms,
+    deadlineMs: cfg.video.deadline_ms,
+    leaseMs: cfg.video.lease_ms,
+    publicUrl,
+    uploadMaxBytes: cfg.video.uploads.max_bytes,
+    uploadRetentionMs: cfg.video.uploads.retention_ms,
+  };
   const video = new VideoService({
     store,
     catalog,
     client: new VendorClient(executor),
     vendors: videoVendors,
     sealer: new IdSealer(secrets.idSecrets),
-    links: new LinkSigner(secrets.idSecrets[secrets.idSecrets.length - 1]!, cfg.video.link_ttl_ms),
-    blobs: new BlobStore(join(cfg.data_dir, 'videos')),
+    links,
+    blobs,
+    // The public URL is read at use: tests (and a port chosen by the OS) settle it after start.
+    uploads: new Uploads(blobs, links, () => settings.publicUrl),
+    capabilities,
     media,
     limiter,
     limitDefaults: cfg.limits.defaults.video,
     clock,
     log: logger,
-    settings: {
-      pollIntervalMs: cfg.video.poll_interval_ms,
-      deadlineMs: cfg.video.deadline_ms,
-      leaseMs: cfg.video.lease_ms,
-      publicUrl,
-    },
+    settings,
   });
   const poller = new VideoPoller(video, cfg.video.refresher_interval_ms, cfg.video.stale_submitting_ms);
   // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw.
@@ -181,6 +226,7 @@ export async function buildServices(
       // Answers already sent are billed before the store goes away.
       await charges.drain();
       await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close()]);
+      if (blobs instanceof S3BlobStore) blobs.close();
       await store.close();
       await tracing?.shutdown();
       logger.flush();

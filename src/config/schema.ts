@@ -34,6 +34,27 @@ const modelSchema = z
     price: priceSchema.default({}),
     owned_by: z.string().optional(),
     description: z.string().optional(),
+    /** Overrides of the vendor's declared video capabilities (each key replaces the declared value). */
+    video: z
+      .object({
+        durations: z.array(z.number().positive()),
+        default_seconds: z.number().positive(),
+        sizes: z.array(z.string().regex(/^\d+x\d+$/)),
+        default_size: z.string().regex(/^\d+x\d+$/),
+        resolutions: z.array(z.string().regex(/^\d+p$/)),
+        aspect_ratios: z.array(z.string()),
+        first_frame: z.boolean(),
+        last_frame: z.boolean(),
+        references: z.boolean(),
+        audio: z.boolean(),
+        remix: z.boolean(),
+        cancel: z.boolean(),
+        variants: z.array(z.enum(['video', 'thumbnail', 'spritesheet'])),
+        content_ttl_seconds: z.number().int().positive().nullable(),
+      })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -110,6 +131,33 @@ export const configSchema = z
           })
           .strict()
           .default({}),
+        /** Files clients upload as input_reference (POST /v1/videos multipart). */
+        uploads: z
+          .object({
+            max_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+            /** Kept this long after the job settles (vendors may fetch late), then removed. */
+            retention_ms: z.number().int().min(0).default(60 * 60 * 1000),
+          })
+          .strict()
+          .default({}),
+        /** Where uploads and inline vendor outputs are kept: data_dir/videos, or S3-compatible storage shared by every instance. */
+        blobs: z
+          .discriminatedUnion('backend', [
+            z.object({ backend: z.literal('local') }).strict(),
+            z
+              .object({
+                backend: z.literal('s3'),
+                bucket: z.string().min(1),
+                prefix: z.string().default(''),
+                endpoint: z.string().url().optional(),
+                region: z.string().default('us-east-1'),
+                force_path_style: z.boolean().default(false),
+                access_key_id: z.string().optional(),
+                secret_access_key: z.string().optional(),
+              })
+              .strict(),
+          ])
+          .default({ backend: 'local' }),
       })
       .strict()
       .default({}),

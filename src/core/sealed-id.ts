@@ -22,6 +22,8 @@ export interface VideoIdClaims {
   d: number;
   /** Upstream task id. */
   t: string;
+  /** The surface that created the job, when not the spec's: 'o' = OpenAI Videos API. */
+  s?: 'o';
 }
 
 const VERSION = 1;

@@ -19,7 +19,7 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
     return deps.video.get(req.auth, req.params.id);
   });
 
-  app.get<{ Params: { id: string }; Querystring: { index?: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { index?: string; variant?: string } }>(
     '/v1/videos/:id/content',
     { config: { signedLinks: true } },
     async (req, reply) => {
@@ -28,7 +28,8 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
       if (!accountId) throw errors.unauthenticated();
       const index = req.query.index === undefined ? 0 : Number(req.query.index);
       if (!Number.isInteger(index) || index < 0 || index > 16) throw errors.invalidRequest("'index' must be a small non-negative integer.", 'index');
-      const out = await deps.video.content(accountId, req.params.id, index, req.headers.range, req.abortSignal);
+      const variant = req.query.variant ?? 'video';
+      const out = await deps.video.content(accountId, req.params.id, index, req.headers.range, req.abortSignal, variant);
       // A long download is not a timed-out request: once bytes flow, it runs to its end.
       req.commit();
       reply.code(out.status).headers(out.headers);

@@ -84,6 +84,11 @@ export class Catalog {
     return this.modelMaps.get(up.name)?.[model] ?? model;
   }
 
+  /** Every configured upstream serving `model`, whatever the account. */
+  upstreamsOf(model: string): readonly Upstream[] {
+    return this.byModel.get(model) ?? [];
+  }
+
   /** Upstreams that serve `model` and are enabled for the account, ignoring circuit state. */
   servingUpstreams(model: string, account: Account): Upstream[] {
     const all = this.byModel.get(model) ?? [];

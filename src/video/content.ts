@@ -38,7 +38,7 @@ export async function openContent(
 
   if (typeof out.blob === 'string') {
     const gone = () => errors.notFound('The stored video is no longer available.', 'video_not_found');
-    const size = deps.blobs.size(out.blob);
+    const size = await deps.blobs.size(out.blob);
     if (size === undefined) throw gone();
     const r = parseRange(range, size);
     if (r === 'unsatisfiable') throw errors.rangeNotSatisfiable(size);
@@ -110,4 +110,30 @@ async function followRedirects(
     if (next.origin !== new URL(req.url).origin) for (const h of Object.keys(headers)) if (AUTH_HEADERS.includes(h.toLowerCase())) delete headers[h];
     req = { method: 'GET', url: next.toString(), headers };
   }
+}
+
+/**
+ * A finished job's preview asset (thumbnail or spritesheet), from the vendor where it makes one.
+ * Only an image is passed on: a vendor answering with anything else (the MP4 itself, say) is an
+ * upstream error, never the video under another name.
+ */
+export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thumbnail' | 'spritesheet', signal: AbortSignal): Promise<ContentReply> {
+  if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
+  const caps = deps.capabilities(job.model);
+  const vendor = deps.vendors.get(job.vendor);
+  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  if (!caps?.variants.includes(variant) || !vendor?.buildVariant || !up)
+    throw errors.notFound(`No ${variant} is available for videos of '${job.model}'.`, 'variant_unavailable');
+  const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up));
+  const res = await followRedirects(deps, req, up.timeoutMs, signal, up);
+  const type = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (res.status !== 200 || !type.startsWith('image/')) {
+    discard(res.body);
+    if (res.status === 404 || res.status === 410) throw errors.notFound(`The vendor no longer has this video's ${variant}.`, 'video_expired');
+    throw errors.upstreamError(res.status === 200 ? `The vendor's ${variant} is not an image.` : `The vendor answered ${res.status} for the ${variant}.`);
+  }
+  const headers: Record<string, string> = { 'content-type': type };
+  const length = res.headers['content-length'];
+  if (length && /^\d+$/.test(length)) headers['content-length'] = length;
+  return { status: 200, headers, body: res.body };
 }

@@ -12,7 +12,9 @@ import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import { moneyHeld, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import { annotateRequest, traced, tracingOn } from '../ops/tracing.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobDialect, JobRecord } from '../store/types.js';
+import { checkCapabilities } from './capabilities.js';
+import { taskRefOf } from './refresh.js';
 import type { VideoDeps } from './deps.js';
 import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
@@ -25,6 +27,18 @@ export interface CreateControl {
   commit?(): void;
 }
 
+/** What the OpenAI surface adds to a create. */
+export interface CreateOptions {
+  /** The surface the job answers on (sealed into its id); the spec's by default. */
+  dialect?: JobDialect;
+  /** Blob names of files uploaded for this job (removed after it settles). */
+  uploads?: string[];
+  /** Bytes already at hand for some media URLs (the gateway's own upload links): never fetched. */
+  prefetched?: ReadonlyMap<string, InlineMedia>;
+  /** A remix: the finished job it starts from; it runs on that job's upstream, through the vendor's remix call. */
+  remixOf?: JobRecord;
+}
+
 /**
  * POST /v1/videos/generations: validate, hold the estimate with the job row, create the upstream
  * task with failover, and pin the job to the upstream that accepted it.
@@ -35,18 +49,29 @@ export async function createVideoJob(
   model: ModelInfo,
   body: JsonObject,
   control: CreateControl = {},
+  opts: CreateOptions = {},
 ): Promise<JobRecord> {
   rejectForbiddenKeys(body);
   const { std, native } = parseStandard(body);
-  const candidates = deps.catalog.candidates(model.name, ctx.account);
+  const remixOf = opts.remixOf;
+  // A remix continues the source's upstream task, so only that upstream can take it.
+  const candidates = remixOf
+    ? deps.catalog.candidates(model.name, ctx.account).filter((u) => u.name === remixOf.upstream)
+    : deps.catalog.candidates(model.name, ctx.account);
   const vendor = vendorFor(deps, candidates, model.name);
   checkOwnership(native, vendor, model.name, deps.vendors.values());
   if (tracingOn()) annotateRequest({ 'gen_ai.operation.name': 'video_generation', 'gen_ai.system': vendor.id, 'gen_ai.request.model': model.name });
 
   // Model-family rules read the upstream's own name for the model (the first candidate's).
   const base = { model: model.name, upstreamModel: deps.catalog.upstreamModel(candidates[0]!, model.name), std, native };
-  const estSeconds = vendor.estimateSeconds(base);
-  vendor.validate?.({ ...base, media: new Map() });
+  const estSeconds = remixOf ? (remixOf.seconds ?? remixOf.estSeconds) : vendor.estimateSeconds(base);
+  if (!remixOf) {
+    vendor.validate?.({ ...base, media: new Map() });
+    // After the vendor's own checks (their messages are the more specific), what the declared
+    // capabilities (and the config's narrowing of them) exclude.
+    const caps = deps.capabilities(model.name);
+    if (caps) checkCapabilities(model.name, caps, std);
+  }
   const pricePerSecond = model.price.perSecond ?? 0;
   const hold = costForSeconds(pricePerSecond, estSeconds);
 
@@ -58,7 +83,7 @@ export async function createVideoJob(
   let unreachable: MediaUnreachableError | undefined;
   try {
     try {
-      media = await fetchMedia(deps, vendor, base, control.signal);
+      media = await fetchMedia(deps, vendor, base, control.signal, opts.prefetched);
     } catch (e) {
       if (!(e instanceof MediaUnreachableError)) throw e;
       unreachable = e;
@@ -81,6 +106,9 @@ export async function createVideoJob(
         request: summarize(body),
         createdAt: now,
         deadlineAt: now + deps.settings.deadlineMs,
+        dialect: opts.dialect ?? 'spec',
+        remixedFrom: remixOf?.publicId ?? null,
+        uploads: opts.uploads ?? [],
       },
       hold,
       now,
@@ -94,12 +122,13 @@ export async function createVideoJob(
     if (isGatewayError(e) && e.status >= 400 && e.status < 500) await deps.limiter.release('video', scopes, 0).catch(() => undefined);
     throw e;
   }
-  if (unreachable) return deferFailure(deps, jobId, ctx.account.id, candidates[0]!, vendor.id, model.name, estSeconds, unreachable);
+  const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};
+  if (unreachable) return deferFailure(deps, jobId, ctx.account.id, candidates[0]!, vendor.id, model.name, estSeconds, unreachable, surface);
 
   try {
     const { value, upstream } = await withFailover(
       candidates,
-      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }),
+      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, remixOf),
       {
         circuits: deps.catalog.circuits,
         onMaybeSent: (up, err) => recordMaybeCreated(deps, jobId, up, err),
@@ -107,7 +136,7 @@ export async function createVideoJob(
       },
     );
     const publicId = deps.sealer.seal({
-      j: jobId, a: ctx.account.id, u: upstream.name, v: vendor.id, m: model.name, d: estSeconds, t: value.taskId,
+      j: jobId, a: ctx.account.id, u: upstream.name, v: vendor.id, m: model.name, d: estSeconds, t: value.taskId, ...surface,
     });
     const at = deps.clock.now();
     await deps.store.markJobSubmitted(jobId, {
@@ -136,9 +165,10 @@ export async function createVideoJob(
  */
 async function deferFailure(
   deps: VideoDeps, jobId: string, accountId: string, up: Upstream, vendorId: string, model: string, seconds: number, err: MediaUnreachableError,
+  surface: { s?: 'o' },
 ): Promise<JobRecord> {
   const at = deps.clock.now();
-  const publicId = deps.sealer.seal({ j: jobId, a: accountId, u: up.name, v: vendorId, m: model, d: seconds, t: '' });
+  const publicId = deps.sealer.seal({ j: jobId, a: accountId, u: up.name, v: vendorId, m: model, d: seconds, t: '', ...surface });
   await deps.store.markJobSubmitted(jobId, {
     upstream: up.name,
     taskId: '',
@@ -160,8 +190,9 @@ function vendorFor(deps: VideoDeps, candidates: Upstream[], model: string): Vide
   return vendor;
 }
 
-async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput) {
-  const res = await deps.client.send(up, vendor, vendor.buildCreate(input, up));
+async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput, remixOf?: JobRecord) {
+  const req = remixOf && vendor.buildRemix ? vendor.buildRemix(taskRefOf(remixOf), input.std.prompt, up) : vendor.buildCreate(input, up);
+  const res = await deps.client.send(up, vendor, req);
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   try {
     return { ok: true as const, value: vendor.parseCreate(res, input, up) };
@@ -180,11 +211,17 @@ async function fetchMedia(
   vendor: VideoVendor,
   input: Omit<CreateInput, 'media'>,
   signal?: AbortSignal,
+  prefetched?: ReadonlyMap<string, InlineMedia>,
 ): Promise<Map<string, InlineMedia>> {
-  const urls = [...new Set(vendor.inlineMedia?.(input) ?? [])];
+  const out = new Map<string, InlineMedia>();
+  const urls: string[] = [];
+  for (const url of new Set(vendor.inlineMedia?.(input) ?? [])) {
+    const known = prefetched?.get(url);
+    if (known) out.set(url, known);
+    else urls.push(url);
+  }
   if (urls.length > MAX_MEDIA_URLS)
     throw errors.invalidRequest(`At most ${MAX_MEDIA_URLS} media URLs can be fetched for one video; got ${urls.length}.`, 'media', 'too_many_media');
-  const out = new Map<string, InlineMedia>();
   let next = 0;
   const worker = async () => {
     while (next < urls.length) {

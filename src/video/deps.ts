@@ -5,6 +5,8 @@ import type { Quota, RateLimiter } from '../limits/types.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import type { BlobStore } from './blobs.js';
+import type { VideoCapabilities } from './capabilities.js';
+import type { Uploads } from './uploads.js';
 import type { VendorClient } from './client.js';
 import type { LinkSigner } from './links.js';
 import type { VideoVendor } from './types.js';
@@ -21,6 +23,10 @@ export interface VideoSettings {
   leaseMs: number;
   /** Base URL clients reach the gateway at, for output_url. */
   publicUrl: string;
+  /** Largest accepted upload (input_reference file). */
+  uploadMaxBytes: number;
+  /** Uploads are removed this long after their job settles. */
+  uploadRetentionMs: number;
 }
 
 /** Everything the video services need, built once at start. */
@@ -32,6 +38,9 @@ export interface VideoDeps {
   sealer: IdSealer;
   links: LinkSigner;
   blobs: BlobStore;
+  uploads: Uploads;
+  /** The model's capabilities (vendor declaration with the config's override), undefined for a non-video model. */
+  capabilities(model: string): VideoCapabilities | undefined;
   media: MediaFetcher;
   limiter: RateLimiter;
   limitDefaults: Quota;

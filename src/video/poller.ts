@@ -1,4 +1,5 @@
 import { moneyReleased, units, videoSettlements } from '../ops/metrics.js';
+import { purgeDue } from './manage.js';
 import type { VideoService } from './service.js';
 
 /**
@@ -58,6 +59,8 @@ export class VideoPoller {
       await Promise.all(
         jobs.filter((j) => !seen.has(j.id) && seen.add(j.id)).map((j) => this.video.refresh(j)),
       );
+      // Uploads past their retention, and what deleted jobs left behind.
+      await purgeDue(this.video.deps, this.batch);
       return seen.size;
     } catch (e) {
       this.video.deps.log.error({ err: (e as Error).message }, 'video poller tick failed');

@@ -62,6 +62,7 @@ export async function refreshJob(deps: VideoDeps, job: JobRecord): Promise<void>
       await deps.store.recordPoll(job.id, {
         vendorData: status.vendorData,
         progress: status.progress ?? null,
+        phase: status.phase ?? 'running',
         nextPollAt: now + deps.settings.pollIntervalMs,
         now,
       });
@@ -136,13 +137,26 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
   moneyReleased.inc({ model: job.model }, units(job.holdMicros));
   moneyCaptured.inc({ model: job.model }, units(cost));
   deps.log.info({ job: job.id, seconds: status.seconds, billable, cost }, 'video job completed');
+  await afterSettle(deps, job);
+}
+
+/**
+ * Uploads stay for the retention period after the job settles (a vendor may still fetch them);
+ * a job the client deleted while it ran is purged whole at once.
+ */
+async function afterSettle(deps: VideoDeps, job: JobRecord): Promise<void> {
+  const fresh = job.deletedAt === null ? await deps.store.getJob(job.id) : job;
+  if (!fresh) return;
+  if (fresh.deletedAt !== null) await deps.store.schedulePurge(job.id, deps.clock.now());
+  else if (fresh.uploads.length > 0) await deps.store.schedulePurge(job.id, deps.clock.now() + deps.settings.uploadRetentionMs);
 }
 
 /** Inline results are written to the gateway's blob store once; URLs are kept as references. */
 async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, index: number): Promise<JsonObject> {
   if (out.inlineBase64) {
-    const blob = await deps.blobs.put(`${job.id}-${index}.mp4`, out.inlineBase64);
-    return { blob: blob.path, size: blob.size, mimeType: out.mimeType ?? 'video/mp4' };
+    const mimeType = out.mimeType ?? 'video/mp4';
+    const blob = await deps.blobs.put(`${job.id}-${index}.mp4`, Buffer.from(out.inlineBase64, 'base64'), mimeType);
+    return { blob: blob.name, size: blob.size, mimeType };
   }
   const kept: JsonObject = {};
   if (out.url) kept.url = out.url;
@@ -157,6 +171,7 @@ async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string
   videoSettlements.inc({ model: job.model, outcome: 'failed', code: isFailureCode(err.code) ? err.code : 'other' });
   moneyReleased.inc({ model: job.model }, units(job.holdMicros));
   deps.log.info({ job: job.id, code: err.code }, 'video job failed; hold released');
+  await afterSettle(deps, job);
 }
 
 /** Retry later, more slowly each time, never later than a minute. */

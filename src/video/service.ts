@@ -3,9 +3,11 @@ import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import type { JobRecord } from '../store/types.js';
-import { openContent, type ContentReply } from './content.js';
-import { createVideoJob, type CreateControl } from './create.js';
+import { openContent, openVariant, type ContentReply } from './content.js';
+import { createVideoJob, type CreateControl, type CreateOptions } from './create.js';
 import type { VideoDeps } from './deps.js';
+import { cancelUpstream, deletedAnswer, listJobs, purgeJob, type ListQuery } from './manage.js';
+import { presentOpenAiVideo } from './openai/present.js';
 import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
 import { JobCache } from './job-cache.js';
@@ -23,21 +25,65 @@ export class VideoService {
     this.jobs = new JobCache(deps.store, deps.clock);
   }
 
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl): Promise<JsonObject> {
-    const job = await createVideoJob(this.deps, ctx, model, body, req);
-    return presentJob(job, undefined);
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl, opts?: CreateOptions): Promise<JsonObject> {
+    const job = await createVideoJob(this.deps, ctx, model, body, req, opts);
+    return this.present(job);
   }
 
   async get(ctx: AuthContext, id: string): Promise<JsonObject> {
     let job = await this.load(id, ctx.account.id);
     if (job.state === 'processing' && this.deps.clock.now() >= job.nextPollAt) job = await this.refresh(job);
-    return presentJob(job, job.state === 'completed' ? this.outputUrl(id) : undefined);
+    return this.present(job);
+  }
+
+  /** A job in the dialect it was created in (OpenAI's video object, or the spec's job object). */
+  present(job: JobRecord): JsonObject {
+    if (job.dialect === 'openai') return presentOpenAiVideo(job, this.deps.capabilities(job.model), this.deps.clock.now());
+    return presentJob(job, job.state === 'completed' && job.publicId ? this.outputUrl(job.publicId) : undefined);
+  }
+
+  /** GET /v1/videos: OpenAI's list shape; each job in its own dialect. */
+  async list(ctx: AuthContext, q: ListQuery): Promise<JsonObject> {
+    const { jobs, hasMore } = await listJobs(this.deps, ctx, q);
+    const data = jobs.map((j) => this.present(j));
+    return { object: 'list', data, first_id: jobs[0]?.publicId ?? null, last_id: jobs[jobs.length - 1]?.publicId ?? null, has_more: hasMore };
+  }
+
+  /**
+   * DELETE /v1/videos/{id}: a processing job is cancelled upstream where the vendor can (hold
+   * released, no charge); either way the job is gone from reads and lists at once, and what the
+   * gateway stored for it is removed (a processing job's once it settles).
+   */
+  async delete(ctx: AuthContext, id: string): Promise<JsonObject> {
+    const job = await this.load(id, ctx.account.id);
+    if (job.state === 'processing') await cancelUpstream(this.deps, job);
+    const gone = await this.deps.store.deleteJob(job.id, this.deps.clock.now());
+    this.jobs.forget(job.id);
+    if (!gone) throw notFound(id);
+    const after = await this.deps.store.getJob(job.id);
+    if (after && after.purgeAt !== null) {
+      await purgeJob(this.deps, after).catch((e) => this.deps.log.warn({ job: job.id, err: (e as Error).message }, 'purge failed; the refresher retries'));
+    }
+    return deletedAnswer(id);
+  }
+
+  /** The finished job a remix starts from: it must be complete, and its vendor must have a remix call. */
+  async remixSource(ctx: AuthContext, id: string): Promise<JobRecord> {
+    const job = await this.load(id, ctx.account.id);
+    const caps = this.deps.capabilities(job.model);
+    if (!caps?.remix || !this.deps.vendors.get(job.vendor)?.buildRemix)
+      throw errors.invalidRequest(`Remix is not supported for model '${job.model}'.`, 'model', 'remix_unsupported');
+    if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
+    return job;
   }
 
   /** `accountId` comes from the bearer key, or from a verified signed link. */
-  async content(accountId: string, id: string, index: number, range: string | undefined, signal: AbortSignal): Promise<ContentReply> {
+  async content(accountId: string, id: string, index: number, range: string | undefined, signal: AbortSignal, variant = 'video'): Promise<ContentReply> {
     const job = await this.load(id, accountId);
-    return openContent(this.deps, job, index, range, signal);
+    if (variant === 'video') return openContent(this.deps, job, index, range, signal);
+    if (variant !== 'thumbnail' && variant !== 'spritesheet')
+      throw errors.invalidRequest("'variant' must be one of video, thumbnail, spritesheet.", 'variant');
+    return openVariant(this.deps, job, variant, signal);
   }
 
   /** Signed link verification for output_url (no bearer header needed). */
@@ -78,7 +124,7 @@ export class VideoService {
     if (!claims || claims.a !== accountId) throw notFound(id);
     const job = await this.jobs.get(claims.j);
     if (!job || job.accountId !== accountId) throw notFound(id);
-    if (job.state === 'submitting' || job.state === 'rejected') throw notFound(id);
+    if (job.state === 'submitting' || job.state === 'rejected' || job.deletedAt !== null) throw notFound(id);
     return job;
   }
 }

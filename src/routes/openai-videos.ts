@@ -1,0 +1,147 @@
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Authorizer } from '../auth/authorize.js';
+import { errors } from '../core/errors.js';
+import { isObject, type JsonObject } from '../core/json.js';
+import type { InlineMedia } from '../video/types.js';
+import { OPENAI_DEFAULT_MODEL, foldFormFields, toSpecBody } from '../video/openai/request.js';
+import type { VideoService } from '../video/service.js';
+import { checkUpload } from '../video/uploads.js';
+
+const MAX_FORM_FIELDS = 64;
+const MAX_FIELD_BYTES = 256 * 1024;
+
+interface ParsedCreate {
+  fields: JsonObject;
+  file?: Buffer;
+}
+
+/** Multipart errors of @fastify/multipart, in the spec's error shape. */
+function multipartError(e: unknown, maxBytes: number): unknown {
+  const code = (e as { code?: string })?.code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return errors.uploadTooLarge(maxBytes);
+  if (code === 'FST_FILES_LIMIT') return errors.invalidRequest('Send at most one file (input_reference).', 'input_reference', 'too_many_files');
+  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
+    return errors.invalidRequest(`At most ${MAX_FORM_FIELDS} form fields are accepted.`, undefined, 'too_many_fields');
+  if (code === 'FST_PROTO_VIOLATION') return errors.invalidRequest('A form field name is a forbidden key.', undefined, 'forbidden_key');
+  if (code === 'FST_INVALID_JSON_FIELD_ERROR') return errors.invalidJson('A form field declared as JSON is not valid JSON.');
+  return e;
+}
+
+/** The create's fields and its one file, from JSON or from the multipart form the official SDKs send. */
+async function readCreate(req: FastifyRequest, maxBytes: number): Promise<ParsedCreate> {
+  if (!req.isMultipart()) {
+    if (!isObject(req.body)) throw errors.invalidRequest('The request body must be a JSON object or a multipart form.', undefined, 'invalid_body');
+    return { fields: req.body };
+  }
+  const pairs: [string, string][] = [];
+  let file: Buffer | undefined;
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'input_reference') {
+          part.file.resume();
+          throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in 'input_reference'.`, part.fieldname.slice(0, 100));
+        }
+        // Bounded by the plugin's fileSize limit: toBuffer throws once the file passes it.
+        file = await part.toBuffer();
+      } else {
+        if (part.valueTruncated || part.fieldnameTruncated)
+          throw errors.invalidRequest(`Form field '${part.fieldname.slice(0, 100)}' is too long.`, part.fieldname.slice(0, 100));
+        const v = part.value;
+        pairs.push([part.fieldname, typeof v === 'string' ? v : JSON.stringify(v)]);
+      }
+    }
+  } catch (e) {
+    throw multipartError(e, maxBytes);
+  }
+  return { fields: foldFormFields(pairs), file };
+}
+
+/**
+ * OpenAI's Videos API over the same job machinery: create (JSON or multipart with an uploaded
+ * input_reference), list, delete, remix. Retrieve and content share the spec's routes
+ * (GET /v1/videos/{id} answers each job in the dialect it was created in).
+ */
+export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService }): void {
+  const { settings, uploads } = deps.video.deps;
+
+  app.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: { fileSize: settings.uploadMaxBytes, files: 1, fields: MAX_FORM_FIELDS, parts: MAX_FORM_FIELDS + 1, fieldSize: MAX_FIELD_BYTES },
+    });
+
+    scope.post('/v1/videos', async (req) => {
+      const { fields, file } = await readCreate(req, settings.uploadMaxBytes);
+      const model = deps.authorizer.model(req.auth, 'video', fields.model ?? OPENAI_DEFAULT_MODEL, 'video');
+      if (!file) return deps.video.create(req.auth, model, toSpecBody(fields, undefined), { signal: req.abortSignal, commit: () => req.commit() }, { dialect: 'openai' });
+
+      const checked = checkUpload(file, 'input_reference');
+      const caps = deps.video.deps.capabilities(model.name);
+      if (caps && !caps.first_frame)
+        throw errors.invalidRequest(`${model.name} does not take an input_reference image.`, 'input_reference', 'unsupported_input_reference');
+      const name = await uploads.store(req.auth.account.id, file, checked);
+      const url = uploads.url(name, deps.video.deps.clock.now());
+      // Vendors that take the image inline (Veo, Azure's multipart) get these bytes, never a fetch of our own link.
+      const prefetched = new Map<string, InlineMedia>([[url, { base64: file.toString('base64'), mimeType: checked.mime }]]);
+      try {
+        return await deps.video.create(req.auth, model, toSpecBody(fields, url), { signal: req.abortSignal, commit: () => req.commit() }, {
+          dialect: 'openai',
+          uploads: [name],
+          prefetched,
+        });
+      } catch (e) {
+        // No job took the upload (a refusal, or a create no upstream accepted): nothing may keep it.
+        await deps.video.deps.blobs.delete(name).catch(() => undefined);
+        throw e;
+      }
+    });
+  });
+
+  app.get<{ Querystring: { after?: string; limit?: string; order?: string } }>('/v1/videos', async (req) => {
+    deps.authorizer.action(req.auth, 'video');
+    return deps.video.list(req.auth, req.query);
+  });
+
+  // The Python SDK sends DELETE with an empty JSON body; an empty body here is no body.
+  app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
+      if (String(text).trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(String(text)));
+      } catch {
+        done(errors.invalidJson('The request body is not valid JSON.'), undefined);
+      }
+    });
+    scope.delete<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
+      deps.authorizer.action(req.auth, 'video');
+      return deps.video.delete(req.auth, req.params.id);
+    });
+  });
+
+  app.post<{ Params: { id: string } }>('/v1/videos/:id/remix', async (req) => {
+    deps.authorizer.action(req.auth, 'video');
+    const body = req.body;
+    if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.', undefined, 'invalid_body');
+    const extra = Object.keys(body).find((k) => k !== 'prompt');
+    if (extra) throw errors.invalidRequest(`Unknown field '${extra.slice(0, 100)}': a remix takes only 'prompt'.`, extra.slice(0, 100), 'unknown_parameter');
+    const source = await deps.video.remixSource(req.auth, req.params.id);
+    const model = deps.authorizer.model(req.auth, 'video', source.model, 'video');
+    const spec: JsonObject = { model: source.model, prompt: body.prompt ?? null };
+    if (typeof source.request.size === 'string') spec.size = source.request.size;
+    return deps.video.create(req.auth, model, spec, { signal: req.abortSignal, commit: () => req.commit() }, { dialect: 'openai', remixOf: source });
+  });
+
+  // Uploaded inputs, for vendors that fetch them: only through a signed, expiring link (no key).
+  app.get<{ Params: { '*': string }; Querystring: { expires?: string; signature?: string } }>('/uploads/*', async (req, reply) => {
+    const name = req.params['*'];
+    if (!uploads.verify(name, req.query.expires, req.query.signature, deps.video.deps.clock.now()))
+      throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
+    const size = await deps.video.deps.blobs.size(name);
+    if (size === undefined) throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
+    reply.headers({ 'content-type': uploads.mimeOf(name), 'content-length': String(size) });
+    return reply.send(await deps.video.deps.blobs.open(name));
+  });
+}
+
