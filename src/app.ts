@@ -162,7 +162,7 @@ export function buildApp(s: Services): FastifyInstance {
       adminToken: s.config.admin_token,
       metricsHere: s.config.metrics.enabled && s.config.metrics.port === undefined,
     });
-    registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt });
+    registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });

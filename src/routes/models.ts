@@ -1,15 +1,26 @@
 import type { FastifyInstance } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
+import { formatMicros } from '../core/money.js';
 import type { Catalog, ModelInfo } from '../routing/catalog.js';
+import type { VideoCapabilities } from '../video/capabilities.js';
 
-/** OpenAI's list shape, holding only what the caller's key and account may use. */
-function present(m: ModelInfo, created: number) {
-  return { id: m.name, object: 'model', created, owned_by: m.ownedBy, capabilities: m.capabilities };
+interface ModelRouteDeps {
+  authorizer: Authorizer;
+  catalog: Catalog;
+  startedAt: number;
+  videoCapabilities: (model: string) => VideoCapabilities | undefined;
 }
 
-export function registerModelRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; catalog: Catalog; startedAt: number }): void {
+export function registerModelRoutes(app: FastifyInstance, deps: ModelRouteDeps): void {
   const created = Math.floor(deps.startedAt / 1000);
+  /** OpenAI's model shape; video models add what they accept and can do, so a client can build its form from it. */
+  const present = (m: ModelInfo, at: number) => {
+    const out: Record<string, unknown> = { id: m.name, object: 'model', created: at, owned_by: m.ownedBy, capabilities: m.capabilities };
+    const video = deps.videoCapabilities(m.name);
+    if (video) out.video = { ...video, price_per_second: m.price.perSecond !== undefined ? Number(formatMicros(m.price.perSecond)) : null };
+    return out;
+  };
   app.get('/v1/models', async (req) => {
     deps.authorizer.action(req.auth, 'models');
     return { object: 'list', data: deps.catalog.visibleModels(req.auth.account, req.auth.key).map((m) => present(m, created)) };

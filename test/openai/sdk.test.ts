@@ -153,7 +153,7 @@ describe('openai SDK: list, remix, delete', () => {
     expect(upstream.json).toEqual({ prompt: 'a fox, in watercolour' });
     const { video } = await untilDone(c, remix.id);
     expect(video.status).toBe('completed');
-    expect(video.vendor_data).toMatchObject({ remixed_from_video_id: expect.stringMatching(/^video_/) });
+    expect((video as unknown as { vendor_data: object }).vendor_data).toMatchObject({ remixed_from_video_id: expect.stringMatching(/^video_/) });
 
     const veoJob = await c.videos.create({ model: 'veo-3.1-generate-001', prompt: 'x' });
     await untilDone(c, veoJob.id);
