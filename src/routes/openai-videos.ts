@@ -139,9 +139,10 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
     if (!uploads.verify(name, req.query.expires, req.query.signature, deps.video.deps.clock.now()))
       throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
     const size = await deps.video.deps.blobs.size(name);
-    if (size === undefined) throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
+    const body = size === undefined ? undefined : await deps.video.deps.blobs.open(name);
+    if (size === undefined || !body) throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
     reply.headers({ 'content-type': uploads.mimeOf(name), 'content-length': String(size) });
-    return reply.send(await deps.video.deps.blobs.open(name));
+    return reply.send(body);
   });
 }
 
