@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
+import { SORA_SECONDS } from '../../src/video/vendors/sora/adapter.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { videoModule as wan } from '../../src/video/vendors/wan/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -27,7 +28,8 @@ describe('video capabilities', () => {
     const r = await call(gw, 'GET', '/v1/models/sora-2', { key });
     expect(r.status).toBe(200);
     expect(r.json.video).toEqual({
-      durations: [4, 8, 12, 16, 20],
+      // The adapter's own list: what the model shows and what the adapter accepts are one table.
+      durations: [...SORA_SECONDS],
       default_seconds: 4,
       sizes: ['720x1280', '1280x720', '1024x1792', '1792x1024', '1920x1080', '1080x1920'],
       default_size: '720x1280',
