@@ -134,8 +134,8 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
   });
 
   // Uploaded inputs, for vendors that fetch them: only through a signed, expiring link (no key).
-  app.get<{ Params: { '*': string }; Querystring: { expires?: string; signature?: string } }>('/uploads/*', async (req, reply) => {
-    const name = req.params['*'];
+  app.get<{ Params: { account: string; file: string }; Querystring: { expires?: string; signature?: string } }>('/uploads/:account/:file', async (req, reply) => {
+    const name = `uploads/${req.params.account}/${req.params.file}`;
     if (!uploads.verify(name, req.query.expires, req.query.signature, deps.video.deps.clock.now()))
       throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
     const size = await deps.video.deps.blobs.size(name);

@@ -70,16 +70,7 @@ export class Uploads {
   /** The link a vendor fetches the upload from. */
   url(name: string, now: number): string {
     const { expires, signature } = this.links.sign(`upload:${name}`, now);
-    return `${this.publicUrl()}/uploads/${name}?expires=${expires}&signature=${signature}`;
-  }
-
-  /** The blob name behind a signed upload link, or undefined when the link is not one of ours or is invalid. */
-  nameFromUrl(url: string, now: number): string | undefined {
-    const base = `${this.publicUrl()}/uploads/`;
-    if (!url.startsWith(base)) return undefined;
-    const u = new URL(url);
-    const name = decodeURIComponent(u.pathname.slice(new URL(base).pathname.length));
-    return this.verify(name, u.searchParams.get('expires') ?? undefined, u.searchParams.get('signature') ?? undefined, now) ? name : undefined;
+    return `${this.publicUrl()}/${name}?expires=${expires}&signature=${signature}`;
   }
 
   verify(name: string, expires: unknown, signature: unknown, now: number): boolean {
