@@ -22,7 +22,7 @@ export interface VideoIdClaims {
   d: number;
   /** Upstream task id. */
   t: string;
-  /** The surface that created the job, when not the spec's: 'o' = OpenAI Videos API. */
+  /** The surface that created the job, when not the spec's: 'o' = POST /v1/videos. */
   s?: 'o';
 }
 

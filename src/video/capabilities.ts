@@ -1,39 +1,7 @@
 import { errors } from '../core/errors.js';
-import type { StandardVideoRequest } from './types.js';
+import type { StandardVideoRequest, VideoCapabilities } from './types.js';
 
-/**
- * What one video model accepts and can do, declared in its vendor's folder (capabilities.ts) from
- * the same tables the adapter validates with, overridable per model in the config
- * (`models.<name>.video`). Served by GET /v1/models and checked at create, so the two agree.
- * A list left out means "not restricted by the gateway" (the vendor judges).
- */
-export interface VideoCapabilities {
-  /** Durations in seconds the model accepts. */
-  durations?: number[];
-  /** Seconds generated when none is asked for. */
-  default_seconds: number;
-  /** `WxH` sizes the model accepts. */
-  sizes?: string[];
-  /** Size used when none is asked for (shown as the job's `size`). */
-  default_size?: string;
-  /** Resolution tiers (`720p`) and aspect ratios (`16:9`) the model accepts. */
-  resolutions?: string[];
-  aspect_ratios?: string[];
-  first_frame: boolean;
-  last_frame: boolean;
-  /** Soft reference media (input_references). */
-  references: boolean;
-  /** Generates an audio track. */
-  audio: boolean;
-  /** POST /v1/videos/{id}/remix. */
-  remix: boolean;
-  /** A processing job can be cancelled upstream (DELETE releases the hold at no charge). */
-  cancel: boolean;
-  /** Content variants served for a finished job (`video` always). */
-  variants: Array<'video' | 'thumbnail' | 'spritesheet'>;
-  /** How long the vendor keeps a finished video; null when the gateway or the client's bucket keeps it. */
-  content_ttl_seconds: number | null;
-}
+export type { VideoCapabilities } from './types.js';
 
 /** Rejects, before any money moves or any upstream call, what the model's capabilities exclude. */
 export function checkCapabilities(model: string, caps: VideoCapabilities, std: StandardVideoRequest): void {

@@ -1,7 +1,6 @@
 import type { JsonObject } from '../../core/json.js';
 import type { SimServer } from '../../sim/framework.js';
-import type { VideoCapabilities } from '../capabilities.js';
-import type { VideoVendor } from '../types.js';
+import type { VideoCapabilities, VideoVendor } from '../types.js';
 
 /** How the embedded default wires one upstream to this vendor's simulator. */
 export interface DemoUpstream {

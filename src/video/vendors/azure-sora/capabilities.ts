@@ -1,4 +1,4 @@
-import type { VideoCapabilities } from '../../capabilities.js';
+import type { VideoCapabilities } from '../../types.js';
 import { AZURE_DEFAULT_SECONDS } from './request.js';
 
 /**

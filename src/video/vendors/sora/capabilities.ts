@@ -1,4 +1,4 @@
-import type { VideoCapabilities } from '../../capabilities.js';
+import type { VideoCapabilities } from '../../types.js';
 import { SORA_DEFAULT_SECONDS, SORA_SECONDS } from './adapter.js';
 
 /**

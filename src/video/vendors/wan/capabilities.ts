@@ -1,4 +1,4 @@
-import type { VideoCapabilities } from '../../capabilities.js';
+import type { VideoCapabilities } from '../../types.js';
 import { DEFAULT_SECONDS, wanModelInfo } from './models.js';
 
 /**
