@@ -26,6 +26,7 @@ import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerEmbeddingsRoutes } from './routes/embeddings.js';
+import { registerIndexRoute } from './routes/index.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerVideoRoutes } from './routes/videos.js';
 import { registerUsageRoutes } from './routes/usage.js';
@@ -154,6 +155,7 @@ export function buildApp(s: Services): FastifyInstance {
   // below, and any added later by other plugins).
   app.register(registerOpenApi);
   app.register(async (api) => {
+    registerIndexRoute(api);
     registerOpsRoutes(api, {
       readiness: s.readiness,
       store: s.store,
