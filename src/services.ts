@@ -84,7 +84,7 @@ export function createLogger(level: ConfigFile['log_level'], opts: { secrets?: I
 }
 
 /** Checks what zod cannot: every upstream's vendor is known, and a video model has one vendor. */
-function checkVendors(cfg: ConfigFile): void {
+export function checkVendors(cfg: ConfigFile): void {
   const known = new Set<string>([...videoVendors.keys(), ...embeddingVendorIds]);
   const problems: string[] = [];
   const videoVendorOf = new Map<string, string>();

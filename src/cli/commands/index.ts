@@ -1,6 +1,8 @@
 import type { CliCommand } from '../command.js';
 import { accountsCommand } from './accounts.js';
+import { checkCommand } from './check.js';
 import { embedCommand } from './embed.js';
+import { initCommand } from './init.js';
 import { keysCommand } from './keys.js';
 import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
@@ -13,6 +15,8 @@ import { videoCommand } from './video.js';
  */
 export const commands: readonly CliCommand[] = [
   serveCommand,
+  initCommand,
+  checkCommand,
   videoCommand,
   embedCommand,
   modelsCommand,
