@@ -192,6 +192,13 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     success: { status: 200, description: 'Records to reconcile with the vendors.', content: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }) },
     errors: ADMIN_ERRORS,
   },
+  'GET /': {
+    summary: 'Index: name, version, where the documentation is, links',
+    tag: 'operations',
+    auth: 'none',
+    success: { status: 200, description: 'A small JSON index.', content: json({ type: 'object', properties: { name: { type: 'string' }, version: { type: 'string' }, links: { type: 'object' } } }) },
+    errors: [],
+  },
   'GET /health': { summary: 'Liveness', tag: 'operations', auth: 'none', success: { status: 200, description: 'The process is up.', content: json({ type: 'object', properties: { status: { const: 'ok' } } }) }, errors: [] },
   'GET /ready': {
     summary: 'Readiness: store, migrations, Redis, shutdown',
