@@ -22,7 +22,7 @@ import { Catalog } from './routing/catalog.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 import { BlobStore } from './video/blobs.js';
-import { VendorClient } from './video/client.js';
+import { UpstreamClient } from './http/upstream-client.js';
 import { LinkSigner } from './video/links.js';
 import { VideoPoller } from './video/poller.js';
 import { VideoService } from './video/service.js';
@@ -114,6 +114,8 @@ export async function buildServices(
   const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
   const executor = new Executor();
+  // The one upstream client (credentials, then signing, then the executor) for video, embeddings and chat.
+  const client = new UpstreamClient(executor);
   const limiter = createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
   const authenticator = new Authenticator(store, clock);
   const authorizer = new Authorizer(catalog);
@@ -128,7 +130,7 @@ export async function buildServices(
   const video = new VideoService({
     store,
     catalog,
-    client: new VendorClient(executor),
+    client,
     vendors: videoVendors,
     sealer: new IdSealer(secrets.idSecrets),
     links: new LinkSigner(secrets.idSecrets[secrets.idSecrets.length - 1]!, cfg.video.link_ttl_ms),
@@ -153,7 +155,7 @@ export async function buildServices(
     reservations.forgetBalances();
   });
   const charges = new ChargeBatcher(store);
-  const common = { catalog, store, executor, limiter, clock, reservations, charges };
+  const common = { catalog, store, executor, client, limiter, clock, reservations, charges };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const shutdown = new ShutdownState();
   const readiness = new Readiness(store, shutdown, cfg.limits.backend === 'redis' ? cfg.limits.redis_url : undefined);

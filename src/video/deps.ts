@@ -5,7 +5,7 @@ import type { Quota, RateLimiter } from '../limits/types.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import type { BlobStore } from './blobs.js';
-import type { VendorClient } from './client.js';
+import type { UpstreamClient } from '../http/upstream-client.js';
 import type { LinkSigner } from './links.js';
 import type { VideoVendor } from './types.js';
 
@@ -27,7 +27,7 @@ export interface VideoSettings {
 export interface VideoDeps {
   store: Store;
   catalog: Catalog;
-  client: VendorClient;
+  client: UpstreamClient;
   vendors: ReadonlyMap<string, VideoVendor>;
   sealer: IdSealer;
   links: LinkSigner;
