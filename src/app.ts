@@ -167,7 +167,7 @@ export function buildApp(s: Services): FastifyInstance {
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
-    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock });
+    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin });
     registerUsageRoutes(api, { store: s.store, clock: s.clock });
   });
   return app;

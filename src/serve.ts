@@ -38,7 +38,9 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     state: services.shutdown,
     logger: services.logger,
     deadlineMs: cfg.server.shutdown_timeout_ms,
-    stopBackground: () => services.poller.stop(),
+    stopBackground: async () => {
+      await Promise.all([services.poller.stop(), services.webhooks.dispatcher.stop()]);
+    },
     closeServices: async () => {
       await metricsApp?.close();
       await services.close();
@@ -49,6 +51,7 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   metricsApp =
     cfg.metrics.enabled && cfg.metrics.port !== undefined ? await startMetricsListener(services, cfg.metrics.host, cfg.metrics.port) : undefined;
   services.poller.start();
+  services.webhooks.dispatcher.start();
   const addr = app.server.address();
   const base = `http://${cfg.server.host}:${typeof addr === 'object' && addr ? addr.port : cfg.server.port}`;
   const demoInfo = demo

@@ -31,6 +31,8 @@ import { embeddingVendorIds } from './embeddings/vendors/registry.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Readiness } from './ops/readiness.js';
 import { startTracing } from './ops/tracing-setup.js';
+import { WebhookAdmin } from './webhooks/admin.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 /** Everything the app needs, built once at start. */
 export interface Services {
@@ -53,6 +55,8 @@ export interface Services {
   startedAt: number;
   /** Flips when a graceful shutdown begins (readiness reads it). */
   shutdown: ShutdownState;
+  /** Webhook endpoints (admin) and the outbox delivery loop (started by `serve`). */
+  webhooks: { admin: WebhookAdmin; dispatcher: WebhookDispatcher };
   /** Waits for background work, flushes batched charges, then closes pools, limiter and store. */
   close(): Promise<void>;
 }
@@ -145,6 +149,7 @@ export async function buildServices(
       deadlineMs: cfg.video.deadline_ms,
       leaseMs: cfg.video.lease_ms,
       publicUrl,
+      allowPrivateWebhooks: cfg.webhooks.allow_private_networks,
     },
   });
   const poller = new VideoPoller(video, cfg.video.refresher_interval_ms, cfg.video.stale_submitting_ms);
@@ -160,6 +165,25 @@ export async function buildServices(
   const shutdown = new ShutdownState();
   const readiness = new Readiness(store, shutdown, cfg.limits.backend === 'redis' ? cfg.limits.redis_url : undefined);
   const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat, logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) } });
+  const w = cfg.webhooks;
+  const webhooks = {
+    admin: new WebhookAdmin(admin, store, clock, w.allow_private_networks),
+    dispatcher: new WebhookDispatcher(
+      store,
+      clock,
+      {
+        intervalMs: w.interval_ms,
+        concurrency: w.concurrency,
+        timeoutMs: w.timeout_ms,
+        leaseMs: w.lease_ms,
+        retryBaseMs: w.retry_base_ms,
+        maxDelayMs: w.max_delay_ms,
+        maxAttempts: w.max_attempts,
+        allowPrivateNetworks: w.allow_private_networks,
+      },
+      { warn: (o, m) => logger.warn(o, m) },
+    ),
+  };
   return {
     config: { ...cfg, admin_token: secrets.adminToken },
     logger,
@@ -178,8 +202,10 @@ export async function buildServices(
     readiness,
     startedAt: clock.now(),
     shutdown,
+    webhooks,
     async close() {
       await poller.stop();
+      await webhooks.dispatcher.stop();
       // Answers already sent are billed before the store goes away.
       await charges.drain();
       await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close()]);

@@ -17,6 +17,7 @@ import type { VideoDeps } from './deps.js';
 import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
 import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
+import { checkJobWebhook, takeJobWebhook } from '../webhooks/job-target.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -36,6 +37,8 @@ export async function createVideoJob(
   body: JsonObject,
   control: CreateControl = {},
 ): Promise<JobRecord> {
+  const target = takeJobWebhook(body);
+  body = target.body;
   rejectForbiddenKeys(body);
   const { std, native } = parseStandard(body);
   const candidates = deps.catalog.candidates(model.name, ctx.account);
@@ -49,6 +52,7 @@ export async function createVideoJob(
   vendor.validate?.({ ...base, media: new Map() });
   const pricePerSecond = model.price.perSecond ?? 0;
   const hold = costForSeconds(pricePerSecond, estSeconds);
+  if (target.url) await checkJobWebhook(deps.store, ctx.account.id, target.url, deps.settings.allowPrivateWebhooks ?? false);
 
   const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
   await admitOrThrow(deps.limiter, 'video', scopes, 0);
@@ -81,6 +85,7 @@ export async function createVideoJob(
         request: summarize(body),
         createdAt: now,
         deadlineAt: now + deps.settings.deadlineMs,
+        webhookUrl: target.url ?? null,
       },
       hold,
       now,

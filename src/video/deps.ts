@@ -21,6 +21,8 @@ export interface VideoSettings {
   leaseMs: number;
   /** Base URL clients reach the gateway at, for output_url. */
   publicUrl: string;
+  /** A per-job gateway_webhook_url may point at a private address (tests, same-host receivers). */
+  allowPrivateWebhooks?: boolean;
 }
 
 /** Everything the video services need, built once at start. */

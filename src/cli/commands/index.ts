@@ -8,6 +8,7 @@ import { modelsCommand } from './models.js';
 import { serveCommand } from './serve.js';
 import { spendCommand } from './spend.js';
 import { videoCommand } from './video.js';
+import { webhooksCommand } from './webhooks.js';
 
 /**
  * Every command of the `gateway` binary, in help order. Adding a command is one module in this
@@ -23,4 +24,5 @@ export const commands: readonly CliCommand[] = [
   accountsCommand,
   keysCommand,
   spendCommand,
+  webhooksCommand,
 ];
