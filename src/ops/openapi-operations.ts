@@ -1,6 +1,7 @@
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import type { ZodType } from 'zod';
 import { adminSchemas } from '../routes/admin.js';
+import { webhookEndpointSchema } from '../routes/webhooks.js';
 import { ref } from './openapi-schemas.js';
 
 type Schema = Record<string, unknown>;
@@ -183,6 +184,37 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description: 'A total and/or a per-UTC-day or per-month limit, in currency units; null clears one.',
     body: fromZod(adminSchemas.budget),
     success: { status: 200, description: 'The key with its budget.', content: json(ref('Key')) },
+    errors: ADMIN_ERRORS,
+  },
+  'POST /admin/webhooks': {
+    summary: 'Register a webhook endpoint',
+    tag: 'admin',
+    auth: 'admin',
+    description: 'Events: video.completed, video.failed, video.cancelled (default: all). The whsec_ secret is in this answer only. See docs/webhooks.md.',
+    body: fromZod(webhookEndpointSchema),
+    success: { status: 201, description: 'The endpoint, with its secret shown once.', content: json({ type: 'object', additionalProperties: true }) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/webhooks': {
+    summary: 'List webhook endpoints',
+    tag: 'admin',
+    auth: 'admin',
+    query: { account: { type: 'string' } },
+    success: { status: 200, description: 'Endpoints (never their secrets).', content: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/webhooks/:id': { summary: 'Get a webhook endpoint', tag: 'admin', auth: 'admin', success: { status: 200, description: 'The endpoint.', content: json({ type: 'object', additionalProperties: true }) }, errors: ADMIN_ERRORS },
+  'DELETE /admin/webhooks/:id': { summary: 'Disable a webhook endpoint', tag: 'admin', auth: 'admin', success: { status: 200, description: 'The disabled endpoint.', content: json({ type: 'object', additionalProperties: true }) }, errors: ADMIN_ERRORS },
+  'GET /admin/webhooks/:id/deliveries': {
+    summary: "A webhook endpoint's delivery log",
+    tag: 'admin',
+    auth: 'admin',
+    query: { limit: { type: 'integer', minimum: 1, maximum: 1000 } },
+    success: {
+      status: 200,
+      description: 'Each event (state, attempts) and every attempt (status, error, latency), newest first.',
+      content: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } }, attempts: { type: 'array', items: { type: 'object' } } } }),
+    },
     errors: ADMIN_ERRORS,
   },
   'GET /admin/reconcile': {

@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { errors } from '../core/errors.js';
 import { webhookView, type WebhookAdmin } from '../webhooks/admin.js';
 
-const endpointSchema = z.object({ account: z.string(), url: z.string(), events: z.array(z.string()).max(10).optional() }).strict();
+export const webhookEndpointSchema = z.object({ account: z.string(), url: z.string(), events: z.array(z.string()).max(10).optional() }).strict();
 
 /** Webhook endpoints under /admin (registered inside the admin plugin, so the admin token guards them). */
 export function registerWebhookAdminRoutes(admin: FastifyInstance, webhooks: WebhookAdmin): void {
   admin.post('/admin/webhooks', async (req, reply) => {
-    const r = endpointSchema.safeParse(req.body ?? {});
+    const r = webhookEndpointSchema.safeParse(req.body ?? {});
     if (!r.success) {
       const issue = r.error.issues[0]!;
       const param = issue.code === 'unrecognized_keys' ? issue.keys[0] : issue.path.join('.');
