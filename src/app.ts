@@ -26,6 +26,7 @@ import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerEmbeddingsRoutes } from './routes/embeddings.js';
+import { registerIndexRoute } from './routes/index.js';
 import { registerModelRoutes } from './routes/models.js';
 import { registerVideoRoutes } from './routes/videos.js';
 import { registerUsageRoutes } from './routes/usage.js';
@@ -155,6 +156,7 @@ export function buildApp(s: Services): FastifyInstance {
   // below, and any added later by other plugins).
   app.register(registerOpenApi);
   app.register(async (api) => {
+    registerIndexRoute(api);
     registerOpsRoutes(api, {
       readiness: s.readiness,
       store: s.store,
@@ -167,7 +169,7 @@ export function buildApp(s: Services): FastifyInstance {
     registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
-    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock });
+    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin });
     registerUsageRoutes(api, { store: s.store, clock: s.clock });
   });
   return app;

@@ -76,21 +76,3 @@ export async function ensureDemoKey(admin: AdminService, dataDir: string): Promi
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return key;
 }
-
-export function demoBanner(base: string, key: string, models: string[]): string {
-  const video = models.find((m) => m.startsWith('sora')) ?? models[0];
-  const emb = models.find((m) => m.includes('embedding')) ?? 'text-embedding-3-small';
-  return [
-    '',
-    `Gateway ready at ${base} (embedded default: SQLite in ./data, built-in vendor simulators).`,
-    `Demo API key: ${key}`,
-    '',
-    'Try:',
-    `  curl -s ${base}/v1/models -H "Authorization: Bearer ${key}"`,
-    `  curl -s ${base}/v1/embeddings -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"${emb}","input":"hello world"}'`,
-    `  curl -s ${base}/v1/videos/generations -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"${video}","prompt":"a red fox in the snow","seconds":4}'`,
-    `  curl -s ${base}/v1/videos/<id> -H "Authorization: Bearer ${key}"`,
-    `  curl -s -o video.mp4 ${base}/v1/videos/<id>/content -H "Authorization: Bearer ${key}"`,
-    '',
-  ].join('\n');
-}

@@ -1,15 +1,17 @@
 import { buildApp } from './app.js';
 import { loadConfigFile } from './config/load.js';
 import type { ConfigFile } from './config/schema.js';
-import { demoBanner, ensureDemoKey, startDemo, type Demo } from './demo.js';
+import { join } from 'node:path';
+import { startBanner } from './banner.js';
+import { ensureDemoKey, startDemo, type Demo } from './demo.js';
 import { startMetricsListener } from './ops/routes.js';
 import { buildServices } from './services.js';
 import { handleShutdownSignals } from './shutdown.js';
 
 /**
  * Runs the gateway until SIGINT/SIGTERM, then drains (see shutdown.ts). With no config file: the
- * embedded default (simulators, SQLite in ./data, demo account and key printed with ready-to-copy
- * curl lines).
+ * embedded default (simulators, SQLite in ./data, a demo account and key). The start banner goes
+ * to stderr: stdout is the JSON log stream.
  */
 export async function serve(opts: { configPath?: string; host?: string; port?: string }): Promise<void> {
   const host = opts.host ?? process.env.HOST;
@@ -36,7 +38,9 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     state: services.shutdown,
     logger: services.logger,
     deadlineMs: cfg.server.shutdown_timeout_ms,
-    stopBackground: () => services.poller.stop(),
+    stopBackground: async () => {
+      await Promise.all([services.poller.stop(), services.webhooks.dispatcher.stop()]);
+    },
     closeServices: async () => {
       await metricsApp?.close();
       await services.close();
@@ -47,14 +51,22 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   metricsApp =
     cfg.metrics.enabled && cfg.metrics.port !== undefined ? await startMetricsListener(services, cfg.metrics.host, cfg.metrics.port) : undefined;
   services.poller.start();
+  services.webhooks.dispatcher.start();
   const addr = app.server.address();
   const base = `http://${cfg.server.host}:${typeof addr === 'object' && addr ? addr.port : cfg.server.port}`;
-  if (demo) {
-    const key = await ensureDemoKey(services.admin, cfg.data_dir);
-    process.stdout.write(demoBanner(base, key, [...services.catalog.models.keys()]));
-  } else {
-    services.logger.info({ url: base }, 'gateway listening');
-  }
+  const demoInfo = demo
+    ? { keyFile: join(cfg.data_dir, 'demo-key'), key: await ensureDemoKey(services.admin, cfg.data_dir), models: [...services.catalog.models.keys()] }
+    : undefined;
+  services.logger.info({ url: base }, 'gateway listening');
+  process.stderr.write(
+    startBanner({
+      base,
+      adminTokenFile: cfg.admin_token === undefined ? join(cfg.data_dir, 'admin-token') : undefined,
+      demo: demoInfo,
+      showKey: process.stdout.isTTY === true,
+      hasDocs: app.hasRoute({ method: 'GET', url: '/docs' }),
+    }),
+  );
   await stopped;
   // Everything is closed; a handle some library forgot must not keep a stopped gateway alive.
   setTimeout(() => process.exit(0), 2_000).unref();

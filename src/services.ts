@@ -25,7 +25,7 @@ import { LocalBlobStore, type BlobStore } from './video/blobs.js';
 import { S3BlobStore } from './video/blobs-s3.js';
 import { withOverride, type VideoCapabilities } from './video/capabilities.js';
 import { Uploads } from './video/uploads.js';
-import { VendorClient } from './video/client.js';
+import { UpstreamClient } from './http/upstream-client.js';
 import { LinkSigner } from './video/links.js';
 import { VideoPoller } from './video/poller.js';
 import { VideoService } from './video/service.js';
@@ -34,6 +34,8 @@ import { embeddingVendorIds } from './embeddings/vendors/registry.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Readiness } from './ops/readiness.js';
 import { startTracing } from './ops/tracing-setup.js';
+import { WebhookAdmin } from './webhooks/admin.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 /** Everything the app needs, built once at start. */
 export interface Services {
@@ -56,6 +58,8 @@ export interface Services {
   startedAt: number;
   /** Flips when a graceful shutdown begins (readiness reads it). */
   shutdown: ShutdownState;
+  /** Webhook endpoints (admin) and the outbox delivery loop (started by `serve`). */
+  webhooks: { admin: WebhookAdmin; dispatcher: WebhookDispatcher };
   /** Waits for background work, flushes batched charges, then closes pools, limiter and store. */
   close(): Promise<void>;
 }
@@ -87,7 +91,7 @@ export function createLogger(level: ConfigFile['log_level'], opts: { secrets?: I
 }
 
 /** Checks what zod cannot: every upstream's vendor is known, and a video model has one vendor. */
-function checkVendors(cfg: ConfigFile): void {
+export function checkVendors(cfg: ConfigFile): void {
   const known = new Set<string>([...videoVendors.keys(), ...embeddingVendorIds]);
   const problems: string[] = [];
   const videoVendorOf = new Map<string, string>();
@@ -150,6 +154,8 @@ export async function buildServices(
   const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
   const executor = new Executor();
+  // The one upstream client (credentials, then signing, then the executor) for video, embeddings and chat.
+  const client = new UpstreamClient(executor);
   const limiter = createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
   const authenticator = new Authenticator(store, clock);
   const authorizer = new Authorizer(catalog);
@@ -171,11 +177,12 @@ export async function buildServices(
     publicUrl,
     uploadMaxBytes: cfg.video.uploads.max_bytes,
     uploadRetentionMs: cfg.video.uploads.retention_ms,
+    allowPrivateWebhooks: cfg.webhooks.allow_private_networks,
   };
   const video = new VideoService({
     store,
     catalog,
-    client: new VendorClient(executor),
+    client,
     vendors: videoVendors,
     sealer: new IdSealer(secrets.idSecrets),
     links,
@@ -198,11 +205,30 @@ export async function buildServices(
     reservations.forgetBalances();
   });
   const charges = new ChargeBatcher(store);
-  const common = { catalog, store, executor, limiter, clock, reservations, charges };
+  const common = { catalog, store, executor, client, limiter, clock, reservations, charges };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const shutdown = new ShutdownState();
   const readiness = new Readiness(store, shutdown, cfg.limits.backend === 'redis' ? cfg.limits.redis_url : undefined);
   const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat, logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) } });
+  const w = cfg.webhooks;
+  const webhooks = {
+    admin: new WebhookAdmin(admin, store, clock, w.allow_private_networks),
+    dispatcher: new WebhookDispatcher(
+      store,
+      clock,
+      {
+        intervalMs: w.interval_ms,
+        concurrency: w.concurrency,
+        timeoutMs: w.timeout_ms,
+        leaseMs: w.lease_ms,
+        retryBaseMs: w.retry_base_ms,
+        maxDelayMs: w.max_delay_ms,
+        maxAttempts: w.max_attempts,
+        allowPrivateNetworks: w.allow_private_networks,
+      },
+      { warn: (o, m) => logger.warn(o, m) },
+    ),
+  };
   return {
     config: { ...cfg, admin_token: secrets.adminToken },
     logger,
@@ -221,8 +247,10 @@ export async function buildServices(
     readiness,
     startedAt: clock.now(),
     shutdown,
+    webhooks,
     async close() {
       await poller.stop();
+      await webhooks.dispatcher.stop();
       // Answers already sent are billed before the store goes away.
       await charges.drain();
       await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close()]);

@@ -10,6 +10,7 @@ import { errors, GatewayError } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { redactorFor } from '../core/redact.js';
 import type { Executor, StreamResponse } from '../http/executor.js';
+import { STATIC_AUTH, UpstreamClient } from '../http/upstream-client.js';
 import { discard } from '../http/streams.js';
 import { TransportError, type Upstream } from '../http/types.js';
 import { admitOrThrow } from '../limits/refusal.js';
@@ -35,6 +36,8 @@ export interface ChatServiceDeps {
   catalog: Catalog;
   store: Pick<Store, 'charge' | 'canAfford' | 'getAccount' | 'reserveKeySpend' | 'adjustKeySpend'>;
   executor: Executor;
+  /** The one upstream client; defaults to one over `executor`. */
+  client?: UpstreamClient;
   limiter: RateLimiter;
   clock: Clock;
   /** The configured chat quota (limits.defaults.chat). */
@@ -85,11 +88,13 @@ const MAX_ERROR_BODY = 64 * 1024;
 export class ChatService {
   private readonly log: ChatLogger;
   private readonly reservations: Reservations;
+  private readonly client: UpstreamClient;
   private readonly budgets: KeyBudgets;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.log = deps.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
     this.reservations = deps.reservations ?? new Reservations(deps.store);
+    this.client = deps.client ?? new UpstreamClient(deps.executor);
     this.budgets =
       deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now(), (e) => this.log.error(`key budget correction failed: ${(e as Error).message}`));
   }
@@ -145,12 +150,12 @@ export class ChatService {
     limitHeaders: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<ChatResult> {
-    const { catalog, executor } = this.deps;
+    const { catalog } = this.deps;
     const { value, upstream } = await withFailover(
       candidates,
       async (up) => {
         const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false);
-        const res = await executor.sendRaw(req, up.timeoutMs, signal, up);
+        const res = await this.client.sendRaw(up, STATIC_AUTH, req, signal);
         const json = parseJson(res.raw);
         if (res.status >= 200 && res.status < 300) {
           if (!isObject(json)) return { ok: false, verdict: { kind: 'retryable', status: 502, message: 'The upstream sent a body that is not JSON.' } };
@@ -176,12 +181,12 @@ export class ChatService {
     limitHeaders: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<ChatResult> {
-    const { catalog, executor } = this.deps;
+    const { catalog } = this.deps;
     const { value: res, upstream } = await withFailover<StreamResponse>(
       candidates,
       async (up) => {
         const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true);
-        const res = await executor.stream(req, up.timeoutMs, signal, up);
+        const res = await this.client.stream(up, STATIC_AUTH, req, signal);
         if (res.status >= 200 && res.status < 300) return { ok: true, value: res };
         const raw = await readSome(res.body, MAX_ERROR_BODY);
         return { ok: false, verdict: classifyChatError(res.status, parseJson(raw), res.headers) };

@@ -1,8 +1,6 @@
-import { AdminService } from '../admin/service.js';
+import type { AdminService } from '../admin/service.js';
 import { loadConfigFile, validateConfig } from '../config/load.js';
 import type { ConfigFile } from '../config/schema.js';
-import { systemClock } from '../core/clock.js';
-import { openStore } from '../store/index.js';
 
 /** The configuration named by --config or GATEWAY_CONFIG; without one, the embedded default. */
 export function localConfig(path: string | undefined): { cfg: ConfigFile; path: string | undefined } {
@@ -14,6 +12,12 @@ export function localConfig(path: string | undefined): { cfg: ConfigFile; path: 
 /** Runs `fn` with the admin service over the configured store (commands that work on the database directly). */
 export async function withAdmin<T>(configPath: string | undefined, fn: (admin: AdminService) => Promise<T>): Promise<T> {
   const { cfg } = localConfig(configPath);
+  // Loaded on use, like the server: the client commands never open a database.
+  const [{ openStore }, { AdminService }, { systemClock }] = await Promise.all([
+    import('../store/index.js'),
+    import('../admin/service.js'),
+    import('../core/clock.js'),
+  ]);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
   try {
     return await fn(new AdminService(store, undefined, systemClock));

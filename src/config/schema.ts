@@ -182,6 +182,22 @@ export const configSchema = z
       })
       .strict()
       .default({}),
+    webhooks: z
+      .object({
+        /** Deliver to private/loopback/link-local addresses (tests, a receiver on the same host). */
+        allow_private_networks: z.boolean().default(false),
+        /** How often each instance looks at the outbox; 0 disables delivery on this instance. */
+        interval_ms: z.number().int().min(0).default(1_000),
+        concurrency: z.number().int().min(1).max(256).default(8),
+        timeout_ms: z.number().int().positive().default(10_000),
+        lease_ms: z.number().int().positive().default(60_000),
+        /** First retry after this long, doubling (with jitter) up to max_delay_ms. */
+        retry_base_ms: z.number().int().positive().default(30_000),
+        max_delay_ms: z.number().int().positive().default(4 * 60 * 60 * 1000),
+        max_attempts: z.number().int().min(1).max(50).default(12),
+      })
+      .strict()
+      .default({}),
     upstreams: z.array(upstreamSchema).default([]),
     models: z.record(modelSchema).default({}),
   })

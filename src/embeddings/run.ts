@@ -1,7 +1,6 @@
 import type { Json } from '../core/json.js';
-import { redactorFor } from '../core/redact.js';
-import type { Executor } from '../http/executor.js';
-import { TransportError, type CredentialSource, type Upstream, type UpstreamRequest, type UpstreamResponse, type UpstreamVerdict } from '../http/types.js';
+import { CredentialError, type UpstreamClient } from '../http/upstream-client.js';
+import { TransportError, type Upstream, type UpstreamResponse, type UpstreamVerdict } from '../http/types.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { AttemptOutcome } from '../routing/failover.js';
 import { planBatches, runBounded, sum } from './batching.js';
@@ -26,8 +25,8 @@ export interface RunInput {
   req: EmbeddingRequest;
   /** Per-input token estimates. */
   tokens: number[];
-  executor: Executor;
-  credentials?: CredentialSource;
+  /** The one upstream client: applies the vendor's credentials and signature, then sends. */
+  client: UpstreamClient;
   catalog: Catalog;
   signal?: AbortSignal;
 }
@@ -93,25 +92,16 @@ async function callOnce(
 ): Promise<AttemptOutcome<UpstreamAnswer>> {
   const { vendor, up } = input;
   let built: BuiltCall;
-  let request: UpstreamRequest;
+  let res: { status: number; headers: Record<string, string>; raw: Buffer };
   try {
     built = vendor.build(batch, ctx);
-    request = built.request;
-    if (input.credentials) {
-      const minted = await input.credentials.headers();
-      // A minted token is a credential too: an upstream echoing it must not leak it.
-      for (const v of Object.values(minted)) redactorFor(up).learn(v.replace(/^\S+\s+/, ''));
-      request = { ...request, headers: { ...request.headers, ...minted } };
-    }
-    if (vendor.sign) request = await vendor.sign(request, up);
+    res = await input.client.sendRaw(up, vendor, built.request, signal);
   } catch (e) {
-    if (e instanceof TransportError) throw e;
+    if (e instanceof TransportError && !(e instanceof CredentialError)) throw e;
     // Broken credentials or settings of this upstream (token endpoint refused, no project): the next
     // upstream may do, and the client must not see a 500 for it.
     return { ok: false, verdict: { kind: 'auth', status: 502, message: `upstream '${up.name}': ${(e as Error).message}` } };
   }
-
-  const res = await input.executor.sendRaw(request, up.timeoutMs, signal, up);
   const ok = res.status >= 200 && res.status < 300;
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {

@@ -5,7 +5,8 @@ import { errors, GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForTokens } from '../core/money.js';
 import type { Executor } from '../http/executor.js';
-import { TransportError, type CredentialSource, type Upstream } from '../http/types.js';
+import { UpstreamClient } from '../http/upstream-client.js';
+import { TransportError, type Upstream } from '../http/types.js';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
@@ -30,6 +31,8 @@ export interface EmbeddingsDeps {
   catalog: Catalog;
   store: Store;
   executor: Executor;
+  /** The one upstream client; defaults to one over `executor`. */
+  client?: UpstreamClient;
   limiter: RateLimiter;
   clock: Clock;
   /** Default embeddings quota (config `limits.defaults.embeddings`), overridden per account and key. */
@@ -64,7 +67,7 @@ export interface EmbeddingsResult {
  */
 export class EmbeddingsService {
   private readonly vendors: ReadonlyMap<string, EmbeddingVendor>;
-  private readonly credentials = new Map<string, CredentialSource>();
+  private readonly client: UpstreamClient;
   private readonly reservations: Reservations;
   private readonly budgets: KeyBudgets;
 
@@ -72,11 +75,7 @@ export class EmbeddingsService {
     this.vendors = deps.vendors ?? embeddingVendors;
     this.reservations = deps.reservations ?? new Reservations(deps.store);
     this.budgets = deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now());
-    // Credential sources (token caches) are built once per upstream, at start.
-    for (const up of deps.catalog.upstreams.values()) {
-      const vendor = this.vendors.get(up.vendor);
-      if (vendor?.credentials) this.credentials.set(up.name, vendor.credentials(up, deps.executor));
-    }
+    this.client = deps.client ?? new UpstreamClient(deps.executor);
   }
 
   /** `model` is what the authorizer returned for `body.model` (action embeddings, capability embedding). */
@@ -136,7 +135,7 @@ export class EmbeddingsService {
               ok: false as const,
               verdict: { kind: 'retryable' as const, status: 500, message: `vendor '${up.vendor}' does not serve embeddings` },
             });
-          return runOnUpstream({ vendor, up, req, tokens, executor: this.deps.executor, credentials: this.credentials.get(up.name), catalog, signal });
+          return runOnUpstream({ vendor, up, req, tokens, client: this.client, catalog, signal });
         },
         { circuits: catalog.circuits },
       ));

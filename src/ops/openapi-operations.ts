@@ -1,6 +1,7 @@
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import type { ZodType } from 'zod';
 import { adminSchemas } from '../routes/admin.js';
+import { webhookEndpointSchema } from '../routes/webhooks.js';
 import { ref } from './openapi-schemas.js';
 
 type Schema = Record<string, unknown>;
@@ -248,12 +249,50 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     success: { status: 200, description: 'The key with its budget.', content: json(ref('Key')) },
     errors: ADMIN_ERRORS,
   },
+  'POST /admin/webhooks': {
+    summary: 'Register a webhook endpoint',
+    tag: 'admin',
+    auth: 'admin',
+    description: 'Events: video.completed, video.failed, video.cancelled (default: all). The whsec_ secret is in this answer only. See docs/webhooks.md.',
+    body: fromZod(webhookEndpointSchema),
+    success: { status: 201, description: 'The endpoint, with its secret shown once.', content: json({ type: 'object', additionalProperties: true }) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/webhooks': {
+    summary: 'List webhook endpoints',
+    tag: 'admin',
+    auth: 'admin',
+    query: { account: { type: 'string' } },
+    success: { status: 200, description: 'Endpoints (never their secrets).', content: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }) },
+    errors: ADMIN_ERRORS,
+  },
+  'GET /admin/webhooks/:id': { summary: 'Get a webhook endpoint', tag: 'admin', auth: 'admin', success: { status: 200, description: 'The endpoint.', content: json({ type: 'object', additionalProperties: true }) }, errors: ADMIN_ERRORS },
+  'DELETE /admin/webhooks/:id': { summary: 'Disable a webhook endpoint', tag: 'admin', auth: 'admin', success: { status: 200, description: 'The disabled endpoint.', content: json({ type: 'object', additionalProperties: true }) }, errors: ADMIN_ERRORS },
+  'GET /admin/webhooks/:id/deliveries': {
+    summary: "A webhook endpoint's delivery log",
+    tag: 'admin',
+    auth: 'admin',
+    query: { limit: { type: 'integer', minimum: 1, maximum: 1000 } },
+    success: {
+      status: 200,
+      description: 'Each event (state, attempts) and every attempt (status, error, latency), newest first.',
+      content: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } }, attempts: { type: 'array', items: { type: 'object' } } } }),
+    },
+    errors: ADMIN_ERRORS,
+  },
   'GET /admin/reconcile': {
     summary: 'Creates that may have reached an upstream unanswered',
     tag: 'admin',
     auth: 'admin',
     success: { status: 200, description: 'Records to reconcile with the vendors.', content: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }) },
     errors: ADMIN_ERRORS,
+  },
+  'GET /': {
+    summary: 'Index: name, version, where the documentation is, links',
+    tag: 'operations',
+    auth: 'none',
+    success: { status: 200, description: 'A small JSON index.', content: json({ type: 'object', properties: { name: { type: 'string' }, version: { type: 'string' }, links: { type: 'object' } } }) },
+    errors: [],
   },
   'GET /health': { summary: 'Liveness', tag: 'operations', auth: 'none', success: { status: 200, description: 'The process is up.', content: json({ type: 'object', properties: { status: { const: 'ok' } } }) }, errors: [] },
   'GET /ready': {

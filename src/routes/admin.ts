@@ -6,6 +6,8 @@ import { errors } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/types.js';
 import { adminUsage, type AdminUsageQuery } from './usage.js';
+import type { WebhookAdmin } from '../webhooks/admin.js';
+import { registerWebhookAdminRoutes } from './webhooks.js';
 
 const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
 const limits = z.object({ embeddings: quota.optional(), chat: quota.optional(), video: quota.optional() }).strict();
@@ -42,7 +44,7 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 }
 
 /** The admin API: only the admin token, never a user key. Disabled when no admin token is configured. */
-export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminService; store: Store; adminToken: string | undefined; clock?: Clock }): void {
+export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminService; store: Store; adminToken: string | undefined; clock?: Clock; webhooks?: WebhookAdmin }): void {
   const check = adminTokenGuard(deps.adminToken);
   app.register(async (admin) => {
     admin.addHook('onRequest', async (req) => check(req));
@@ -80,6 +82,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminSe
       reply.type('text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="usage.csv"');
       return report.csv();
     });
+    if (deps.webhooks) registerWebhookAdminRoutes(admin, deps.webhooks);
     admin.get('/admin/reconcile', async () => ({ data: await deps.store.listReconcile(200) }));
   });
 }

@@ -99,7 +99,7 @@ async function followRedirects(
 ): Promise<StreamResponse> {
   let req = first;
   for (let hop = 0; ; hop++) {
-    const res = await deps.client.executor.stream(req, timeoutMs, signal, target);
+    const res = await deps.client.follow(req, timeoutMs, signal, target);
     const loc = res.headers['location'];
     if (![301, 302, 303, 307, 308].includes(res.status) || !loc) return res;
     discard(res.body);

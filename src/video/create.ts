@@ -19,6 +19,7 @@ import type { VideoDeps } from './deps.js';
 import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
 import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
+import { checkJobWebhook, takeJobWebhook } from '../webhooks/job-target.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -51,6 +52,8 @@ export async function createVideoJob(
   control: CreateControl = {},
   opts: CreateOptions = {},
 ): Promise<JobRecord> {
+  const target = takeJobWebhook(body);
+  body = target.body;
   rejectForbiddenKeys(body);
   const { std, native } = parseStandard(body);
   const remixOf = opts.remixOf;
@@ -74,6 +77,7 @@ export async function createVideoJob(
   }
   const pricePerSecond = model.price.perSecond ?? 0;
   const hold = costForSeconds(pricePerSecond, estSeconds);
+  if (target.url) await checkJobWebhook(deps.store, ctx.account.id, target.url, deps.settings.allowPrivateWebhooks ?? false);
 
   const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
   await admitOrThrow(deps.limiter, 'video', scopes, 0);
@@ -109,6 +113,7 @@ export async function createVideoJob(
         dialect: opts.dialect ?? 'spec',
         remixedFrom: remixOf?.publicId ?? null,
         uploads: opts.uploads ?? [],
+        webhookUrl: target.url ?? null,
       },
       hold,
       now,

@@ -7,7 +7,7 @@ import type { Store } from '../store/types.js';
 import type { BlobStore } from './blobs.js';
 import type { VideoCapabilities } from './capabilities.js';
 import type { Uploads } from './uploads.js';
-import type { VendorClient } from './client.js';
+import type { UpstreamClient } from '../http/upstream-client.js';
 import type { LinkSigner } from './links.js';
 import type { VideoVendor } from './types.js';
 
@@ -27,13 +27,15 @@ export interface VideoSettings {
   uploadMaxBytes: number;
   /** Uploads are removed this long after their job settles. */
   uploadRetentionMs: number;
+  /** A per-job gateway_webhook_url may point at a private address (tests, same-host receivers). */
+  allowPrivateWebhooks?: boolean;
 }
 
 /** Everything the video services need, built once at start. */
 export interface VideoDeps {
   store: Store;
   catalog: Catalog;
-  client: VendorClient;
+  client: UpstreamClient;
   vendors: ReadonlyMap<string, VideoVendor>;
   sealer: IdSealer;
   links: LinkSigner;

@@ -80,6 +80,14 @@ describe('import rules', () => {
     expect(violations((_f, t) => t.startsWith('core/'), /^core\//)).toEqual([]);
   });
 
+  it('video, embeddings and chat send only through the one upstream client (content.ts included)', () => {
+    const direct = all
+      .filter((f) => /^(video|embeddings|chat)\//.test(f.file) && !f.file.endsWith('.test.ts'))
+      .filter((f) => /\bexecutor\.(send|sendRaw|stream)\(|\.executor\./.test(readFileSync(join(SRC, f.file), 'utf8')))
+      .map((f) => f.file);
+    expect(direct).toEqual([]);
+  });
+
   it('no vendor name appears in the core', () => {
     const names = /\b(dashscope|seedance|volcengine|vertex|veo|sora|azure|fal\.ai|bedrock|openai)\b/i;
     const bad = all.filter((f) => f.file.startsWith('core/') && names.test(readFileSync(join(SRC, f.file), 'utf8'))).map((f) => f.file);

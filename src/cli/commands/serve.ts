@@ -1,6 +1,5 @@
 import type { CliCommand } from '../command.js';
 import { localConfig } from '../local.js';
-import { serve } from '../../serve.js';
 
 export const serveCommand: CliCommand = {
   register(program, run) {
@@ -13,6 +12,8 @@ export const serveCommand: CliCommand = {
       .action(
         run(async (o: { config?: string; host?: string; port?: string }) => {
           const { path } = localConfig(o.config);
+          // Loaded on use: client commands should not pay for the server's start-up imports.
+          const { serve } = await import('../../serve.js');
           await serve({ configPath: path, host: o.host, port: o.port });
         }),
       );

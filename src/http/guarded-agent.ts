@@ -1,0 +1,52 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
+import { lookup as dnsLookupAsync } from 'node:dns/promises';
+import type { LookupFunction } from 'node:net';
+import { Agent } from 'undici';
+import { isBlockedAddress } from './ssrf.js';
+
+/**
+ * An undici Agent whose DNS lookup refuses private, loopback and other internal addresses (unless
+ * allowed): the address that is checked is the one connected to, so a name that re-resolves to an
+ * internal address between a check and the connection still cannot be reached. A refused lookup
+ * fails with code EBLOCKED.
+ */
+export function guardedAgent(opts: { allowPrivateNetworks: boolean; connectTimeoutMs: number }): Agent {
+  const lookup = ((hostname: string, options: LookupAllOptions | LookupOneOptions, callback: (...a: unknown[]) => void) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err);
+      const list = addresses as LookupAddress[];
+      if (!opts.allowPrivateNetworks && list.some((a) => isBlockedAddress(a.address)))
+        return callback(Object.assign(new Error(`address of ${hostname} is not allowed`), { code: 'EBLOCKED' }));
+      if ((options as LookupAllOptions).all) return callback(null, list);
+      callback(null, list[0]!.address, list[0]!.family);
+    });
+  }) as unknown as LookupFunction;
+  return new Agent({ connect: { lookup, timeout: opts.connectTimeoutMs } });
+}
+
+/**
+ * Why a target URL must be refused, or undefined when it may be used: not http(s), credentials in it,
+ * or (unless allowed) a literal or resolved private address. Used when a URL is registered, so a bad
+ * target is a 400 then rather than a silent delivery failure later.
+ */
+export async function unsafeTargetReason(raw: string, allowPrivateNetworks: boolean): Promise<string | undefined> {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must be an http(s) URL';
+  if (u.username || u.password) return 'must not carry credentials';
+  if (raw.length > 2048) return 'is longer than 2048 characters';
+  if (allowPrivateNetworks) return undefined;
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (/^[\d.]+$|:/.test(host)) return isBlockedAddress(host) ? 'points at a private or local address' : undefined;
+  try {
+    const addresses = await dnsLookupAsync(host, { all: true });
+    if (addresses.some((a) => isBlockedAddress(a.address))) return 'resolves to a private or local address';
+  } catch {
+    return 'does not resolve';
+  }
+  return undefined;
+}
