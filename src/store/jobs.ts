@@ -311,7 +311,7 @@ export function jobOps(db: SqlDriver): JobOps {
     async deleteJob(jobId, now) {
       const changed = await db.run(
         // A settled job is purged at once; a processing one when it settles (its upstream may still read the uploads).
-        `UPDATE jobs SET deleted_at = ?, purge_at = CASE WHEN state = 'processing' THEN NULL ELSE ? END, updated_at = ?
+        `UPDATE jobs SET deleted_at = ?, purge_at = CASE WHEN state = 'processing' THEN NULL ELSE CAST(? AS BIGINT) END, updated_at = ?
          WHERE id = ? AND state IN ('processing', 'completed', 'failed') AND deleted_at IS NULL`,
         [now, now, now, jobId],
       );
