@@ -73,6 +73,8 @@ interface Reservation {
   promptEstimate: number;
   /** What was charged once settled (lowers this process's view of the balance). */
   charged?: number;
+  /** The request's x-request-id, sent on as OpenAI's X-Client-Request-Id. */
+  requestId?: string;
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -94,14 +96,14 @@ export class ChatService {
       deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now(), (e) => this.log.error(`key budget correction failed: ${(e as Error).message}`));
   }
 
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<ChatResult> {
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal, requestId?: string): Promise<ChatResult> {
     validateChatBody(body);
     const { limiter, catalog } = this.deps;
     const promptEstimate = await estimatePromptTokens(body);
     const reserved = reservedCompletionTokens(body);
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
     const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
-    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate };
+    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate, requestId };
     let release: ((charged?: number) => void) | undefined;
     let settleBudget: BudgetSettle | undefined;
     try {
@@ -149,7 +151,7 @@ export class ChatService {
     const { value, upstream } = await withFailover(
       candidates,
       async (up) => {
-        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false);
+        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false, r.requestId);
         const res = await executor.sendRaw(req, up.timeoutMs, signal, up);
         const json = parseJson(res.raw);
         if (res.status >= 200 && res.status < 300) {
@@ -180,7 +182,7 @@ export class ChatService {
     const { value: res, upstream } = await withFailover<StreamResponse>(
       candidates,
       async (up) => {
-        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true);
+        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true, r.requestId);
         const res = await executor.stream(req, up.timeoutMs, signal, up);
         if (res.status >= 200 && res.status < 300) return { ok: true, value: res };
         const raw = await readSome(res.body, MAX_ERROR_BODY);

@@ -30,6 +30,8 @@ export interface RunInput {
   credentials?: CredentialSource;
   catalog: Catalog;
   signal?: AbortSignal;
+  /** The request's x-request-id, for vendors that take one (vendor.requestIdHeader). */
+  requestId?: string;
 }
 
 /**
@@ -103,6 +105,7 @@ async function callOnce(
       for (const v of Object.values(minted)) redactorFor(up).learn(v.replace(/^\S+\s+/, ''));
       request = { ...request, headers: { ...request.headers, ...minted } };
     }
+    if (input.requestId && vendor.requestIdHeader) request = { ...request, headers: { ...request.headers, [vendor.requestIdHeader]: input.requestId } };
     if (vendor.sign) request = await vendor.sign(request, up);
   } catch (e) {
     if (e instanceof TransportError) throw e;

@@ -23,6 +23,8 @@ export interface CreateControl {
   signal?: AbortSignal;
   /** Called just before money is held: from then on the create runs to its end and answers. */
   commit?(): void;
+  /** The request's x-request-id: recorded on the job, and sent to vendors that take one. */
+  requestId?: string;
 }
 
 /**
@@ -79,6 +81,7 @@ export async function createVideoJob(
         estSeconds,
         pricePerSecondMicros: pricePerSecond,
         request: summarize(body),
+        requestId: control.requestId ?? null,
         createdAt: now,
         deadlineAt: now + deps.settings.deadlineMs,
       },
@@ -99,7 +102,7 @@ export async function createVideoJob(
   try {
     const { value, upstream } = await withFailover(
       candidates,
-      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }),
+      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, control.requestId),
       {
         circuits: deps.catalog.circuits,
         onMaybeSent: (up, err) => recordMaybeCreated(deps, jobId, up, err),
@@ -160,8 +163,11 @@ function vendorFor(deps: VideoDeps, candidates: Upstream[], model: string): Vide
   return vendor;
 }
 
-async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput) {
-  const res = await deps.client.send(up, vendor, vendor.buildCreate(input, up));
+async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput, requestId: string | undefined) {
+  const built = vendor.buildCreate(input, up);
+  // A vendor that takes a client request id gets ours, so its logs and ours can be matched.
+  if (requestId && vendor.requestIdHeader) built.headers = { ...built.headers, [vendor.requestIdHeader]: requestId };
+  const res = await deps.client.send(up, vendor, built);
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   try {
     return { ok: true as const, value: vendor.parseCreate(res, input, up) };

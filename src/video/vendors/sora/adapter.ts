@@ -142,6 +142,8 @@ function buildContent(task: TaskRef, _output: unknown, up: Upstream): UpstreamRe
 export const soraVendor: VideoVendor = {
   id: 'sora',
   label: LABEL,
+  // OpenAI logs the caller's id under this header and quotes it in support cases.
+  requestIdHeader: 'X-Client-Request-Id',
   ownedParams: new Set(['input_reference']),
   // The common `duration` means Sora's `seconds` here (spec 2.3 rule 3: accepted by every vendor).
   validate: (input) => validate(foldCommonDuration(input)),
