@@ -76,6 +76,8 @@ interface Reservation {
   promptEstimate: number;
   /** What was charged once settled (lowers this process's view of the balance). */
   charged?: number;
+  /** The request's x-request-id, sent on as OpenAI's X-Client-Request-Id. */
+  requestId?: string;
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -99,14 +101,14 @@ export class ChatService {
       deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now(), (e) => this.log.error(`key budget correction failed: ${(e as Error).message}`));
   }
 
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<ChatResult> {
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal, requestId?: string): Promise<ChatResult> {
     validateChatBody(body);
     const { limiter, catalog } = this.deps;
     const promptEstimate = await estimatePromptTokens(body);
     const reserved = reservedCompletionTokens(body);
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
     const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
-    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate };
+    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate, requestId };
     let release: ((charged?: number) => void) | undefined;
     let settleBudget: BudgetSettle | undefined;
     try {
@@ -154,7 +156,7 @@ export class ChatService {
     const { value, upstream } = await withFailover(
       candidates,
       async (up) => {
-        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false);
+        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false, r.requestId);
         const res = await this.client.sendRaw(up, STATIC_AUTH, req, signal);
         const json = parseJson(res.raw);
         if (res.status >= 200 && res.status < 300) {
@@ -185,7 +187,7 @@ export class ChatService {
     const { value: res, upstream } = await withFailover<StreamResponse>(
       candidates,
       async (up) => {
-        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true);
+        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true, r.requestId);
         const res = await this.client.stream(up, STATIC_AUTH, req, signal);
         if (res.status >= 200 && res.status < 300) return { ok: true, value: res };
         const raw = await readSome(res.body, MAX_ERROR_BODY);

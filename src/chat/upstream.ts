@@ -17,11 +17,13 @@ export function chatUrl(up: Upstream, upstreamModel = ''): string {
  * and, when streaming, `stream_options.include_usage`, without which the stream carries no usage
  * to bill from.
  */
-export function buildChatRequest(up: Upstream, upstreamModel: string, body: JsonObject, stream: boolean): UpstreamRequest {
+export function buildChatRequest(up: Upstream, upstreamModel: string, body: JsonObject, stream: boolean, requestId?: string): UpstreamRequest {
   const endpoint = openAiEndpoint(up, 'chat/completions', upstreamModel);
   const out: JsonObject = endpoint.sendsModel ? { ...body, model: upstreamModel } : omit(body, ['model']);
   if (stream) out.stream_options = { ...(isObject(body.stream_options) ? body.stream_options : {}), include_usage: true };
   const headers: Record<string, string> = { ...endpoint.headers, accept: stream ? 'text/event-stream' : 'application/json' };
+  // OpenAI keeps the caller's id with its own logs: ours, so the two can be matched.
+  if (requestId) headers['x-client-request-id'] = requestId;
   return { method: 'POST', url: endpoint.url, headers, body: out };
 }
 

@@ -29,6 +29,8 @@ export interface RunInput {
   client: UpstreamClient;
   catalog: Catalog;
   signal?: AbortSignal;
+  /** The request's x-request-id, for vendors that take one (vendor.requestIdHeader). */
+  requestId?: string;
 }
 
 /**
@@ -95,7 +97,9 @@ async function callOnce(
   let res: { status: number; headers: Record<string, string>; raw: Buffer };
   try {
     built = vendor.build(batch, ctx);
-    res = await input.client.sendRaw(up, vendor, built.request, signal);
+    let request = built.request;
+    if (input.requestId && vendor.requestIdHeader) request = { ...request, headers: { ...request.headers, [vendor.requestIdHeader]: input.requestId } };
+    res = await input.client.sendRaw(up, vendor, request, signal);
   } catch (e) {
     if (e instanceof TransportError && !(e instanceof CredentialError)) throw e;
     // Broken credentials or settings of this upstream (token endpoint refused, no project): the next

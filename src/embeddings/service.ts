@@ -79,7 +79,7 @@ export class EmbeddingsService {
   }
 
   /** `model` is what the authorizer returned for `body.model` (action embeddings, capability embedding). */
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal): Promise<EmbeddingsResult> {
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal, requestId?: string): Promise<EmbeddingsResult> {
     const { catalog } = this.deps;
     const req = parseEmbeddingRequest(body);
     const candidates = catalog.candidates(model.name, ctx.account);
@@ -97,7 +97,7 @@ export class EmbeddingsService {
       const release = await this.reservations.reserve(ctx.account.id, estCost);
       if (!release) throw errors.insufficientQuota();
       try {
-        const out = await this.run(ctx, req, model, candidates, tokens, estimate, price, signal);
+        const out = await this.run(ctx, req, model, candidates, tokens, estimate, price, signal, requestId);
         charged = out.costMicros;
         return out;
       } finally {
@@ -117,6 +117,7 @@ export class EmbeddingsService {
     estimate: number,
     price: number,
     signal: AbortSignal | undefined,
+    clientRequestId?: string,
   ): Promise<EmbeddingsResult> {
     const { catalog, store, limiter } = this.deps;
 
@@ -135,7 +136,7 @@ export class EmbeddingsService {
               ok: false as const,
               verdict: { kind: 'retryable' as const, status: 500, message: `vendor '${up.vendor}' does not serve embeddings` },
             });
-          return runOnUpstream({ vendor, up, req, tokens, client: this.client, catalog, signal });
+          return runOnUpstream({ vendor, up, req, tokens, client: this.client, catalog, signal, requestId: clientRequestId });
         },
         { circuits: catalog.circuits },
       ));

@@ -78,6 +78,8 @@ export interface EmbeddingVendor {
   id: string;
   /** Human label for messages ("Vertex AI"). */
   label: string;
+  /** The header under which the vendor takes the caller's request id (OpenAI: X-Client-Request-Id). */
+  requestIdHeader?: string;
   /** Vendor-specific 400s (unsupported input kinds, fields the model cannot take). Throws a GatewayError. */
   validate?(req: EmbeddingRequest, upstreamModel: string, up: Upstream): void;
   limits(upstreamModel: string, up: Upstream): BatchLimits;

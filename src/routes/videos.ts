@@ -9,7 +9,7 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
     const body = req.body;
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.', undefined, 'invalid_body');
     const model = deps.authorizer.model(req.auth, 'video', body.model, 'video');
-    const job = await deps.video.create(req.auth, model, body, { signal: req.abortSignal, commit: () => req.commit() });
+    const job = await deps.video.create(req.auth, model, body, { signal: req.abortSignal, commit: () => req.commit(), requestId: req.id });
     reply.code(200);
     return job;
   });

@@ -34,8 +34,8 @@ const INSERT_JOB = `INSERT INTO jobs (
   id, account_id, key_id, model, vendor, upstream, task_id, public_id, state,
   est_seconds, hold_micros, price_per_second_micros, seconds, billable_seconds, cost_micros,
   error_code, error_message, request, task_meta, vendor_data, outputs, usage, progress,
-  created_at, updated_at, completed_at, next_poll_at, lease_until, deadline_at, webhook_url, callback_token, dialect, remixed_from, uploads
-) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, 'submitting', ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, '{}', '{}', '[]', NULL, NULL, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?)`;
+  created_at, updated_at, completed_at, next_poll_at, lease_until, deadline_at, webhook_url, callback_token, dialect, remixed_from, uploads, request_id
+) VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, 'submitting', ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, '{}', '{}', '[]', NULL, NULL, ?, ?, NULL, ?, NULL, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** Every settling CAS returns these, so the ledger rows, the key's budget and the event can follow. */
 const SETTLED_COLUMNS = 'account_id, hold_micros, key_id, model, upstream, public_id, created_at, webhook_url';
@@ -157,6 +157,7 @@ export function jobOps(db: SqlDriver): JobOps {
           job.dialect ?? 'spec',
           job.remixedFrom ?? null,
           json(job.uploads ?? []),
+          job.requestId ?? null,
         ]);
         return 'ok' as const;
         });

@@ -196,6 +196,11 @@ CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, id);
 CREATE INDEX webhook_attempts_outbox ON webhook_attempts (outbox_id, id);
 `,
   },
+  {
+    version: 4,
+    name: 'the request id a job was created under',
+    sql: () => `ALTER TABLE jobs ADD COLUMN request_id TEXT;`,
+  },
 ];
 
 /**

@@ -151,6 +151,7 @@ export function toJob(r: Row): JobRecord {
     nextPollAt: int(r.next_poll_at),
     leaseUntil: intOrNull(r.lease_until),
     deadlineAt: int(r.deadline_at),
+    requestId: strOrNull(r.request_id),
     webhookUrl: strOrNull(r.webhook_url),
     callbackToken: strOrNull(r.callback_token),
     dialect: r.dialect === 'openai' ? 'openai' : 'spec',

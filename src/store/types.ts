@@ -158,6 +158,8 @@ export interface JobRecord {
   leaseUntil: number | null;
   deadlineAt: number;
   /** The client's own webhook target for this job (request field gateway_webhook_url). */
+  /** The x-request-id of the create that made the job (its logs and upstream calls carry it too). */
+  requestId: string | null;
   webhookUrl: string | null;
   /** Secret path token of the vendor's callback into the gateway for this job. */
   callbackToken: string | null;
@@ -181,7 +183,7 @@ export type NewJob = Pick<
   JobRecord,
   'id' | 'accountId' | 'keyId' | 'model' | 'vendor' | 'estSeconds' | 'pricePerSecondMicros' | 'request' | 'createdAt' | 'deadlineAt'
 > &
-  Partial<Pick<JobRecord, 'webhookUrl' | 'callbackToken' | 'dialect' | 'remixedFrom' | 'uploads'>>;
+  Partial<Pick<JobRecord, 'webhookUrl' | 'callbackToken' | 'dialect' | 'remixedFrom' | 'uploads' | 'requestId'>>;
 
 /** A position in an account's job list: the (created_at, id) of the last job seen. */
 export interface JobCursor {

@@ -26,6 +26,8 @@ export interface CreateControl {
   signal?: AbortSignal;
   /** Called just before money is held: from then on the create runs to its end and answers. */
   commit?(): void;
+  /** The request's x-request-id: recorded on the job, and sent to vendors that take one. */
+  requestId?: string;
 }
 
 /** What the OpenAI surface adds to a create. */
@@ -108,6 +110,7 @@ export async function createVideoJob(
         estSeconds,
         pricePerSecondMicros: pricePerSecond,
         request: summarize(body),
+        requestId: control.requestId ?? null,
         createdAt: now,
         deadlineAt: now + deps.settings.deadlineMs,
         dialect: opts.dialect ?? 'spec',
@@ -133,7 +136,7 @@ export async function createVideoJob(
   try {
     const { value, upstream } = await withFailover(
       candidates,
-      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, remixOf),
+      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, remixOf, control.requestId),
       {
         circuits: deps.catalog.circuits,
         onMaybeSent: (up, err) => recordMaybeCreated(deps, jobId, up, err),
@@ -195,9 +198,11 @@ function vendorFor(deps: VideoDeps, candidates: Upstream[], model: string): Vide
   return vendor;
 }
 
-async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput, remixOf?: JobRecord) {
-  const req = remixOf && vendor.buildRemix ? vendor.buildRemix(taskRefOf(remixOf), input.std.prompt, up) : vendor.buildCreate(input, up);
-  const res = await deps.client.send(up, vendor, req);
+async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput, remixOf: JobRecord | undefined, requestId: string | undefined) {
+  const built = remixOf && vendor.buildRemix ? vendor.buildRemix(taskRefOf(remixOf), input.std.prompt, up) : vendor.buildCreate(input, up);
+  // A vendor that takes a client request id gets ours, so its logs and ours can be matched.
+  if (requestId && vendor.requestIdHeader) built.headers = { ...built.headers, [vendor.requestIdHeader]: requestId };
+  const res = await deps.client.send(up, vendor, built);
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   try {
     return { ok: true as const, value: vendor.parseCreate(res, input, up) };

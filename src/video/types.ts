@@ -145,6 +145,8 @@ export interface VideoVendor {
   classifyError(res: UpstreamResponse): UpstreamVerdict;
   /** Optional credential source (e.g. OAuth token minting); static keys go straight into headers. */
   credentials?(up: Upstream, executor: Executor): CredentialSource;
+  /** The header under which the vendor takes the caller's request id (OpenAI: X-Client-Request-Id). */
+  requestIdHeader?: string;
 }
 
 export type { GatewayError, CredentialSource };

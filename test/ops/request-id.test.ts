@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
 import { embeddingModule as openai } from '../../src/embeddings/vendors/openai/index.js';
 import { buildServices } from '../../src/services.js';
+import type { SqlStore } from '../../src/store/index.js';
 import type { SimServer } from '../../src/sim/framework.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -130,6 +131,31 @@ describe('x-request-id on every answer (spec 7.2 statuses)', () => {
     const bad = await call(gw, 'GET', '/v1/videos/%E0%A4%A', { key });
     expect(bad.status).toBe(400);
     expect(bad.headers.get('x-request-id')).toMatch(UUID);
+  });
+});
+
+describe('the request id travels on', () => {
+  it('to OpenAI-protocol upstreams as X-Client-Request-Id, and onto the job it created', async () => {
+    sim.reset();
+    embed.reset();
+    const v = await video(key, {}, { 'x-request-id': 'vid-req-1' });
+    expect(v.status, v.text).toBe(200);
+    expect(sim.requests.find((q) => q.method === 'POST')?.headers['x-client-request-id']).toBe('vid-req-1');
+    const rows = await (gw.services.store as SqlStore).driver.query('SELECT request_id FROM jobs WHERE request_id = ?', ['vid-req-1']);
+    expect(rows).toHaveLength(1);
+    const e = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hi' }, headers: { 'x-request-id': 'emb-req-1' } });
+    expect(e.status, e.text).toBe(200);
+    const c = await call(gw, 'POST', '/v1/chat/completions', {
+      key,
+      body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] },
+      headers: { 'x-request-id': 'chat-req-1' },
+    });
+    expect(c.status, c.text).toBe(200);
+    const sent = embed.requests.map((q) => q.headers['x-client-request-id']);
+    expect(sent).toEqual(['emb-req-1', 'chat-req-1']);
+    // A generated id goes the same way.
+    const gen = await video(key);
+    expect(sim.requests.filter((q) => q.method === 'POST').pop()?.headers['x-client-request-id']).toBe(gen.headers.get('x-request-id'));
   });
 });
 

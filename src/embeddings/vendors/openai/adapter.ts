@@ -29,6 +29,7 @@ export function routeFor(up: Upstream, upstreamModel: string): OpenAiEndpoint {
 export const openaiVendor: EmbeddingVendor = {
   id: 'openai',
   label: 'OpenAI-compatible',
+  requestIdHeader: 'X-Client-Request-Id',
 
   validate(req) {
     if (req.inputType !== undefined && req.inputType !== 'text')

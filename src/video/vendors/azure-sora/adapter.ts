@@ -144,6 +144,8 @@ function buildContent(task: TaskRef, output: VideoOutput, up: Upstream): Upstrea
 export const azureSoraVendor: VideoVendor = {
   id: 'azure-sora',
   label: LABEL,
+  // Azure's client request id header, echoed back and kept in Azure's diagnostics.
+  requestIdHeader: 'x-ms-client-request-id',
   ownedParams: new Set(['n_seconds', 'n_variants', 'width', 'height', 'inpaint_items']),
   // The common `duration` means `n_seconds` here, unless `seconds` or `n_seconds` is sent too.
   validate: (input) => validateAzure(foldCommonDuration(input)),

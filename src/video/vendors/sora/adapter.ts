@@ -153,6 +153,8 @@ function buildVariant(task: TaskRef, variant: 'thumbnail' | 'spritesheet', up: U
 export const soraVendor: VideoVendor = {
   id: 'sora',
   label: LABEL,
+  // OpenAI logs the caller's id under this header and quotes it in support cases.
+  requestIdHeader: 'X-Client-Request-Id',
   ownedParams: new Set(['input_reference']),
   // The common `duration` means Sora's `seconds` here (spec 2.3 rule 3: accepted by every vendor).
   validate: (input) => validate(foldCommonDuration(input)),
