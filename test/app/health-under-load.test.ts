@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +36,7 @@ beforeAll(async () => {
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   const up = await eventually(async () => {
     try {
-      return (await httpCall(`${url}/health`, { timeoutMs: 1_000 })).status === 200 && output.includes('Demo API key');
+      return (await httpCall(`${url}/health`, { timeoutMs: 1_000 })).status === 200 && existsSync(join(dir, 'data', 'demo-key'));
     } catch {
       return false;
     }
