@@ -149,6 +149,7 @@ export async function buildServices(
       deadlineMs: cfg.video.deadline_ms,
       leaseMs: cfg.video.lease_ms,
       publicUrl,
+      vendorCallbacks: cfg.server.public_url !== undefined,
       allowPrivateWebhooks: cfg.webhooks.allow_private_networks,
     },
   });

@@ -18,6 +18,7 @@ import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
 import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
 import { checkJobWebhook, takeJobWebhook } from '../webhooks/job-target.js';
+import { newCallbackToken, withGatewayCallback } from './callbacks.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -58,6 +59,9 @@ export async function createVideoJob(
   await admitOrThrow(deps.limiter, 'video', scopes, 0);
 
   let jobId: string;
+  // Set only when the gateway registers its own callback URL with the vendor (see callbacks.ts).
+  let callbackToken: string | undefined;
+  let callbackNative: JsonObject | undefined;
   let media = new Map<string, InlineMedia>();
   let unreachable: MediaUnreachableError | undefined;
   try {
@@ -73,6 +77,8 @@ export async function createVideoJob(
     control.commit?.();
     const now = deps.clock.now();
     jobId = randomUUID();
+    callbackToken = deps.settings.vendorCallbacks ? newCallbackToken() : undefined;
+    callbackNative = callbackToken ? withGatewayCallback(vendor, native, deps.settings.publicUrl, callbackToken) : undefined;
     const placed = await deps.store.createJobWithHold(
       {
         id: jobId,
@@ -86,6 +92,7 @@ export async function createVideoJob(
         createdAt: now,
         deadlineAt: now + deps.settings.deadlineMs,
         webhookUrl: target.url ?? null,
+        callbackToken: callbackNative ? callbackToken : null,
       },
       hold,
       now,
@@ -104,7 +111,7 @@ export async function createVideoJob(
   try {
     const { value, upstream } = await withFailover(
       candidates,
-      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }),
+      (up) => attemptCreate(deps, vendor, up, { ...base, native: callbackNative ?? native, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }),
       {
         circuits: deps.catalog.circuits,
         onMaybeSent: (up, err) => recordMaybeCreated(deps, jobId, up, err),

@@ -21,6 +21,11 @@ export interface VideoSettings {
   leaseMs: number;
   /** Base URL clients reach the gateway at, for output_url. */
   publicUrl: string;
+  /**
+   * Register the gateway's own callback URL with vendors that can call back: only when publicUrl is
+   * one a vendor can reach (server.public_url set, or the embedded default's loopback simulators).
+   */
+  vendorCallbacks?: boolean;
   /** A per-job gateway_webhook_url may point at a private address (tests, same-host receivers). */
   allowPrivateWebhooks?: boolean;
 }
