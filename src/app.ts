@@ -24,6 +24,7 @@ import { installServerSpans } from './ops/tracing-setup.js';
 import { logError, sendError, toGatewayError } from './http/render.js';
 import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerCallbackRoutes } from './routes/callbacks.js';
 import { registerChatRoutes } from './routes/chat.js';
 import { registerEmbeddingsRoutes } from './routes/embeddings.js';
 import { registerIndexRoute } from './routes/index.js';
@@ -167,6 +168,7 @@ export function buildApp(s: Services): FastifyInstance {
     registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
+    registerCallbackRoutes(api, { video: s.video });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
     registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin });

@@ -51,7 +51,8 @@ export async function startDemo(opts: { host: string; port: number; dataDir: str
   }
   const config = validateConfig(
     {
-      server: { host: opts.host, port: opts.port },
+      // Set explicitly (to what it would default to) so the simulators call back into the gateway.
+      server: { host: opts.host, port: opts.port, public_url: `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}` },
       database: `sqlite:${join(opts.dataDir, 'gateway.db')}`,
       data_dir: opts.dataDir,
       // Only the simulators' own loopback origins are reachable by the media fetcher, never private

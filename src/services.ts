@@ -177,6 +177,7 @@ export async function buildServices(
     publicUrl,
     uploadMaxBytes: cfg.video.uploads.max_bytes,
     uploadRetentionMs: cfg.video.uploads.retention_ms,
+    vendorCallbacks: cfg.server.public_url !== undefined,
     allowPrivateWebhooks: cfg.webhooks.allow_private_networks,
   };
   const video = new VideoService({

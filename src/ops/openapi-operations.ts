@@ -68,6 +68,14 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     success: { status: 200, description: 'The job.', content: json(ref('VideoJob')) },
     errors: [...KEY_ERRORS, 502, 503, 504],
   },
+  'POST /callbacks/video/:token': {
+    summary: 'Vendor callback into the gateway',
+    tag: 'videos',
+    auth: 'none',
+    description: 'Called by a vendor when a task finishes, on the per-job URL the gateway registered. The body is not read: the job is refreshed from the vendor (at most once a second per job).',
+    success: { status: 200, description: 'Received.', content: json({ type: 'object', properties: { received: { const: true } } }) },
+    errors: [400, 404, 413, 500],
+  },
   'GET /v1/videos/:id/content': {
     summary: 'Download a finished video',
     tag: 'videos',

@@ -20,6 +20,7 @@ import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
 import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
 import { checkJobWebhook, takeJobWebhook } from '../webhooks/job-target.js';
+import { newCallbackToken, withGatewayCallback } from './callbacks.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -85,6 +86,9 @@ export async function createVideoJob(
   await admitOrThrow(deps.limiter, 'video', scopes, 0);
 
   let jobId: string;
+  // Set only when the gateway registers its own callback URL with the vendor (see callbacks.ts).
+  let callbackToken: string | undefined;
+  let callbackNative: JsonObject | undefined;
   let media = new Map<string, InlineMedia>();
   let unreachable: MediaUnreachableError | undefined;
   try {
@@ -100,6 +104,8 @@ export async function createVideoJob(
     control.commit?.();
     const now = deps.clock.now();
     jobId = randomUUID();
+    callbackToken = deps.settings.vendorCallbacks ? newCallbackToken() : undefined;
+    callbackNative = callbackToken ? withGatewayCallback(vendor, native, deps.settings.publicUrl, callbackToken) : undefined;
     const placed = await deps.store.createJobWithHold(
       {
         id: jobId,
@@ -117,6 +123,7 @@ export async function createVideoJob(
         remixedFrom: remixOf?.publicId ?? null,
         uploads: opts.uploads ?? [],
         webhookUrl: target.url ?? null,
+        callbackToken: callbackNative ? callbackToken : null,
       },
       hold,
       now,
@@ -136,7 +143,7 @@ export async function createVideoJob(
   try {
     const { value, upstream } = await withFailover(
       candidates,
-      (up) => attemptCreate(deps, vendor, up, { ...base, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, remixOf, control.requestId),
+      (up) => attemptCreate(deps, vendor, up, { ...base, native: callbackNative ?? native, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, remixOf, control.requestId),
       {
         circuits: deps.catalog.circuits,
         onMaybeSent: (up, err) => recordMaybeCreated(deps, jobId, up, err),

@@ -27,6 +27,11 @@ export interface VideoSettings {
   uploadMaxBytes: number;
   /** Uploads are removed this long after their job settles. */
   uploadRetentionMs: number;
+  /**
+   * Register the gateway's own callback URL with vendors that can call back: only when publicUrl is
+   * one a vendor can reach (server.public_url set, or the embedded default's loopback simulators).
+   */
+  vendorCallbacks?: boolean;
   /** A per-job gateway_webhook_url may point at a private address (tests, same-host receivers). */
   allowPrivateWebhooks?: boolean;
 }

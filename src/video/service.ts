@@ -11,6 +11,10 @@ import { presentOpenAiVideo } from './openai/present.js';
 import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
 import { JobCache } from './job-cache.js';
+import { CALLBACK_TOKEN, CallbackThrottle } from './callbacks.js';
+
+/** A job is refreshed from its vendor at most once per this many ms however often it is called back. */
+const CALLBACK_WINDOW_MS = 1_000;
 
 /** Built only on the failure path: constructing an Error captures a stack trace. */
 function notFound(id: string) {
@@ -20,9 +24,27 @@ function notFound(id: string) {
 /** The video endpoints' logic: create, poll (with on-demand refresh) and content. */
 export class VideoService {
   readonly jobs: JobCache;
+  private readonly callbacks = new CallbackThrottle(CALLBACK_WINDOW_MS);
 
   constructor(readonly deps: VideoDeps) {
     this.jobs = new JobCache(deps.store, deps.clock);
+  }
+
+  /**
+   * A vendor called back on a job's token. The body is not read: the job is refreshed from the
+   * vendor's authenticated API, so a forged or replayed callback can cause at most an early poll.
+   * False when no job has this token (the caller answers 404).
+   */
+  async vendorCallback(token: string): Promise<boolean> {
+    if (!CALLBACK_TOKEN.test(token)) return false;
+    const job = await this.deps.store.getJobByCallbackToken(token);
+    if (!job) return false;
+    if (job.state !== 'processing') return true;
+    this.callbacks.run(job.id, async () => {
+      const fresh = await this.deps.store.getJob(job.id);
+      if (fresh?.state === 'processing') await this.refresh(fresh);
+    });
+    return true;
   }
 
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl, opts?: CreateOptions): Promise<JsonObject> {

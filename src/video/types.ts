@@ -111,6 +111,12 @@ export interface VideoVendor {
   label: string;
   /** Native top-level parameter names this vendor owns (spec 2.3 rule 3). */
   ownedParams: ReadonlySet<string>;
+  /**
+   * The native parameter that makes the vendor POST to a URL when a task finishes (Seedance
+   * `callback_url`, fal `webhook_url`). The gateway sets it to its own per-job URL when the client
+   * did not set it, so the job settles at once instead of at the next poll.
+   */
+  callbackParam?: string;
   /** Vendor-specific 400s (value ranges, model-only options). Throws a GatewayError. */
   validate?(input: CreateInput): void;
   /** The seconds the job is held for at create (requested, native override, or the model default). */

@@ -123,6 +123,8 @@ export const falVendor: VideoVendor = {
   id: 'fal',
   label: 'fal (queue)',
   ownedParams: new Set(OWNED),
+  // Sent upstream as the fal_webhook query parameter.
+  callbackParam: 'webhook_url',
 
   validate(input) {
     const family = familyFor(input);

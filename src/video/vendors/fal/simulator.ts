@@ -2,6 +2,7 @@ import type { Json } from '../../../core/json.js';
 import { SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { sampleMp4, serveVideo } from '../../../sim/media.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
+import { callBackWhenReady } from '../../../sim/callback.js';
 import type { SimulatorOptions } from '../module.js';
 import { appPath, familyOf, isInFormat, parseSeconds, type Family } from './families.js';
 
@@ -74,6 +75,8 @@ function submit(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
     durationMs: Number(sim.settings['taskMs']),
     data: { app: appPath(model), model, body, durationProblem: durationProblem(body.duration, family) },
   });
+  const hook = req.query.get('fal_webhook');
+  if (hook) callBackWhenReady(hook, task.readyAt, () => webhookPayload(sim, book, task));
   return {
     status: 200,
     json: {
@@ -147,6 +150,19 @@ function result(sim: SimServer, book: TaskBook, task: SimTask): SimReply {
   };
   if (sim.settings['reportDuration']) video['duration'] = task.seconds;
   return { status: 200, headers, json: { video, seed: 424242, sim_trace_id: `trace-${task.id.slice(0, 8)}` } };
+}
+
+/** fal's webhook body: the result as `payload`, status OK, or ERROR with the failed result's body. */
+function webhookPayload(sim: SimServer, book: TaskBook, task: SimTask): Record<string, unknown> {
+  const res = result(sim, book, task) as { status?: number; json?: unknown };
+  const ok = res.status === 200;
+  return {
+    request_id: task.id,
+    gateway_request_id: task.id,
+    status: ok ? 'OK' : 'ERROR',
+    ...(ok ? {} : { error: `Invalid status code: ${res.status}` }),
+    payload: res.json ?? null,
+  };
 }
 
 function modelError(loc: unknown[], msg: string, type: string, input: unknown, headers: Record<string, string> = {}): SimReply {

@@ -24,6 +24,7 @@ export const seedanceVendor: VideoVendor = {
     'generate_audio',
     'tools',
   ]),
+  callbackParam: 'callback_url',
   validate: validateSeedance,
   estimateSeconds: estimateSeedanceSeconds,
   buildCreate: buildSeedanceCreate,

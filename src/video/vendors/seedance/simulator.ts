@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
+import { callBackWhenReady } from '../../../sim/callback.js';
 import { serveSignedVideo, signedUrl, URL_LIFETIME_S, type SignedStore } from '../../../sim/signed-storage.js';
 import { DEFAULT_FPS, seedanceCaps, TASKS_PATH } from './models.js';
 
@@ -103,7 +104,9 @@ function create(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
   const seconds = body.frames !== undefined ? body.frames / DEFAULT_FPS : body.duration === -1 ? 8 : (body.duration ?? 5);
   const hasImage = body.content.some((c: any) => c?.type === 'image_url');
   const id = `cgt-${tosDate(Date.now()).replace('T', '').replace('Z', '')}-${randomBytes(3).toString('hex').slice(0, 5)}`;
-  book.create({ id, prompt, seconds, durationMs: sim.settings.taskMs ?? 3000, data: { body, hasImage, expire: prompt.includes('[expire]') } });
+  const task = book.create({ id, prompt, seconds, durationMs: sim.settings.taskMs ?? 3000, data: { body, hasImage, expire: prompt.includes('[expire]') } });
+  // Ark POSTs the task object, as the query answers it, to callback_url when the task finishes.
+  if (typeof body.callback_url === 'string') callBackWhenReady(body.callback_url, task.readyAt, () => taskObject(sim, book, task));
   return { json: { id } };
 }
 

@@ -1,0 +1,18 @@
+/**
+ * Simulated vendor callbacks: when a task finishes, POST its JSON to the URL the client registered,
+ * as Seedance (`callback_url`) and fal (`fal_webhook`) do. Like the real services, a failed
+ * callback is retried a few times, then given up (the client can still poll).
+ */
+export function callBackWhenReady(url: string, readyAt: number, body: () => unknown, attempts = 3): void {
+  const send = async (left: number): Promise<void> => {
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()), signal: AbortSignal.timeout(5_000) });
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.status >= 300 && left > 1) setTimeout(() => void send(left - 1), 200).unref();
+    } catch {
+      if (left > 1) setTimeout(() => void send(left - 1), 200).unref();
+    }
+  };
+  // A little after the task is ready, so a poll made in response sees it finished.
+  setTimeout(() => void send(attempts), Math.max(0, readyAt - Date.now()) + 20).unref();
+}
