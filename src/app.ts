@@ -94,7 +94,11 @@ export function buildApp(s: Services): FastifyInstance {
       const status = kind === 'HPE_HEADER_OVERFLOW' ? 431 : refusal.status;
       const text = STATUS_CODES[status] ?? 'Bad Request';
       const body = JSON.stringify(refusal.toBody());
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`);
+      // This answer bypasses Node's response object, which is what drops bodies on HEAD; a body
+      // after a HEAD answer is read by the client as the start of a next response it cannot parse.
+      const packet: unknown = (err as unknown as { rawPacket?: unknown }).rawPacket;
+      const head = Buffer.isBuffer(packet) && packet.toString('latin1', 0, 5) === 'HEAD ';
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
     },
   });
 
@@ -111,6 +115,13 @@ export function buildApp(s: Services): FastifyInstance {
   app.addHook('onRequest', (req, reply, done) => {
     reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
     done();
+  });
+  // A repeated query parameter arrives as an array, which no route expects: refuse it for every
+  // route here, before any hook or handler reads the query.
+  app.addHook('onRequest', async (req) => {
+    const q = req.query as Record<string, unknown> | undefined;
+    for (const [name, value] of Object.entries(q ?? {}))
+      if (Array.isArray(value)) throw errors.invalidRequest(`Query parameter '${name.slice(0, 100)}' is repeated; send it once.`, name.slice(0, 100), 'repeated_parameter');
   });
   installServerSpans(app);
   installHttpMetrics(app);
