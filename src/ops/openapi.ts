@@ -16,7 +16,7 @@ export const ERROR_CODES: Record<number, string[]> = {
     'unsupported_media_type', 'unsupported_parameter', 'size_conflict', 'model_not_supported', 'input_too_long', 'invalid_media',
     'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked', 'expectation_failed',
     'invalid_cursor', 'remix_unsupported', 'unsupported_input_reference', 'too_many_files', 'too_many_fields', 'unknown_parameter',
-    'invalid_webhook_url', 'too_many_endpoints', 'already_disabled'],
+    'invalid_webhook_url', 'too_many_endpoints', 'already_disabled', 'repeated_parameter'],
   401: ['invalid_api_key'],
   402: ['insufficient_quota', 'key_budget_exceeded'],
   403: ['permission_denied'],
