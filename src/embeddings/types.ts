@@ -91,6 +91,11 @@ export interface EmbeddingVendor {
   credentials?(up: Upstream, executor: Executor): CredentialSource;
   /** Final step before sending, for signatures that cover the body (AWS SigV4). */
   sign?(req: UpstreamRequest, up: Upstream): Promise<UpstreamRequest>;
+  /**
+   * One cheap authenticated request for `gateway check --probe`: a models list or a read of something
+   * that does not exist, never an embedding (that would be billed). A 2xx or 404 means the key was accepted.
+   */
+  buildProbe?(up: Upstream, upstreamModel: string): UpstreamRequest;
 }
 
 /** A model the demo wires to a simulator, priced per million tokens (currency units, as in the config). */

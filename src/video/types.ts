@@ -153,6 +153,11 @@ export interface VideoVendor {
   credentials?(up: Upstream, executor: Executor): CredentialSource;
   /** The header under which the vendor takes the caller's request id (OpenAI: X-Client-Request-Id). */
   requestIdHeader?: string;
+  /**
+   * One cheap authenticated request for `gateway check --probe`, never a create (that would be billed).
+   * Without it, the probe is this vendor's poll of a task id that does not exist: a 404 proves the key.
+   */
+  buildProbe?(up: Upstream, upstreamModel: string): UpstreamRequest;
 }
 
 export type { GatewayError, CredentialSource };

@@ -27,9 +27,10 @@ export const checkCommand: CliCommand = {
       .command('check')
       .description('validate a configuration file (schema, ${ENV} references, vendors, prices)')
       .requiredOption('--config <path>', 'the file to check')
+      .option('--probe', 'also make one free authenticated call per upstream (a models list or a status read) and report which answer')
       .option('--json', 'machine output')
       .action(
-        run(async (o: { config: string; json?: boolean }) => {
+        run(async (o: { config: string; json?: boolean; probe?: boolean }) => {
           // Loaded on use: the same checks `serve` runs at start, vendor registries included.
           const [{ checkVendors }, { Catalog }] = await Promise.all([import('../../services.js'), import('../../routing/catalog.js')]);
           let cfg;
@@ -43,6 +44,15 @@ export const checkCommand: CliCommand = {
             throw new CliError(`${o.config} is not valid:\n  ${(e as Error).message}`, EXIT.usage);
           }
           const upstreams = cfg.upstreams.map((u) => ({ name: u.name, vendor: u.vendor, base_url: u.base_url, models: u.models }));
+          if (o.probe) {
+            const { probeUpstreams, probeTable } = await import('../probe/probe.js');
+            const rows = await probeUpstreams(cfg);
+            if (o.json) printJson({ valid: true, upstreams, models: Object.keys(cfg.models), probe: rows });
+            else process.stdout.write(probeTable(rows));
+            const down = rows.filter((r) => r.result !== 'answers');
+            if (down.length > 0) throw new CliError(`${down.length} of ${rows.length} upstreams did not answer: ${down.map((r) => `${r.name} ${r.result}`).join(', ')}`, down.some((r) => r.result === 'refused') ? EXIT.auth : EXIT.failure);
+            return;
+          }
           if (o.json) return printJson({ valid: true, upstreams, models: Object.keys(cfg.models) });
           for (const u of upstreams) process.stdout.write(`${u.name}\t${u.vendor}\t${u.base_url}\t${u.models.join(',')}\n`);
           process.stderr.write(`${o.config} is valid: ${upstreams.length} upstreams, ${Object.keys(cfg.models).length} models\n`);

@@ -18,7 +18,8 @@ export interface OpenAiEndpoint {
   sendsModel: boolean;
 }
 
-export type OpenAiResource = 'embeddings' | 'chat/completions';
+/** `models` is the free list `gateway check --probe` reads to test a key. */
+export type OpenAiResource = 'embeddings' | 'chat/completions' | 'models';
 
 /** Endpoints per upstream, resource and model, computed on first use (upstreams never change while running). */
 const cache = new WeakMap<Upstream, Map<string, OpenAiEndpoint>>();
@@ -44,6 +45,8 @@ function compute(up: Upstream, resource: OpenAiResource, upstreamModel: string):
   if (typeof o['organization'] === 'string') headers['openai-organization'] = o['organization'];
   if (typeof o['project'] === 'string' && !azure) headers['openai-project'] = o['project'];
   if (apiVersion !== undefined) {
+    // Azure lists models per resource, not per deployment.
+    if (resource === 'models') return { url: `${up.baseUrl}/openai/models?api-version=${encodeURIComponent(apiVersion)}`, headers, sendsModel: false };
     const url = `${up.baseUrl}/openai/deployments/${encodeURIComponent(upstreamModel)}/${resource}?api-version=${encodeURIComponent(apiVersion)}`;
     return { url, headers, sendsModel: false };
   }

@@ -80,6 +80,14 @@ export const bedrockVendor: EmbeddingVendor = {
     };
   },
 
+  // A signed GET on the runtime host of a path that invokes nothing: the signature (or bearer key) is
+  // checked before the route, so a 403 means refused and a 404 means the credentials were accepted.
+  buildProbe(up, upstreamModel) {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (!hasAwsKeys(up) && up.apiKey) headers['authorization'] = `Bearer ${up.apiKey}`;
+    return { method: 'GET', url: `${up.baseUrl}/model/${encodeURIComponent(upstreamModel)}`, headers };
+  },
+
   async sign(req: UpstreamRequest, up: Upstream): Promise<UpstreamRequest> {
     const signer = signerFor(up);
     if (!signer) return req;

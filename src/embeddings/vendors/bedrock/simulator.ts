@@ -35,10 +35,12 @@ export async function startBedrockSimulator(opts: { apiKey?: string; port?: numb
   return SimServer.start(
     'bedrock-embeddings',
     async (req, sim) => {
-      const m = INVOKE.exec(req.path);
-      if (req.method !== 'POST' || !m) return awsError(404, 'UnknownOperationException', 'Unknown operation.');
+      // The signature (or bearer key) is checked before the operation is looked up, so a wrong
+      // credential is refused on any path, the one `gateway check --probe` reads included.
       const denied = await authenticate(req, sim, secret);
       if (denied) return denied;
+      const m = INVOKE.exec(req.path);
+      if (req.method !== 'POST' || !m) return awsError(404, 'UnknownOperationException', 'Unknown operation.');
       return invoke(req, decodeURIComponent(m[1]!));
     },
     { port: opts.port, settings: { apiKey: secret, accessKeyId: BEDROCK_SIM_ACCESS_KEY, bearerKey: BEDROCK_SIM_API_KEY, region: BEDROCK_SIM_REGION } },

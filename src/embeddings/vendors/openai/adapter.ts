@@ -66,6 +66,12 @@ export const openaiVendor: EmbeddingVendor = {
     };
   },
 
+  // The models list: free, and it needs the same key as an embedding.
+  buildProbe(up, upstreamModel) {
+    const route = openAiEndpoint(up, 'models', upstreamModel);
+    return { method: 'GET', url: route.url, headers: route.headers };
+  },
+
   parse(res: UpstreamResponse, batch: Batch): BatchResult {
     const json = res.json;
     if (!isObject(json) || !Array.isArray(json['data'])) throw new Error('no data array');

@@ -116,6 +116,11 @@ export const vertexVendor: EmbeddingVendor = {
     return defaultVerdict(res, message);
   },
 
+  // A read of the publisher model resource (the predict URL without ':predict'): free, same token.
+  buildProbe(up, upstreamModel) {
+    return { method: 'GET', url: predictUrl(up, upstreamModel).replace(/:predict$/, ''), headers: { accept: 'application/json' } };
+  },
+
   credentials(up, executor): CredentialSource {
     const opts = googleAuthOptionsFrom(up.options);
     if (!opts.accessToken && !opts.serviceAccount && !opts.keyFile && up.apiKey) opts.accessToken = up.apiKey;

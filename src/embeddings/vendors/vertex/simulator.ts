@@ -43,10 +43,11 @@ export async function startVertexSimulator(opts: { apiKey?: string; port?: numbe
   return SimServer.start(
     'vertex-embeddings',
     (req, sim) => {
-      const m = PREDICT.exec(req.path);
-      if (req.method !== 'POST' || !m) return gerror(404, 'NOT_FOUND', `The requested URL ${req.path} was not found on this server.`);
+      // Google checks the token before routing: a wrong token is a 401 on any path, as on Vertex.
       if (bearer(req) !== token)
         return gerror(401, 'UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token.');
+      const m = PREDICT.exec(req.path);
+      if (req.method !== 'POST' || !m) return gerror(404, 'NOT_FOUND', `The requested URL ${req.path} was not found on this server.`);
       const model = decodeURIComponent(m[3]!);
       const reply = predict(req, model);
       if (reply.status !== undefined || reply.body === undefined) return reply;

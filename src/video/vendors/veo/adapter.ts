@@ -79,6 +79,13 @@ export const veoVendor: VideoVendor = {
     };
   },
 
+  // A read of an operation that does not exist: Vertex checks the token first, then answers 404.
+  buildProbe(up, upstreamModel) {
+    const { project, location } = veoOptions(up);
+    const taskId = `projects/${project}/locations/${location}/publishers/google/models/${upstreamModel}/operations/gateway-probe-0`;
+    return this.buildPoll({ taskId, model: upstreamModel, upstreamModel, meta: {} }, up);
+  },
+
   parsePoll(res, task) {
     return parseOperation(res.json, task.meta);
   },
