@@ -8,6 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 export class TcpRelay {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
   port = 0;
 
   constructor(private readonly targetPort: number, private readonly targetHost = '127.0.0.1') {}
@@ -17,7 +18,10 @@ export class TcpRelay {
       const upstream = connect(this.targetPort, this.targetHost);
       this.sockets.add(client).add(upstream);
       client.pipe(upstream).pipe(client);
+      const pair = { client, upstream };
+      this.pairs.add(pair);
       const drop = () => {
+        this.pairs.delete(pair);
         client.destroy();
         upstream.destroy();
         this.sockets.delete(client);
@@ -33,6 +37,15 @@ export class TcpRelay {
     const addr = server.address();
     if (addr && typeof addr === 'object') this.port = addr.port;
     this.server = server;
+  }
+
+  /** Stops passing the service's answers on (a hung service): requests time out, connections stay up. */
+  stall(): void {
+    for (const p of this.pairs) p.upstream.unpipe(p.client);
+  }
+
+  resume(): void {
+    for (const p of this.pairs) p.upstream.pipe(p.client);
   }
 
   /** Closes the listener and every relayed connection: the service is gone until `start()`. */

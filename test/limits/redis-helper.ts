@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { TcpRelay } from '../helpers/tcp-relay.js';
 import { Redis } from 'ioredis';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -53,57 +53,12 @@ export async function dropPrefix(prefix: string): Promise<void> {
 }
 
 /**
- * A TCP relay in front of Redis that a test can take down and bring back on the same port, to
- * play a Redis outage and restart without touching the shared server.
+ * A TCP relay in front of Redis that a test can take down (`stop`), hang (`stall`) and bring back on
+ * the same port, to play a Redis outage and restart without touching the shared server.
  */
-export class RedisRelay {
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
-  port = 0;
-
-  async start(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(6379, '127.0.0.1');
-      this.sockets.add(client);
-      this.sockets.add(upstream);
-      client.pipe(upstream).pipe(client);
-      const pair = { client, upstream };
-      this.pairs.add(pair);
-      const drop = () => {
-        this.pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-        this.sockets.delete(client);
-        this.sockets.delete(upstream);
-      };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    const addr = server.address();
-    if (addr && typeof addr === 'object') this.port = addr.port;
-    this.server = server;
-  }
-
-  /** Stops passing Redis's answers on (a hung Redis): commands time out, the connection stays up. */
-  stall(): void {
-    for (const p of this.pairs) p.upstream.unpipe(p.client);
-  }
-
-  resume(): void {
-    for (const p of this.pairs) p.upstream.pipe(p.client);
-  }
-
-  async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    this.sockets.clear();
-    const server = this.server;
-    this.server = undefined;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+export class RedisRelay extends TcpRelay {
+  constructor() {
+    super(6379);
   }
 
   get url(): string {
