@@ -211,7 +211,16 @@ export class ChatService {
         sink.writeHead(200, headers);
         sink.flushHeaders?.();
         const redactor = redactorFor(upstream);
-        const out = await relayEvents(res.body, sink, { forwardUsageChunk, redact: (event) => redactor.text(event) });
+        const out = await relayEvents(res.body, sink, {
+          forwardUsageChunk,
+          redact: (event) => redactor.text(event),
+          // Billed when the usage chunk passes, so that chunk carries the very amount the ledger records.
+          settleUsage: async (usage) => {
+            await this.settle(r, usage, upstream);
+            return costUnits(r.charged ?? 0);
+          },
+        });
+        if (out.settled) return;
         // Without a usage chunk (client left, stream broke) each content chunk stands for about one token.
         const usage = out.usage ?? { promptTokens: r.promptEstimate, completionTokens: out.chunks, reported: false };
         await this.settle(r, usage, upstream);

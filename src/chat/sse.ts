@@ -13,6 +13,8 @@ export interface RelayResult {
   finished: boolean;
   /** The client went away first; the upstream was cancelled. */
   clientGone: boolean;
+  /** `settleUsage` ran (the usage chunk came); the caller must not bill again. */
+  settled: boolean;
 }
 
 export interface RelayOptions {
@@ -23,6 +25,12 @@ export interface RelayOptions {
   forwardUsageChunk: boolean;
   /** Applied to events that carry an error (upstreams and proxies may echo credentials in them). */
   redact?: (event: string) => string;
+  /**
+   * Called once, when the usage-only chunk arrives and before it is passed on: settles the charge
+   * from the vendor's usage and returns its cost in currency units, which the chunk then carries as
+   * `usage.cost`. So the client's figure is the one the ledger recorded, not a second computation.
+   */
+  settleUsage?: (usage: ChatUsage) => Promise<number>;
 }
 
 const BOUNDARY = /\r?\n\r?\n/;
@@ -41,7 +49,7 @@ const ERROR_FIELD = /"error"\s*:|^event:\s*error/m;
  * request; if the upstream breaks mid-stream the client gets an error event and the end of the stream.
  */
 export async function relayEvents(source: Readable, sink: Writable, opts: RelayOptions): Promise<RelayResult> {
-  const result: RelayResult = { chunks: 0, finished: false, clientGone: false };
+  const result: RelayResult = { chunks: 0, finished: false, clientGone: false, settled: false };
   const decoder = new StringDecoder('utf8');
   let pending = '';
   let oversized = false;
@@ -61,7 +69,17 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
         const end = m.index + m[0].length;
         const event = pending.slice(0, end);
         pending = pending.slice(end);
-        if (inspect(event, opts, result)) out += opts.redact && ERROR_FIELD.test(event) ? opts.redact(event) : event;
+        const verdict = inspect(event, opts, result);
+        if (verdict === 'drop') continue;
+        if (verdict !== 'pass') {
+          // The usage chunk: what went before it leaves first, then it waits for the charge.
+          if (out) await write(sink, out);
+          out = '';
+          const priced = await priceUsageChunk(verdict, opts, result);
+          if (priced !== undefined && !result.clientGone) out += priced;
+          continue;
+        }
+        out += opts.redact && ERROR_FIELD.test(event) ? opts.redact(event) : event;
       }
       if (out) await write(sink, out);
       if (result.clientGone) break;
@@ -91,9 +109,26 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
   return result;
 }
 
-/** Records what the event tells us; returns whether to pass it on. */
-function inspect(event: string, opts: RelayOptions, result: RelayResult): boolean {
-  if (!event.includes('data:')) return true;
+/** The usage-only chunk, parsed, when the caller settles on it. */
+interface UsageChunk {
+  chunk: Record<string, unknown> & { usage: Record<string, unknown> };
+  usage: ChatUsage;
+}
+
+/**
+ * Settles the charge on the usage chunk and renders it with `usage.cost` added (every other field
+ * as the vendor sent it); undefined when the client did not ask for the chunk.
+ */
+async function priceUsageChunk(u: UsageChunk, opts: RelayOptions, result: RelayResult): Promise<string | undefined> {
+  result.settled = true;
+  const cost = await opts.settleUsage!(u.usage);
+  if (!opts.forwardUsageChunk) return undefined;
+  return `data: ${JSON.stringify({ ...u.chunk, usage: { ...u.chunk.usage, cost } })}\n\n`;
+}
+
+/** Records what the event tells us; returns whether to pass it on, or the usage chunk to settle on. */
+function inspect(event: string, opts: RelayOptions, result: RelayResult): 'pass' | 'drop' | UsageChunk {
+  if (!event.includes('data:')) return 'pass';
   if (USAGE_OBJECT.test(event)) {
     const payload = dataOf(event);
     let chunk: unknown;
@@ -105,10 +140,13 @@ function inspect(event: string, opts: RelayOptions, result: RelayResult): boolea
     const c = chunk as { usage?: unknown; choices?: unknown } | undefined;
     const usage = readUsage(c?.usage as Json | undefined);
     if (usage) result.usage = usage;
-    if (Array.isArray(c?.choices) && c.choices.length === 0) return opts.forwardUsageChunk;
+    if (Array.isArray(c?.choices) && c.choices.length === 0) {
+      if (usage && opts.settleUsage && !result.settled) return { chunk: c as UsageChunk['chunk'], usage };
+      return opts.forwardUsageChunk ? 'pass' : 'drop';
+    }
   }
   if (!event.includes('[DONE]')) result.chunks += 1;
-  return true;
+  return 'pass';
 }
 
 /** The data lines of one event, joined as the SSE format says. */

@@ -93,3 +93,62 @@ describe('relayEvents with a client already gone', () => {
     expect(source.destroyed).toBe(true);
   });
 });
+
+describe('relayEvents settling on the usage chunk', () => {
+  it('holds the usage chunk until the charge is settled, then passes it on with usage.cost and nothing else changed', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    let release!: (cost: number) => void;
+    const seen: number[] = [];
+    const done = relayEvents(source, sink, {
+      forwardUsageChunk: true,
+      settleUsage: (u) => {
+        seen.push(u.promptTokens, u.completionTokens);
+        return new Promise((r) => (release = r));
+      },
+    });
+    source.end(chunk('Hi') + usageChunk + 'data: [DONE]\n\n');
+    await new Promise((r) => setTimeout(r, 20));
+    // The content went out; the usage chunk and [DONE] wait for the charge.
+    expect(out.text()).toBe(chunk('Hi'));
+    release(0.000123);
+    const r = await done;
+    expect(seen).toEqual([11, 7]);
+    expect(r.settled).toBe(true);
+    const events = out.text().split('\n\n').filter(Boolean);
+    expect(events).toHaveLength(3);
+    const priced = JSON.parse(events[1]!.slice('data: '.length));
+    expect(priced.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18, cost: 0.000123 });
+    expect(priced).toMatchObject({ id: 'c1', object: 'chat.completion.chunk', choices: [] });
+    expect(events[2]).toBe('data: [DONE]');
+  });
+
+  it('settles on the usage chunk but still keeps it from a client that did not ask for it', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    let calls = 0;
+    const done = relayEvents(source, sink, { forwardUsageChunk: false, settleUsage: async () => (calls++, 1) });
+    source.end(chunk('Hi') + usageChunk + usageChunk + 'data: [DONE]\n\n');
+    const r = await done;
+    expect(calls).toBe(1);
+    expect(r.settled).toBe(true);
+    expect(out.text()).toBe(chunk('Hi') + 'data: [DONE]\n\n');
+  });
+
+  it('does not settle when the stream breaks before the usage chunk (the caller bills the estimate)', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    collect(sink);
+    let calls = 0;
+    const done = relayEvents(source, sink, { forwardUsageChunk: true, settleUsage: async () => (calls++, 1) });
+    source.write(chunk('partial'));
+    await new Promise((r) => setImmediate(r));
+    source.destroy(new Error('socket hang up'));
+    const r = await done;
+    expect(calls).toBe(0);
+    expect(r.settled).toBe(false);
+    expect(r.finished).toBe(false);
+  });
+});

@@ -21,6 +21,11 @@ afterAll(async () => {
   await sim?.close();
 });
 
+async function ledgerCharges(account: string) {
+  const accountId = (await gw.services.store.getAccountByName(account))!.id;
+  return (await gw.services.store.listLedger(accountId)).filter((e) => e.kind === 'charge');
+}
+
 describe('chat usage.cost', () => {
   it('equals the ledger charge, keeps the vendor usage fields, and the SDK parses the answer', async () => {
     const { key, account } = await gw.newKey(10);
@@ -34,6 +39,56 @@ describe('chat usage.cost', () => {
     expect(answer.usage!.completion_tokens).toBeGreaterThan(0);
     expect((answer.usage as unknown as { cost: number }).cost).toBe(-charge.delta / 1e6);
     expect(answer.choices[0]!.message.content).toBeTruthy();
+  });
+
+  it('a streamed answer (official SDK, include_usage) carries in its usage chunk the cost the ledger captured', async () => {
+    const { key, account } = await gw.newKey(10);
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1` });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'tell me three things about streams' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: (OpenAI.CompletionUsage & { cost?: number }) | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta.content ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    const charges = await ledgerCharges(account);
+    expect(charges).toHaveLength(1);
+    expect(text).toContain('You said');
+    expect(usage!.prompt_tokens).toBeGreaterThan(0);
+    expect(usage!.completion_tokens).toBeGreaterThan(0);
+    expect(usage!.cost).toBeGreaterThan(0);
+    expect(usage!.cost).toBe(-charges[0]!.delta / 1e6);
+  });
+
+  it('raw SSE: the usage chunk is the last event before [DONE], priced as charged; without include_usage nothing extra is sent', async () => {
+    const { key, account } = await gw.newKey(10);
+    const post = (streamOptions?: object) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'one two three' }], stream: true, ...(streamOptions ? { stream_options: streamOptions } : {}) }),
+      }).then(async (r) => ({ status: r.status, events: (await r.text()).split('\n\n').filter(Boolean) }));
+
+    const withUsage = await post({ include_usage: true });
+    expect(withUsage.status).toBe(200);
+    expect(withUsage.events.at(-1)).toBe('data: [DONE]');
+    const last = JSON.parse(withUsage.events.at(-2)!.slice('data: '.length));
+    expect(last.choices).toEqual([]);
+    const first = await ledgerCharges(account);
+    expect(first).toHaveLength(1);
+    expect(last.usage.cost).toBe(-first[0]!.delta / 1e6);
+    expect(last.usage.total_tokens).toBe(last.usage.prompt_tokens + last.usage.completion_tokens);
+
+    const plain = await post();
+    expect(plain.status).toBe(200);
+    expect(plain.events.some((e) => e.includes('"usage":{'))).toBe(false);
+    // Billed all the same, from the usage the gateway asked the vendor for.
+    expect(await ledgerCharges(account)).toHaveLength(2);
   });
 
   it('a chat request over the key budget is refused before the upstream sees it', async () => {
