@@ -91,3 +91,30 @@ export const limiterRefusals = new Counter({
 
 /** Integer micro-units to currency units for the money counters. */
 export const units = (micros: number): number => micros / 1_000_000;
+
+export const webhookDeliveries = new Counter({
+  name: 'gateway_webhook_deliveries_total',
+  help: 'Webhook delivery attempts by event type and outcome: delivered (2xx), retrying (failed, will be tried again), gave_up (failed for the last time).',
+  labelNames: ['event', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const webhookDeliveryDuration = new Histogram({
+  name: 'gateway_webhook_delivery_duration_seconds',
+  help: 'Time of one webhook delivery attempt (connect, send, answer), by whether the receiver answered 2xx (ok) or not (error).',
+  labelNames: ['result'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const webhookBacklog = new Gauge({
+  name: 'gateway_webhook_outbox_pending',
+  help: 'Webhook deliveries waiting in the outbox, due or backing off (read from the store at scrape time).',
+  registers: [registry],
+});
+
+export const webhookOldestPending = new Gauge({
+  name: 'gateway_webhook_outbox_oldest_pending_seconds',
+  help: 'Age of the oldest webhook delivery still waiting in the outbox; 0 when none is (read at scrape time).',
+  registers: [registry],
+});

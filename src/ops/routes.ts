@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { adminTokenGuard } from '../auth/admin-token.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
-import { circuitState, registry, videoJobs } from './metrics.js';
+import { circuitState, registry, videoJobs, webhookBacklog, webhookOldestPending } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
 /** States the jobs gauge always reports (0 included), so a state that empties shows as 0, not stale. */
@@ -12,7 +12,7 @@ const SCRAPE_STORE_TIMEOUT_MS = 2_000;
 
 export interface OpsDeps {
   readiness: Readiness;
-  store: Pick<Store, 'countJobsByState'>;
+  store: Pick<Store, 'countJobsByState' | 'outboxBacklog'>;
   catalog: Catalog;
   adminToken: string | undefined;
   /** Serve /metrics on this app behind the admin token (false when a separate listener serves it). */
@@ -24,13 +24,15 @@ export async function scrape(deps: Pick<OpsDeps, 'store' | 'catalog'>): Promise<
   for (const up of deps.catalog.upstreams.values()) circuitState.set({ upstream: up.name }, CIRCUIT_CODE[deps.catalog.circuits.stateOf(up.name)]);
   let timer: NodeJS.Timeout | undefined;
   try {
-    const counts = await Promise.race([
-      deps.store.countJobsByState(),
+    const [counts, backlog] = await Promise.race([
+      Promise.all([deps.store.countJobsByState(), deps.store.outboxBacklog()]),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('timeout')), SCRAPE_STORE_TIMEOUT_MS);
       }),
     ]);
     for (const state of new Set([...JOB_STATES, ...Object.keys(counts)])) videoJobs.set({ state }, counts[state] ?? 0);
+    webhookBacklog.set(backlog.pending);
+    webhookOldestPending.set(backlog.oldestCreatedAt === null ? 0 : Math.max(0, (Date.now() - backlog.oldestCreatedAt) / 1000));
   } catch {
     // The store is away: keep the last known counts; /ready reports the outage.
   } finally {

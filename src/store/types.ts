@@ -325,4 +325,6 @@ export interface Store extends WebhookStore {
   appliedMigrations(): Promise<number[]>;
   /** Number of jobs in each state (the jobs-by-state gauge, read at scrape time). */
   countJobsByState(): Promise<Record<string, number>>;
+  /** Webhook deliveries not yet delivered or given up, and when the oldest of them was written (ms). */
+  outboxBacklog(): Promise<{ pending: number; oldestCreatedAt: number | null }>;
 }

@@ -4,6 +4,7 @@ import { guardedAgent } from '../http/guarded-agent.js';
 import type { Store } from '../store/types.js';
 import type { OutboxRecord } from '../store/webhook-types.js';
 import { signedHeaders } from './signing.js';
+import { webhookDeliveries, webhookDeliveryDuration } from '../ops/metrics.js';
 
 export interface DispatcherSettings {
   /** How often the outbox is looked at; 0 disables delivery on this instance. */
@@ -25,6 +26,9 @@ export interface DispatcherSettings {
 interface Log {
   warn(obj: object, msg: string): void;
 }
+
+/** Event types the metrics name; anything else is counted as `other` (labels stay a bounded set). */
+const KNOWN_EVENTS = new Set(['video.completed', 'video.failed', 'video.cancelled']);
 
 /** Bytes of a receiver's answer read at most (it is discarded; only the status matters). */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -106,7 +110,7 @@ export class WebhookDispatcher {
     else if (endpoint.disabledAt !== null && endpoint.url === row.url) error = 'the endpoint was disabled';
     else ({ status, error } = await this.post(row, endpoint.secret));
     const now = this.clock.now();
-    const ok = status !== null && status >= 200 && status < 300;
+    const ok = status !== null && status >= 200 && status < 300 && error === null;
     const final = !endpoint || (endpoint.disabledAt !== null && endpoint.url === row.url) || attempt >= this.settings.maxAttempts;
     const outcome = ok
       ? { state: 'delivered' as const }
@@ -114,6 +118,10 @@ export class WebhookDispatcher {
         ? { state: 'failed' as const }
         : { state: 'pending' as const, nextAttemptAt: now + retryDelay(attempt, this.settings.retryBaseMs, this.settings.maxDelayMs) };
     await this.store.recordDeliveryAttempt(row.id, { endpointId: row.endpointId, attempt, status, error, latencyMs: now - started, now }, outcome);
+    // Counted once the attempt is recorded, so the metric never runs ahead of the delivery log.
+    const event = KNOWN_EVENTS.has(row.eventType) ? row.eventType : 'other';
+    webhookDeliveries.inc({ event, outcome: outcome.state === 'pending' ? 'retrying' : outcome.state === 'failed' ? 'gave_up' : 'delivered' });
+    if (endpoint) webhookDeliveryDuration.observe({ result: ok ? 'ok' : 'error' }, (now - started) / 1000);
   }
 
   private async post(row: OutboxRecord, secret: string): Promise<{ status: number | null; error: string | null }> {
@@ -143,7 +151,10 @@ export class WebhookDispatcher {
           if (read > MAX_ANSWER_BYTES) break;
         }
       } catch {
-        // A receiver that breaks its answer after the status line still answered.
+        // The receiver broke its answer off (reset, truncated body): we cannot tell it took the
+        // event, so the attempt counts as failed and is retried (receivers dedupe on webhook-id).
+        res.body.destroy();
+        return { status: res.statusCode, error: 'the connection broke before the answer ended' };
       }
       if (read > MAX_ANSWER_BYTES) res.body.destroy();
       return { status: res.statusCode, error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirects are not followed' : null };

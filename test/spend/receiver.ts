@@ -16,6 +16,10 @@ export class Receiver {
   statuses: number[] = [];
   delayMs = 0;
   hang = false;
+  /** How many of the next requests get a status line and half a body, then a TCP reset. */
+  resets = 0;
+  /** Requests cut off by a reset. */
+  resetCount = 0;
   private constructor(private readonly server: Server, readonly url: string) {}
 
   static async start(): Promise<Receiver> {
@@ -26,6 +30,15 @@ export class Receiver {
       req.on('error', () => res.destroy());
       req.on('end', () => {
         if (self.hang) return;
+        if (self.resets > 0) {
+          self.resets--;
+          self.resetCount++;
+          // Mid-response: the head and part of the body are on the wire, then the connection is reset.
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+          res.write('partial');
+          setTimeout(() => req.socket.resetAndDestroy(), 10);
+          return;
+        }
         const status = self.statuses.shift() ?? 200;
         self.log.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status });
         setTimeout(() => res.writeHead(status, { 'content-type': 'text/plain' }).end('ok'), self.delayMs);
