@@ -68,6 +68,9 @@ export const errors = {
     new GatewayError(400, 'invalid_request_error', message, { code, param }),
   unauthenticated: (message = 'Missing or invalid API key.') =>
     new GatewayError(401, 'authentication_error', message, { code: 'invalid_api_key' }),
+  /** A vendor callback whose signature is missing, stale or does not verify against the vendor's keys. */
+  invalidCallbackSignature: (message = 'The callback signature is missing, stale or does not verify.') =>
+    new GatewayError(401, 'authentication_error', message, { code: 'invalid_callback_signature' }),
   insufficientQuota: (message = 'Insufficient balance for this request.') =>
     new GatewayError(402, 'insufficient_quota', message, { code: 'insufficient_quota' }),
   /** The key's own budget (not the account's balance) is what ran out. */

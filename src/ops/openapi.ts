@@ -17,7 +17,7 @@ export const ERROR_CODES: Record<number, string[]> = {
     'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked', 'expectation_failed',
     'invalid_cursor', 'remix_unsupported', 'unsupported_input_reference', 'too_many_files', 'too_many_fields', 'unknown_parameter',
     'invalid_webhook_url', 'too_many_endpoints', 'already_disabled', 'repeated_parameter'],
-  401: ['invalid_api_key'],
+  401: ['invalid_api_key', 'invalid_callback_signature'],
   402: ['insufficient_quota', 'key_budget_exceeded'],
   403: ['permission_denied'],
   404: ['model_not_found', 'not_found', 'route_not_found', 'video_not_found', 'video_expired', 'account_not_found', 'key_not_found',

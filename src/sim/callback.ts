@@ -3,10 +3,19 @@
  * as Seedance (`callback_url`) and fal (`fal_webhook`) do. Like the real services, a failed
  * callback is retried a few times, then given up (the client can still poll).
  */
-export function callBackWhenReady(url: string, readyAt: number, body: () => unknown, attempts = 3): void {
+export function callBackWhenReady(
+  url: string,
+  readyAt: number,
+  body: () => unknown,
+  attempts = 3,
+  /** Headers that sign the exact body sent (fal signs its webhooks; each retry is signed anew). */
+  sign?: (body: Buffer) => Record<string, string>,
+): void {
   const send = async (left: number): Promise<void> => {
     try {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()), signal: AbortSignal.timeout(5_000) });
+      const bytes = Buffer.from(JSON.stringify(body()), 'utf8');
+      const headers = { 'content-type': 'application/json', ...(sign ? sign(bytes) : {}) };
+      const res = await fetch(url, { method: 'POST', headers, body: bytes, signal: AbortSignal.timeout(5_000) });
       await res.arrayBuffer().catch(() => undefined);
       if (res.status >= 300 && left > 1) setTimeout(() => void send(left - 1), 200).unref();
     } catch {

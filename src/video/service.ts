@@ -12,6 +12,7 @@ import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
 import { JobCache } from './job-cache.js';
 import { CALLBACK_TOKEN, CallbackThrottle } from './callbacks.js';
+import { CallbackAuth } from './callback-auth.js';
 
 /** A job is refreshed from its vendor at most once per this many ms however often it is called back. */
 const CALLBACK_WINDOW_MS = 1_000;
@@ -25,26 +26,38 @@ function notFound(id: string) {
 export class VideoService {
   readonly jobs: JobCache;
   private readonly callbacks = new CallbackThrottle(CALLBACK_WINDOW_MS);
+  private readonly callbackAuth: CallbackAuth;
 
   constructor(readonly deps: VideoDeps) {
     this.jobs = new JobCache(deps.store, deps.clock);
+    this.callbackAuth = new CallbackAuth(deps.client, () => deps.clock.now());
   }
 
   /**
-   * A vendor called back on a job's token. The body is not read: the job is refreshed from the
-   * vendor's authenticated API, so a forged or replayed callback can cause at most an early poll.
-   * False when no job has this token (the caller answers 404).
+   * A vendor called back on a job's token. The body's content is not used: the job is refreshed from
+   * the vendor's authenticated API, so a forged or replayed callback can cause at most an early
+   * poll. Where the vendor signs its callbacks, the signature must verify too, else nothing happens.
+   * 'unknown' when no job has this token (the caller answers 404), 'refused' for a bad signature (401).
    */
-  async vendorCallback(token: string): Promise<boolean> {
-    if (!CALLBACK_TOKEN.test(token)) return false;
+  async vendorCallback(token: string, request: { headers: Record<string, string | string[] | undefined>; body: Buffer }): Promise<'accepted' | 'unknown' | 'refused'> {
+    if (!CALLBACK_TOKEN.test(token)) return 'unknown';
     const job = await this.deps.store.getJobByCallbackToken(token);
-    if (!job) return false;
-    if (job.state !== 'processing') return true;
+    if (!job) return 'unknown';
+    const vendor = this.deps.vendors.get(job.vendor);
+    if (vendor?.callbackSignature) {
+      const up = job.upstream ? this.deps.catalog.upstream(job.upstream) : undefined;
+      const verdict = await this.callbackAuth.verify(vendor, up, request.headers, request.body);
+      if (!verdict.ok) {
+        this.deps.log.warn({ job: job.id, vendor: vendor.id, reason: verdict.reason }, 'vendor callback refused');
+        return 'refused';
+      }
+    }
+    if (job.state !== 'processing') return 'accepted';
     this.callbacks.run(job.id, async () => {
       const fresh = await this.deps.store.getJob(job.id);
       if (fresh?.state === 'processing') await this.refresh(fresh);
     });
-    return true;
+    return 'accepted';
   }
 
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl, opts?: CreateOptions): Promise<JsonObject> {

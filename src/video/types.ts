@@ -101,6 +101,28 @@ export type VendorStatus =
     }
   | { state: 'failed'; code: FailureCode; message: string; vendorData: JsonObject };
 
+/** What a signed callback carries, as the vendor's scheme defines it. */
+export interface SignedCallback {
+  /** The exact bytes the vendor signed. */
+  message: Buffer;
+  signature: Buffer;
+  /** When the vendor signed it, in seconds since the epoch (checked against a tolerance). */
+  timestamp: number;
+}
+
+/**
+ * A vendor's callback signature scheme (Ed25519 over a message built from headers and body, keys
+ * published as a JWKS). Pure: reads the request; the core fetches keys and verifies.
+ */
+export interface CallbackSignature {
+  /** The vendor's public JWKS; an upstream's `webhook_jwks_url` option replaces it. */
+  jwksUrl: string;
+  /** Largest accepted difference between the signing time and now, in seconds. */
+  toleranceSeconds: number;
+  /** The signed parts of a callback, or why it carries no usable signature. */
+  read(headers: Record<string, string | string[] | undefined>, body: Buffer): SignedCallback | { refused: string };
+}
+
 /**
  * A video vendor adapter: a pure translator. It never does I/O; the core sends what it builds.
  * One folder per vendor under video/vendors/<id>/, registered in video/vendors/registry.ts.
@@ -117,6 +139,11 @@ export interface VideoVendor {
    * did not set it, so the job settles at once instead of at the next poll.
    */
   callbackParam?: string;
+  /**
+   * How the vendor signs its callbacks, when it does: the gateway then refuses (401) a callback
+   * whose signature does not verify against the vendor's published keys.
+   */
+  callbackSignature?: CallbackSignature;
   /** Vendor-specific 400s (value ranges, model-only options). Throws a GatewayError. */
   validate?(input: CreateInput): void;
   /** The seconds the job is held for at create (requested, native override, or the model default). */

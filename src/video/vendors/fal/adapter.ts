@@ -1,4 +1,5 @@
 import { errors } from '../../../core/errors.js';
+import { falCallbackSignature } from './signature.js';
 import { deepMerge, isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
@@ -125,6 +126,7 @@ export const falVendor: VideoVendor = {
   ownedParams: new Set(OWNED),
   // Sent upstream as the fal_webhook query parameter.
   callbackParam: 'webhook_url',
+  callbackSignature: falCallbackSignature,
 
   validate(input) {
     const family = familyFor(input);

@@ -1,10 +1,10 @@
 import type { VideoVendorModule } from '../module.js';
 import { falCapabilities } from './capabilities.js';
 import { falVendor } from './adapter.js';
-import { startFalSim } from './simulator.js';
+import { JWKS_PATH, startFalSim } from './simulator.js';
 
 export { falVendor } from './adapter.js';
-export { startFalSim } from './simulator.js';
+export { signFalWebhook, startFalSim } from './simulator.js';
 
 export const videoModule: VideoVendorModule = {
   vendor: falVendor,
@@ -13,7 +13,8 @@ export const videoModule: VideoVendorModule = {
     start: startFalSim,
     demo: (sim) => ({
       apiKey: String(sim.settings['apiKey'] ?? 'sim-key'),
-      options: {},
+      // The simulator signs its webhooks with its own key and publishes it like fal does.
+      options: { webhook_jwks_url: `${sim.url}${JWKS_PATH}` },
       models: [
         { name: 'fal-ai/veo3/fast', pricePerSecond: 0.4, description: 'Veo 3 Fast on fal (duration "4s"/"6s"/"8s")' },
         {

@@ -1,9 +1,11 @@
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { Json } from '../../../core/json.js';
 import { SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { sampleMp4, serveVideo } from '../../../sim/media.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import { callBackWhenReady } from '../../../sim/callback.js';
 import type { SimulatorOptions } from '../module.js';
+import { falSignedMessage } from './signature.js';
 import { appPath, familyOf, isInFormat, parseSeconds, type Family } from './families.js';
 
 /**
@@ -18,10 +20,43 @@ import { appPath, familyOf, isInFormat, parseSeconds, type Family } from './fami
  */
 export async function startFalSim(opts: SimulatorOptions = {}): Promise<SimServer> {
   const book = new TaskBook();
-  return SimServer.start('fal', (req, sim) => route(req, sim, book), {
+  const sim = await SimServer.start('fal', (req, sim) => route(req, sim, book), {
     port: opts.port,
     settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? 'sim-key' },
   });
+  signingKeys.set(sim, generateKeyPairSync('ed25519'));
+  return sim;
+}
+
+/** Each simulator signs its webhooks with a key of its own, published at JWKS_PATH like fal's. */
+const signingKeys = new WeakMap<SimServer, { privateKey: KeyObject; publicKey: KeyObject }>();
+export const JWKS_PATH = '/.well-known/jwks.json';
+const SIM_USER_ID = 'sim-user';
+
+/**
+ * The X-Fal-Webhook-* headers fal sends with a webhook, signed with this simulator's key (tests
+ * also use it to build callbacks: a stale `timestamp`, another `key`).
+ */
+export function signFalWebhook(
+  sim: SimServer,
+  requestId: string,
+  body: Buffer,
+  opts: { timestamp?: number; key?: KeyObject } = {},
+): Record<string, string> {
+  const timestamp = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
+  const key = opts.key ?? signingKeys.get(sim)!.privateKey;
+  const signature = sign(null, falSignedMessage(requestId, SIM_USER_ID, timestamp, body), key).toString('hex');
+  return {
+    'x-fal-webhook-request-id': requestId,
+    'x-fal-webhook-user-id': SIM_USER_ID,
+    'x-fal-webhook-timestamp': timestamp,
+    'x-fal-webhook-signature': signature,
+  };
+}
+
+function jwks(sim: SimServer): SimReply {
+  const jwk = signingKeys.get(sim)!.publicKey.export({ format: 'jwk' });
+  return { status: 200, json: { keys: [{ kty: jwk.kty!, crv: jwk.crv!, x: jwk.x!, use: 'sig', alg: 'EdDSA' }] } };
 }
 
 /** `[namespace/]owner/app/requests/{id}[/status|/cancel]` */
@@ -31,6 +66,8 @@ const CDN_PATH = /^\/files\/sim\/([^/]+)\/output\.mp4$/;
 function route(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
   const cdn = CDN_PATH.exec(req.path);
   if (cdn && (req.method === 'GET' || req.method === 'HEAD')) return content(req, sim, book.get(decodeURIComponent(cdn[1]!)));
+
+  if (req.path === JWKS_PATH && req.method === 'GET') return jwks(sim);
 
   const denied = checkKey(req, sim);
   if (denied) return denied;
@@ -76,7 +113,7 @@ function submit(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
     data: { app: appPath(model), model, body, durationProblem: durationProblem(body.duration, family) },
   });
   const hook = req.query.get('fal_webhook');
-  if (hook) callBackWhenReady(hook, task.readyAt, () => webhookPayload(sim, book, task));
+  if (hook) callBackWhenReady(hook, task.readyAt, () => webhookPayload(sim, book, task), 3, (bytes) => signFalWebhook(sim, task.id, bytes));
   return {
     status: 200,
     json: {
