@@ -178,6 +178,7 @@ export async function buildServices(
     uploadMaxBytes: cfg.video.uploads.max_bytes,
     uploadRetentionMs: cfg.video.uploads.retention_ms,
     vendorCallbacks: cfg.server.public_url !== undefined,
+    callbackRefreshesPerMinute: cfg.video.callback_refreshes_per_minute,
     allowPrivateWebhooks: cfg.webhooks.allow_private_networks,
   };
   const video = new VideoService({

@@ -109,6 +109,11 @@ export const configSchema = z
         poll_interval_ms: z.number().int().min(0).default(5_000),
         /** How often the background refresher looks for due jobs; 0 disables it. */
         refresher_interval_ms: z.number().int().min(0).default(2_000),
+        /**
+         * Vendor-callback-driven refreshes of one job per minute, across every instance sharing the
+         * limiter (Redis); 0 = no shared limit (each instance still refreshes a job at most once a second).
+         */
+        callback_refreshes_per_minute: z.number().int().min(0).default(20),
         /** A job still processing after this long fails at no charge. */
         deadline_ms: z.number().int().positive().default(3 * 60 * 60 * 1000),
         lease_ms: z.number().int().positive().default(30_000),

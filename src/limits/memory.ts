@@ -26,6 +26,8 @@ export class MemoryRateLimiter implements RateLimiter {
     embeddings: new Map(),
     chat: new Map(),
     video: new Map(),
+    // Vendor callbacks, per job: not a client's quota, but shared across instances the same way.
+    callback: new Map(),
   };
   private readonly now: () => number;
   // Safe to share: admitNow never yields, so two calls cannot interleave.

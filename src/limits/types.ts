@@ -3,7 +3,10 @@
  * burst on one never spends another's quota. A request is admitted only if every scope it belongs
  * to (its key and its account) has room for one more request and for its estimated tokens.
  */
-export type LimitFamily = 'embeddings' | 'chat' | 'video';
+/** The families a client's quota (per key, per account) is configured for. */
+export type QuotaFamily = 'embeddings' | 'chat' | 'video';
+/** Every family of windows: the clients' ones, and vendor callbacks per job (not a client quota). */
+export type LimitFamily = QuotaFamily | 'callback';
 
 export interface Quota {
   /** Requests per minute; undefined or 0 = unlimited. */

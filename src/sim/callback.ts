@@ -15,7 +15,7 @@ export function callBackWhenReady(
     try {
       const bytes = Buffer.from(JSON.stringify(body()), 'utf8');
       const headers = { 'content-type': 'application/json', ...(sign ? sign(bytes) : {}) };
-      const res = await fetch(url, { method: 'POST', headers, body: bytes, signal: AbortSignal.timeout(5_000) });
+      const res = await fetch(url, { method: 'POST', headers, body: new Uint8Array(bytes), signal: AbortSignal.timeout(5_000) });
       await res.arrayBuffer().catch(() => undefined);
       if (res.status >= 300 && left > 1) setTimeout(() => void send(left - 1), 200).unref();
     } catch {

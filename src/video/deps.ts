@@ -32,6 +32,8 @@ export interface VideoSettings {
    * one a vendor can reach (server.public_url set, or the embedded default's loopback simulators).
    */
   vendorCallbacks?: boolean;
+  /** Callback-driven refreshes per job per minute across instances (the shared limiter); 0 = none. */
+  callbackRefreshesPerMinute?: number;
   /** A per-job gateway_webhook_url may point at a private address (tests, same-host receivers). */
   allowPrivateWebhooks?: boolean;
 }

@@ -16,6 +16,7 @@ import { CallbackAuth } from './callback-auth.js';
 
 /** A job is refreshed from its vendor at most once per this many ms however often it is called back. */
 const CALLBACK_WINDOW_MS = 1_000;
+const DEFAULT_CALLBACK_REFRESHES_PER_MINUTE = 20;
 
 /** Built only on the failure path: constructing an Error captures a stack trace. */
 function notFound(id: string) {
@@ -54,10 +55,27 @@ export class VideoService {
     }
     if (job.state !== 'processing') return 'accepted';
     this.callbacks.run(job.id, async () => {
+      if (!(await this.admitCallbackRefresh(job.id))) return;
       const fresh = await this.deps.store.getJob(job.id);
       if (fresh?.state === 'processing') await this.refresh(fresh);
     });
     return 'accepted';
+  }
+
+  /**
+   * The per-job callback limit shared by every instance: the local throttle bounds one process to a
+   * refresh a second, this bounds them all together (through Redis when the limiter is Redis, with
+   * its local fallback during an outage). A refused refresh is skipped: polling still settles the job.
+   */
+  private async admitCallbackRefresh(jobId: string): Promise<boolean> {
+    const rpm = this.deps.settings.callbackRefreshesPerMinute ?? DEFAULT_CALLBACK_REFRESHES_PER_MINUTE;
+    if (rpm <= 0) return true;
+    try {
+      return (await this.deps.limiter.admit('callback', [{ id: `job:${jobId}`, quota: { rpm } }], 0)).allowed;
+    } catch {
+      // The limiter itself failed (not an outage it handles): the local throttle still bounds the work.
+      return true;
+    }
   }
 
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl, opts?: CreateOptions): Promise<JsonObject> {

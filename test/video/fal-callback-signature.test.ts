@@ -48,7 +48,7 @@ async function longJob(on: TestGateway) {
 }
 
 function post(on: TestGateway, token: string, body: Buffer, headers: Record<string, string>) {
-  return fetch(`${on.url}/callbacks/video/${token}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({
+  return fetch(`${on.url}/callbacks/video/${token}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: new Uint8Array(body) }).then(async (r) => ({
     status: r.status,
     json: (await r.json()) as any,
   }));
