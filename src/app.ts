@@ -179,7 +179,7 @@ export function buildApp(s: Services): FastifyInstance {
     registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
-    registerCallbackRoutes(api, { video: s.video });
+    registerCallbackRoutes(api, { video: s.video, shutdown: s.shutdown });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
     registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin });

@@ -39,7 +39,7 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     logger: services.logger,
     deadlineMs: cfg.server.shutdown_timeout_ms,
     stopBackground: async () => {
-      await Promise.all([services.poller.stop(), services.webhooks.dispatcher.stop()]);
+      await Promise.all([services.poller.stop(), services.video.stopCallbacks(), services.webhooks.dispatcher.stop()]);
     },
     closeServices: async () => {
       await metricsApp?.close();

@@ -252,6 +252,7 @@ export async function buildServices(
     webhooks,
     async close() {
       await poller.stop();
+      await video.stopCallbacks();
       await webhooks.dispatcher.stop();
       // Answers already sent are billed before the store goes away.
       await charges.drain();

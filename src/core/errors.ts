@@ -127,6 +127,12 @@ export const errors = {
       code: 'overloaded',
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     }),
+  /** A vendor callback reached an instance that is draining: the vendor retries, or polling settles the job. */
+  shuttingDown: (retryAfterSeconds = 5) =>
+    new GatewayError(503, 'server_error', 'This gateway instance is shutting down; retry shortly.', {
+      code: 'shutting_down',
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
   upstreamTimeout: (message = 'Timed out waiting for the upstream.') =>
     new GatewayError(504, 'server_error', message, { code: 'upstream_timeout' }),
 } as const;

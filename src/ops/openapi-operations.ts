@@ -75,7 +75,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description:
       'Called by a vendor when a task finishes, on the per-job URL the gateway registered. The body content is not used: the job is refreshed from the vendor (at most once a second per job). A vendor that signs its callbacks (fal: X-Fal-Webhook-* headers, ED25519) must send a valid signature, else 401 and nothing happens.',
     success: { status: 200, description: 'Received.', content: json({ type: 'object', properties: { received: { const: true } } }) },
-    errors: [400, 401, 404, 413, 500],
+    errors: [400, 401, 404, 413, 500, 503],
   },
   'GET /v1/videos/:id/content': {
     summary: 'Download a finished video',

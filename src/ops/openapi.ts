@@ -29,7 +29,7 @@ export const ERROR_CODES: Record<number, string[]> = {
   429: ['rate_limit_exceeded'],
   500: ['internal_error'],
   502: ['upstream_error'],
-  503: ['upstream_unavailable', 'overloaded'],
+  503: ['upstream_unavailable', 'overloaded', 'shutting_down'],
   504: ['upstream_timeout'],
 };
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.js';
+import type { ShutdownState } from '../http/shutdown-state.js';
 import type { VideoService } from '../video/service.js';
 
 /** Vendors' callback payloads are small task objects; anything larger is not a callback. */
@@ -12,11 +13,13 @@ const CALLBACK_BODY_LIMIT = 64 * 1024;
  * its callbacks (fal's ED25519 webhooks) the signature is checked over the exact bytes received,
  * which is why this route keeps the body raw instead of parsing it.
  */
-export function registerCallbackRoutes(app: FastifyInstance, deps: { video: VideoService }): void {
+export function registerCallbackRoutes(app: FastifyInstance, deps: { video: VideoService; shutdown?: ShutdownState }): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CALLBACK_BODY_LIMIT }, (_req, body, done) => done(null, body));
     scope.post<{ Params: { token: string }; Body: Buffer | undefined }>('/callbacks/video/:token', { bodyLimit: CALLBACK_BODY_LIMIT }, async (req) => {
+      // A draining instance starts no new refresh: the vendor retries (elsewhere), or polling settles the job.
+      if (deps.shutdown?.isShuttingDown()) throw errors.shuttingDown();
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const verdict = await deps.video.vendorCallback(req.params.token, { headers: req.headers, body });
       if (verdict === 'unknown') throw errors.notFound('Unknown callback.', 'callback_not_found');

@@ -31,7 +31,9 @@ export function withGatewayCallback(vendor: VideoVendor, native: JsonObject, pub
  * at the window's end, so a flood costs one upstream poll per window and the job still settles.
  */
 export class CallbackThrottle {
-  private readonly windows = new Map<string, { trailing: boolean }>();
+  private readonly windows = new Map<string, { trailing: boolean; timer?: NodeJS.Timeout }>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
 
   constructor(
     private readonly windowMs: number,
@@ -41,18 +43,34 @@ export class CallbackThrottle {
 
   /** Runs `refresh` now, or once at the end of the job's current window. */
   run(jobId: string, refresh: () => Promise<void>): void {
+    if (this.stopped) return;
     const open = this.windows.get(jobId);
     if (open) {
       open.trailing = true;
       return;
     }
     if (this.windows.size >= this.maxJobs) return;
-    const state = { trailing: false };
+    const state: { trailing: boolean; timer?: NodeJS.Timeout } = { trailing: false };
     this.windows.set(jobId, state);
-    void refresh().catch(() => undefined);
-    setTimeout(() => {
+    const p: Promise<void> = refresh()
+      .catch(() => undefined)
+      .finally(() => this.running.delete(p));
+    this.running.add(p);
+    state.timer = setTimeout(() => {
       this.windows.delete(jobId);
       if (state.trailing) this.run(jobId, refresh);
-    }, this.windowMs).unref();
+    }, this.windowMs);
+    state.timer.unref();
+  }
+
+  /**
+   * At shutdown: no new refreshes, armed trailing ones dropped (polling settles those jobs), and
+   * the ones running awaited, so none touches the store after it is closed.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const w of this.windows.values()) clearTimeout(w.timer);
+    this.windows.clear();
+    await Promise.allSettled([...this.running]);
   }
 }

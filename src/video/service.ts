@@ -78,6 +78,11 @@ export class VideoService {
     }
   }
 
+  /** Shutdown: callback-driven refreshes stop and the running ones finish (before the store closes). */
+  stopCallbacks(): Promise<void> {
+    return this.callbacks.stop();
+  }
+
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl, opts?: CreateOptions): Promise<JsonObject> {
     const job = await createVideoJob(this.deps, ctx, model, body, req, opts);
     return this.present(job);
