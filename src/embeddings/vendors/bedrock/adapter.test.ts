@@ -28,9 +28,10 @@ describe('bedrock adapter', () => {
     expect(url('eu-west-1', base)).toBe('http://127.0.0.1:9/model/eu.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
     expect(url('us-east-1', base)).toBe('http://127.0.0.1:9/model/us.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
     expect(url('ap-northeast-2', base)).toBe('http://127.0.0.1:9/model/apac.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
-    // A profile id, another geography's profile, and Marengo 3.0 (base ids allowed) pass unchanged.
+    // A profile id passes unchanged; Marengo 3.0 keeps its base id where Bedrock serves it on demand.
     expect(url('eu-west-1', MODEL)).toBe('http://127.0.0.1:9/model/us.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
-    expect(url('eu-west-1', 'twelvelabs.marengo-embed-3-0-v1:0')).toBe('http://127.0.0.1:9/model/twelvelabs.marengo-embed-3-0-v1%3A0/invoke');
+    expect(url('us-east-1', 'twelvelabs.marengo-embed-3-0-v1:0')).toBe('http://127.0.0.1:9/model/twelvelabs.marengo-embed-3-0-v1%3A0/invoke');
+    expect(url('eu-west-1', 'twelvelabs.marengo-embed-3-0-v1:0')).toBe('http://127.0.0.1:9/model/eu.twelvelabs.marengo-embed-3-0-v1%3A0/invoke');
     expect(url('sa-east-1', base)).toBe('http://127.0.0.1:9/model/twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
   });
 
