@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/json.js';
 import type { UpstreamResponse } from '../../src/http/types.js';
-import { jsonResponse } from '../../src/testkit/video.js';
 import { videoModules } from '../../src/video/vendors/registry.js';
 import { embeddingModules } from '../../src/embeddings/vendors/registry.js';
 import type { TaskRef } from '../../src/video/types.js';
@@ -30,7 +29,7 @@ function errorFixtures(feature: string, id: string): { file: string; status: num
 }
 
 function answer(status: number, json: unknown, headers: Record<string, string> = {}): UpstreamResponse {
-  return jsonResponse(status, json, headers);
+  return { status, headers: { 'content-type': 'application/json', ...headers }, json: json as never, text: JSON.stringify(json) };
 }
 
 const ODD_ID = 'task/../a?b=c#d e%';

@@ -1,7 +1,6 @@
 import type { Json, JsonObject } from '../../src/core/json.js';
 import type { Upstream, UpstreamVerdict } from '../../src/http/types.js';
-import { makeInput, makeUpstream } from '../../src/testkit/video.js';
-import type { CreateInput } from '../../src/video/types.js';
+import type { CreateInput, StandardVideoRequest } from '../../src/video/types.js';
 
 /**
  * How each video vendor's documented examples (fixtures/vendors/video/<id>/) meet its adapter: the
@@ -27,6 +26,22 @@ export interface VideoCase {
 }
 
 type Obj = Record<string, any>;
+
+function makeUpstream(over: Partial<Upstream>): Upstream {
+  return { name: 'fixture', vendor: '', baseUrl: '', models: [], priority: 0, weight: 1, timeoutMs: 10_000, options: {}, ...over };
+}
+
+function makeInput(opts: { model: string; upstreamModel?: string; std?: Partial<StandardVideoRequest>; native?: JsonObject }): CreateInput {
+  const std: StandardVideoRequest = {
+    model: opts.model,
+    prompt: '',
+    frameImages: [],
+    inputReferences: [],
+    ...opts.std,
+    sent: { size: opts.std?.size !== undefined, resolution: opts.std?.resolution !== undefined, aspectRatio: opts.std?.aspectRatio !== undefined },
+  };
+  return { model: opts.model, upstreamModel: opts.upstreamModel ?? opts.model, std, native: opts.native ?? {}, media: new Map() };
+}
 
 function clone<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
