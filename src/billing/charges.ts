@@ -26,6 +26,9 @@ export interface ChargeBatcherOptions {
   onError?: (e: unknown, ref: string) => void;
 }
 
+/** Default bound on charges acknowledged and not yet written (see `maxUnwritten`). */
+export const MAX_UNWRITTEN_CHARGES = 2_000;
+
 /** Retry delays for acknowledged charges after a failed write (the last one repeats). */
 const RETRY_MS = [50, 200, 1_000, 2_000];
 
@@ -62,7 +65,7 @@ export class ChargeBatcher {
   ) {
     const o = typeof opts === 'number' ? { maxBatch: opts } : opts;
     this.maxBatch = o.maxBatch ?? 512;
-    this.maxUnwritten = o.maxUnwritten ?? 2_000;
+    this.maxUnwritten = o.maxUnwritten ?? MAX_UNWRITTEN_CHARGES;
     this.onError = o.onError ?? (() => undefined);
   }
 
