@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
 import { isWellFormedKey } from '../auth/keys.js';
 import type { Clock } from '../core/clock.js';
@@ -33,7 +33,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   const bundle = deps.bundle ?? loadWebBundle();
   const shell = shellHtml(bundle);
 
-  const page = async (_req: FastifyRequest, reply: import('fastify').FastifyReply) =>
+  const page = async (_req: FastifyRequest, reply: FastifyReply) =>
     reply
       .code(bundle ? 200 : 503)
       .headers({ ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' })
@@ -49,8 +49,17 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   });
 
   app.post('/console/session', async (req, reply) => {
-    const wait = deps.limiter.attempt(req.ip);
-    if (wait > 0) throw errors.rateLimited('Too many sign-in attempts from this address; wait and try again.', wait);
+    const wait = deps.limiter.retryAfter(req.ip);
+    if (wait > 0) throw errors.rateLimited('Too many failed sign-ins from this address; wait and try again.', wait);
+    try {
+      return await signIn(req, reply);
+    } catch (e) {
+      deps.limiter.fail(req.ip);
+      throw e;
+    }
+  });
+
+  async function signIn(req: FastifyRequest, reply: FastifyReply) {
     const body = req.body;
     if (!isObject(body)) throw errors.invalidRequest('Send {"token": "<admin token or API key>"}.', undefined, 'invalid_body');
     const extra = Object.keys(body).find((k) => k !== 'token');
@@ -75,7 +84,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     setSessionCookie(reply, req, session, deps.clock.now());
     reply.header('cache-control', 'no-store');
     return describeSession(session);
-  });
+  }
 
   app.get('/console/session', async (req, reply) => {
     const s = deps.sessions.get(sessionIdOf(req));

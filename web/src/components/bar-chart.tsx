@@ -8,14 +8,20 @@ export interface Bar {
   value: number;
 }
 
-const W = 640;
-const H = 220;
-const PAD = { top: 12, right: 8, bottom: 48, left: 56 };
+const W = 480;
+const H = 250;
+const PAD = { top: 12, right: 8, bottom: 70, left: 64 };
 
 function niceMax(v: number): number {
   if (v <= 0) return 1;
   const p = 10 ** Math.floor(Math.log10(v));
   return [1, 2, 2.5, 5, 10].map((m) => m * p).find((c) => c >= v) ?? v;
+}
+
+/** Axis labels: a day as MM-DD (the year is in the range above), long names cut. */
+function short(label: string): string {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(label)) return label.slice(5);
+  return label.length > 14 ? `${label.slice(0, 13)}…` : label;
 }
 
 export function BarChart({ title, bars, unit = '' }: { title: string; bars: Bar[]; unit?: string }) {
@@ -53,7 +59,7 @@ export function BarChart({ title, bars, unit = '' }: { title: string; bars: Bar[
                   <title>{`${b.label}: ${fmt(b.value)}`}</title>
                 </rect>
                 <text x={x + bw / 2} y={H - PAD.bottom + 14} text-anchor="end" transform={`rotate(-35 ${x + bw / 2} ${H - PAD.bottom + 14})`} class="axis">
-                  {b.label.length > 18 ? `${b.label.slice(0, 17)}…` : b.label}
+                  {short(b.label)}
                 </text>
               </g>
             );
