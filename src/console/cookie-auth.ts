@@ -55,6 +55,8 @@ export function installCookieAuth(app: FastifyInstance, sessions: SessionStore):
     const admin = route.startsWith('/admin/');
     if (!admin && !route.startsWith('/v1/')) return;
     if (req.headers.authorization !== undefined) return;
+    // A signed link stands on its own (it may be another account's shared output_url).
+    if (req.routeOptions.config.signedLinks && (req.query as Record<string, unknown>).signature !== undefined) return;
     const s = sessions.get(sessionIdOf(req));
     if (!s) return;
     // Each role reaches only its own API: an operator session is no key, a key holder no operator.

@@ -119,6 +119,9 @@ describe('the session cookie on /v1 and /admin', () => {
     // A sealed id of another account is the same 404 as any unknown id.
     const otherId = gw.services.video.deps.sealer.seal({ a: 'another-account', j: 'some-job' } as never);
     expect((await call(gw, 'GET', `/v1/videos/${otherId}`, { headers: { cookie: s.cookie } })).status).toBe(404);
+    // A signed link is judged on its own, cookie or not: a bad signature is 401, not the key's 404.
+    const link = await call(gw, 'GET', `/v1/videos/${otherId}/content?expires=1&signature=bad`, { headers: { cookie: s.cookie } });
+    expect(link.status).toBe(401);
   });
 
   it("leaves a request's own Authorization header alone (a script's key wins over a stale cookie)", async () => {

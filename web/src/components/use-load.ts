@@ -21,7 +21,7 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): Loaded<T> {
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `fn` is new on every render; `deps` says when it means something new.
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data: state.data, error: state.error, loading: state.loading, reload };
