@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { cl100kCount } from '../core/tokenizers.js';
 import { TokenCounter } from '../core/token-count.js';
 
 /**
@@ -36,7 +36,7 @@ const SIM_EXACT_CHARS = 64 * 1024;
 
 /** One counting budget for one simulated request. */
 export function simTokenCounter(): TokenCounter {
-  return new TokenCounter((text) => countTokens(text, PLAIN_TEXT), SIM_EXACT_CHARS);
+  return new TokenCounter((text) => cl100kCount()(text, PLAIN_TEXT), SIM_EXACT_CHARS);
 }
 
 /** Tokens as the simulators count them (cl100k_base; token arrays by length). */
