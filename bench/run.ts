@@ -16,7 +16,8 @@ import {
   type BenchRun,
 } from './lib/setup.js';
 import { ForeignLoad } from './lib/proc.js';
-import { describeMachine, machine, renderTable, type Row } from './lib/table.js';
+import { startNginx, startPortkey, type Peer, type PeerStatus } from './lib/peers.js';
+import { describeMachine, machine, renderTable, renderTargets, type Row } from './lib/table.js';
 import { benchDownload, MB } from './sections/download.js';
 import { benchEmbeddings, type Endpoint, type EmbeddingsPhases } from './sections/embeddings.js';
 import type { PathName } from './sections/paths.js';
@@ -33,12 +34,15 @@ import { createVideoJob, waitForStatus } from './sections/video-jobs.js';
  * --upstream=sim   uses src/embeddings/vendors/openai's simulator as the embeddings upstream
  * --tsx            runs the children under tsx instead of transpiling them first (bench/lib/compile.ts)
  * --only=a,b       runs only these sections (embeddings, polls, scale, download)
+ * --peers          adds Portkey OSS and nginx (bench/lib/peers.ts) as columns of the embeddings rows
+ *                  (both encodings in a full run; float only with --quick, to stay within its cap)
  */
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const profile = args.includes('--profile');
 const useSim = args.includes('--upstream=sim');
 const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const withPeers = args.includes('--peers');
 const wants = (s: string): boolean => !only || only.includes(s);
 
 const P = quick
@@ -112,6 +116,17 @@ async function main(): Promise<void> {
     startGateway(run, 'gw-download', videoGatewayConfig(run, 'gw-download', soraDl.info, 0)),
   ]);
   [floorEmb, floorPoll, floorDl, gwEmb, gwVideo, gwDl].forEach(keep);
+  // Peers start after ours (a first Portkey install takes a while); one that fails is a "not run" column.
+  const peerStatus: PeerStatus[] = withPeers && wants('embeddings')
+    ? await Promise.all([startPortkey(embInfo, run.dir, log), startNginx(embInfo, run.dir)])
+    : [];
+  const peers: Peer[] = [];
+  for (const p of peerStatus) {
+    if (p.peer) {
+      peers.push(p.peer);
+      keep(p.peer.child);
+    } else notes.push(`${p.name} not run: ${p.notRun}`);
+  }
   log('all processes ready');
 
   const section = async (name: string, fn: () => Promise<void>): Promise<void> => {
@@ -131,7 +146,7 @@ async function main(): Promise<void> {
       gateway: endpoint(gwEmb, gwEmb.info.key),
     };
     for (const format of ['float', 'base64'] as const) {
-      const r = await benchEmbeddings(eps, format, P.emb, log);
+      const r = await benchEmbeddings(eps, format, P.emb, log, quick && format === 'base64' ? [] : peers);
       rows.push(...r.rows);
       notes.push(...r.notes);
     }
@@ -176,10 +191,10 @@ async function main(): Promise<void> {
   notes.push(foreign.foreignCores > 0.1 ? `${busyNote}: figures are noisier than on an idle machine.` : `${busyNote}.`);
   log('stopping processes');
   await Promise.all(children.map((c) => c.stop()));
-  report(rows, notes);
+  report(rows, notes, peerStatus);
 }
 
-function report(rows: Row[], notes: string[]): void {
+function report(rows: Row[], notes: string[], peers: PeerStatus[]): void {
   const m = machine();
   const lines = [
     `Machine: ${describeMachine(m)}. Load generator, gateway, floor proxy and upstream share these cores.`,
@@ -187,13 +202,23 @@ function report(rows: Row[], notes: string[]): void {
       `processes: ${runtime ? 'transpiled by esbuild, run by plain node' : 'run under tsx'}; ` +
       `embeddings upstream: ${useSim ? 'src/embeddings/vendors/openai simulator' : 'bench/children/embeddings-upstream.ts (1,536 floats, ~20 KB)'}.`,
     '',
-    renderTable(rows),
+    renderTable(rows, peers.map((p) => ({ name: p.name, notRun: p.notRun }))),
     '',
     '- Direct: straight to the upstream. Floor proxy: bench/children/floor-proxy.ts (undici pool, bodies piped, nothing parsed). Gateway: the real gateway with auth, limiter, billing and info logging.',
     '- Embeddings latency rows: Direct is the absolute latency; Floor proxy and Gateway are the latency they add over Direct at the same percentile and settings. Fixed-rate latencies are measured from each request\'s scheduled send time.',
     '- CPU per request: utime + stime from /proc/<pid>/stat of the process serving that path (Direct: the upstream itself) during that phase (32 connections, or the fixed rate), divided by the requests it served. req/s per core = 1,000,000 / CPU us per request. RSS: VmRSS.',
     '- Scale rows: the poll gateway after its store received the jobs (polls pick a random stored job each time); the Floor proxy column repeats the floor\'s poll figures for the ratio.',
+    ...(peers.length
+      ? [
+          '- Peers: the same embeddings load through Portkey OSS (npm @portkey-ai/gateway, provider and upstream in request headers) and nginx (proxy_pass with upstream keep-alive, buffered access log), one process each; the figure in brackets is the ratio to the floor proxy.' +
+            (quick ? ' Quick runs measure the peers with float vectors only.' : ''),
+        ]
+      : []),
     ...notes.map((n) => `- Note: ${n}`),
+    '',
+    '## Targets',
+    '',
+    renderTargets(rows),
   ];
   const text = lines.join('\n');
   process.stdout.write(`\n${text}\n`);

@@ -11,7 +11,8 @@ export type PathName = 'direct' | 'floor' | 'gateway';
 export const PATHS: readonly PathName[] = ['direct', 'floor', 'gateway'];
 
 export interface Path {
-  name: PathName;
+  /** A PathName, or a peer gateway's name (bench/lib/peers.ts). */
+  name: string;
   origin: string;
   /** The process whose CPU and memory this path is charged with (upstream, proxy or gateway). */
   pid: number;
