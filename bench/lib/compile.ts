@@ -41,10 +41,10 @@ export async function compileChildren(): Promise<string | undefined> {
   });
   const entryPoints = [...sources(join(repoRoot, 'src')), ...sources(join(repoRoot, 'bench', 'children'))];
   await esbuild.build({ entryPoints, outdir: buildDir, outbase: repoRoot, format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
-  // src/sim/media.ts finds the committed fixtures relative to its own file, and the version route
-  // reads package.json the same way.
+  // src/sim/media.ts finds the committed fixtures relative to its own file.
   mkdirSync(buildDir, { recursive: true });
   if (!existsSync(join(buildDir, 'fixtures'))) symlinkSync(relative(buildDir, join(repoRoot, 'fixtures')), join(buildDir, 'fixtures'), 'dir');
+  // src/routes/index.ts reads the package's name and version from two levels up.
   if (!existsSync(join(buildDir, 'package.json'))) symlinkSync(relative(buildDir, join(repoRoot, 'package.json')), join(buildDir, 'package.json'), 'file');
   return buildDir;
 }

@@ -2,6 +2,7 @@ import type { Peer } from '../lib/peers.js';
 import { peakRssBytes, rssBytes } from '../lib/proc.js';
 import type { Row } from '../lib/table.js';
 import { EMBEDDING_MODEL } from '../lib/setup.js';
+import { OtherStores, storeFigures, type StoreFigures, type StoreGateways } from './stores.js';
 import { assertHealthy, eachPath, PATHS, PathMeter, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
 
 /**
@@ -59,13 +60,16 @@ export async function benchEmbeddings(
   format: 'float' | 'base64',
   phases: EmbeddingsPhases,
   log: (line: string) => void,
+  stores?: StoreGateways,
   peers: readonly Peer[] = [],
-): Promise<{ rows: Row[]; notes: string[] }> {
+): Promise<{ rows: Row[]; notes: string[]; stores: StoreFigures[] }> {
   const meters = {
     direct: new PathMeter(pathFor('direct', endpoints.direct, format)),
     floor: new PathMeter(pathFor('floor', endpoints.floor, format)),
     gateway: new PathMeter(pathFor('gateway', endpoints.gateway, format)),
   };
+  // The same gateway on the other stores runs the phases the store comparison needs.
+  const others = new OtherStores(stores, (o) => pathFor('gateway', o.endpoint, format));
   const peerMeters = peers.map((p) => new PathMeter(pathFor(p.name, { origin: p.origin, pid: p.pid, token: '', headers: p.headers }, format)));
   /** Runs `fn` on the three paths, then on each peer, back to back. */
   const each = async <T>(fn: (m: PathMeter) => Promise<T>): Promise<Record<PathName, T> & { peers: Record<string, T> }> => {
@@ -77,21 +81,26 @@ export async function benchEmbeddings(
   const section = `Embeddings (${format})`;
   try {
     const sizes = await each((m) => checkAnswer(m.path, format));
+    await others.each((m) => checkAnswer(m.path, format));
     log(`${section}: answer ${sizes.direct} bytes direct, ${sizes.gateway} bytes through the gateway${peers.map((p) => `, ${sizes.peers[p.name]} through ${p.name}`).join('')}`);
     // Warm-up: JIT, connection pools on every hop, SQLite page cache.
     await each((m) => m.warmUp(phases.warm));
+    await others.each((m) => m.warmUp(phases.warm));
     const one = await each((m) => m.closedLoop(1, phases.oneConnMs));
     log(`${section}: 1 connection done`);
     const r500 = await each((m) => m.fixedRate(500, phases.rateMs));
     const r1000 = await each((m) => m.fixedRate(1000, phases.rateMs));
+    const others1000 = await others.each((m) => m.fixedRate(1000, phases.rateMs));
     log(`${section}: fixed rates done`);
     const sat = await each((m) => m.closedLoop(32, phases.saturationMs));
+    const othersSat = await others.each((m) => m.closedLoop(32, phases.saturationMs));
     log(`${section}: saturation done`);
     for (const [label, r] of [['1 conn', one], ['500/s', r500], ['1000/s', r1000], ['32 conns', sat]] as const) {
       const all: Array<[string, PhaseResult]> = [...PATHS.map((k) => [k, r[k]] as [string, PhaseResult]), ...Object.entries(r.peers)];
       log(`${section}: CPU us/req ${label}: ${all.map(([k, x]) => `${k} ${x.cpuPerRequest.toFixed(0)} (${x.ok} req)`).join(', ')}`);
     }
-    const notes = assertHealthy([...Object.values(meters), ...peerMeters], section);
+    for (const [store, r] of othersSat) log(`${section}: CPU us/req 32 conns, gateway on ${store}: ${r.cpuPerRequest.toFixed(0)} (${r.ok} req)`);
+    const notes = [...assertHealthy([...Object.values(meters), ...peerMeters], section), ...others.healthNotes(section)];
     const pids = { direct: endpoints.direct.pid, floor: endpoints.floor.pid, gateway: endpoints.gateway.pid };
     const mb = (b: number): number => b / 2 ** 20;
     const memory = (read: (pid: number) => number): Pick<Row, 'direct' | 'floor' | 'gateway' | 'peers'> => ({
@@ -150,8 +159,10 @@ export async function benchEmbeddings(
       rss,
       peak,
     ];
-    return { rows, notes };
+    const storeRows = [storeFigures(section, stores?.main ?? 'sqlite', sat.gateway, r1000.gateway, sat.floor)];
+    for (const [store, r] of othersSat) storeRows.push(storeFigures(section, store, r, others1000.get(store)!, sat.floor));
+    return { rows, notes, stores: storeRows };
   } finally {
-    await Promise.all([...Object.values(meters), ...peerMeters].map((m) => m.close()));
+    await Promise.all([...[...Object.values(meters), ...peerMeters].map((m) => m.close()), others.close()]);
   }
 }

@@ -13,6 +13,8 @@ export const PATHS: readonly PathName[] = ['direct', 'floor', 'gateway'];
 export interface Path {
   /** A PathName, or a peer gateway's name (bench/lib/peers.ts). */
   name: string;
+  /** Names the path in notes when several paths share a name (a gateway on another store). */
+  label?: string;
   origin: string;
   /** The process whose CPU and memory this path is charged with (upstream, proxy or gateway). */
   pid: number;
@@ -97,7 +99,7 @@ export function assertHealthy(meters: PathMeter[], section: string): string[] {
   for (const m of meters) {
     if (m.failed === 0) continue;
     const share = m.failed / Math.max(1, m.requests);
-    const note = `${section}, ${m.path.name}: ${m.failed} of ${m.requests} requests failed (first: ${m.firstError})`;
+    const note = `${section}, ${m.path.label ?? m.path.name}: ${m.failed} of ${m.requests} requests failed (first: ${m.firstError})`;
     if (share > 0.01) throw new Error(note);
     notes.push(note);
   }
