@@ -229,6 +229,26 @@ async function main(): Promise<void> {
   report(rows, storeRows, notes, peerStatus);
 }
 
+/** The #16 targets of the PostgreSQL rows of the store table, as rows of the targets table. */
+function storeTargets(storeRows: StoreFigures[]): Row[] {
+  const out: Row[] = [];
+  for (const f of storeRows) {
+    if (STORES[f.store].database !== 'postgres') continue;
+    const sqlite = storeRows.find((g) => g.section === f.section && g.store === 'sqlite');
+    const section = `${f.section}, ${STORES[f.store].label}`;
+    const ratio = (v: number, base: number): number => v / base;
+    if (sqlite) {
+      const sat = ratio(f.saturation, sqlite.saturation);
+      const p50 = ratio(f.p50At32Ms, sqlite.p50At32Ms);
+      out.push({ section, measure: "saturation / SQLite's", gateway: sat, digits: 2, target: { text: '>= 0.8x', met: sat >= 0.8 } });
+      out.push({ section, measure: "p50 at 32 connections / SQLite's", gateway: p50, digits: 2, target: { text: '<= 2x', met: p50 <= 2 } });
+    }
+    const cpu = ratio(f.cpuPerRequestUs, f.floorCpuPerRequestUs);
+    out.push({ section, measure: "CPU per request / floor's", gateway: cpu, digits: 2, target: { text: '<= 2x', met: cpu <= 2 } });
+  }
+  return out;
+}
+
 function report(rows: Row[], storeRows: StoreFigures[], notes: string[], peers: PeerStatus[]): void {
   const m = machine();
   const lines = [
@@ -264,7 +284,7 @@ function report(rows: Row[], storeRows: StoreFigures[], notes: string[], peers: 
     '',
     '## Targets',
     '',
-    renderTargets(rows),
+    renderTargets([...rows, ...storeTargets(storeRows)]),
   ];
   const text = lines.join('\n');
   process.stdout.write(`\n${text}\n`);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -167,7 +167,7 @@ export async function spawnForeign(
   let exited: string | undefined;
   proc.once('exit', (code, signal) => {
     live.delete(proc);
-    exited = `exited (code ${code}, signal ${signal}); see ${opts.logFile}`;
+    exited = `exited (code ${code}, signal ${signal}): ${logTail(opts.logFile)}`;
   });
   proc.on('error', (e) => (exited = e.message));
   const deadline = performance.now() + (opts.timeoutMs ?? 30_000);
@@ -176,7 +176,7 @@ export async function spawnForeign(
     if (await opts.ready().catch(() => false)) break;
     if (performance.now() > deadline) {
       proc.kill('SIGKILL');
-      throw new Error(`${name}: not ready within ${opts.timeoutMs ?? 30_000} ms; see ${opts.logFile}`);
+      throw new Error(`${name}: not ready within ${opts.timeoutMs ?? 30_000} ms: ${logTail(opts.logFile)}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -193,4 +193,14 @@ export async function spawnForeign(
       clearTimeout(timer);
     },
   };
+}
+
+/** The last lines a foreign process wrote (the run's temp dir, where its log lives, is removed at exit). */
+function logTail(file: string): string {
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    return text ? JSON.stringify(text.slice(-300)) : '(no output)';
+  } catch {
+    return '(no output)';
+  }
 }
