@@ -33,6 +33,7 @@ import { embeddingVendorIds } from './embeddings/vendors/registry.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Readiness } from './ops/readiness.js';
 import { startTracing } from './ops/tracing-setup.js';
+import { o200kCount } from './core/tokenizers.js';
 import { WebhookAdmin } from './webhooks/admin.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
@@ -147,6 +148,9 @@ export async function buildServices(
 ): Promise<Services> {
   checkVendors(cfg);
   const catalog = new Catalog(cfg);
+  // Chat admission counts prompts with o200k: a gateway that serves chat loads the table now rather
+  // than on its first chat request; one that does not never holds it (core/tokenizers.ts).
+  if (Object.values(cfg.models).some((m) => m.capabilities.includes('chat'))) o200kCount();
   const upstreamSecrets = [...catalog.upstreams.values()].flatMap((u) => configuredSecrets(u));
   const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: upstreamSecrets, sink: opts.logSink });
   // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).

@@ -1,5 +1,5 @@
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
+import { preloadSimTokenizers, simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
 
 /**
  * Vertex AI `:predict` for text-embedding models on loopback, with Google's error envelope.
@@ -38,6 +38,7 @@ export function vertexSimVector(model: string, content: string, taskType?: strin
 }
 
 export async function startVertexSimulator(opts: { apiKey?: string; port?: number } = {}): Promise<SimServer> {
+  preloadSimTokenizers();
   const token = opts.apiKey ?? VERTEX_SIM_TOKEN;
   let answers = 0;
   return SimServer.start(
