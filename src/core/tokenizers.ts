@@ -13,7 +13,7 @@ const load = createRequire(import.meta.url);
 let cl100k: CountTokens | undefined;
 let o200k: CountTokens | undefined;
 
-/** cl100k_base (OpenAI's embedding models and GPT-4). */
+/** cl100k_base (the text-embedding-3 models and GPT-4). */
 export function cl100kCount(): CountTokens {
   return (cl100k ??= (load('gpt-tokenizer/encoding/cl100k_base') as { countTokens: CountTokens }).countTokens);
 }
