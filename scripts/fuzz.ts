@@ -9,7 +9,7 @@
  * back near its baseline afterwards. Prints the figures the README quotes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -83,7 +83,8 @@ async function main(): Promise<void> {
     }
   };
   try {
-    for (let i = 0; !(output.includes('Demo API key') && (await health())); i++) {
+    // Ready once the demo key is written (after the listener is up) and /health answers.
+    for (let i = 0; !(existsSync(join(dir, 'data', 'demo-key')) && (await health())); i++) {
       if (i > 300 || child.exitCode !== null) throw new Error(`the gateway did not start:\n${output}`);
       await sleep(100);
     }
