@@ -35,6 +35,9 @@ const SEED = Number(opts.seed);
 const SETTLE_FACTOR = 1.5;
 const SETTLE_MS = 60_000;
 
+/** As `npm start` runs the gateway: glibc then returns freed large buffers (README "Memory"). */
+const RETURN_FREED_MEMORY = { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' };
+
 const BIN = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
 
 async function freePort(): Promise<number> {
@@ -70,7 +73,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-fuzz-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: dir, env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: dir, env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...RETURN_FREED_MEMORY }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
