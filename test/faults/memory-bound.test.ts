@@ -84,25 +84,25 @@ describe('memory under hostile load', () => {
 
     // Token arrays: about 9.3 MB of JSON (the body limit is 10 MB), within the 2,048 inputs of one call.
     const nearLimit = Array.from({ length: 2048 }, () => Array.from({ length: 650 }, (_, i) => 100_000 + i));
-    const statuses = new Map<number, number>();
+    const statuses = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
       const answers = await Promise.all(
         Array.from({ length: CLIENTS }, (_, i) => embed(i % 4 === 0 ? nearLimit : 'a small request with a large answer')),
       );
       for (const a of answers) {
-        statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
-        // Served, or shed with the designed 503; nothing else.
-        if (a.status !== 200) expect(a.json?.error?.code, a.body.toString().slice(0, 300)).toBe('overloaded');
+        const what = a.status === 200 ? '200' : `${a.status} ${a.json?.error?.code ?? a.body.toString().slice(0, 80)}`;
+        statuses.set(what, (statuses.get(what) ?? 0) + 1);
       }
     }
-    expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
-    expect(await gw.healthy()).toBe(true);
-
     const peak = status(gw.pid).hwm;
     const bound = baseline + COPIES * (BODY_BUDGET + ANSWER_BUDGET) + SLACK;
     const mb = (n: number) => Math.round(n / MiB);
-    console.log(`memory bound: baseline ${mb(baseline)} MB, peak ${mb(peak)} MB, bound ${mb(bound)} MB, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
+    console.log(`memory bound: baseline ${mb(baseline)} MB, peak ${mb(peak)} MB, bound ${mb(bound)} MB, answers ${JSON.stringify(Object.fromEntries(statuses))}`);
     expect(peak, `peak RSS ${mb(peak)} MB over the bound ${mb(bound)} MB`).toBeLessThanOrEqual(bound);
+    // Served, or shed with the designed 503; nothing else.
+    expect([...statuses.keys()].filter((k) => k !== '200' && k !== '503 overloaded')).toEqual([]);
+    expect(statuses.get('200') ?? 0).toBeGreaterThan(0);
+    expect(await gw.healthy()).toBe(true);
 
     // Settles: idle, the process gives back at least half of what the load took. Asserted on memory,
     // with a generous wait rather than a timing.
