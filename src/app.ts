@@ -96,14 +96,13 @@ export function buildApp(s: Services): FastifyInstance {
       const body = JSON.stringify(refusal.toBody());
       // This answer bypasses Node's response object, which is what drops bodies on HEAD; a body
       // after a HEAD answer is read by the client as the start of a next response it cannot parse.
-      // `rawPacket` is the chunk the parser failed in: the request's start only when its head came in one
-      // piece. When it does not start with a method, the method is unknown (a HEAD is possible), so the
-      // answer goes out without a body (Content-Length: 0), which every client parses correctly.
+      // The method: from the request object when the head was complete (an error in the body), else
+      // from `rawPacket`, the chunk the parser failed in (the request's start when its head came in
+      // one piece). A head split over several chunks leaves it unknown, and a body is sent.
+      const incoming = (socket as unknown as { parser?: { incoming?: { method?: string } | null } }).parser?.incoming;
       const packet: unknown = (err as unknown as { rawPacket?: unknown }).rawPacket;
-      const start = Buffer.isBuffer(packet) ? packet.toString('latin1', 0, 16) : '';
-      const withBody = /^[A-Z]+ /.test(start) && !start.startsWith('HEAD ');
-      const length = withBody ? Buffer.byteLength(body) : 0;
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${withBody ? body : ''}`);
+      const head = incoming?.method ? incoming.method === 'HEAD' : Buffer.isBuffer(packet) && packet.toString('latin1', 0, 5) === 'HEAD ';
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
     },
   });
 

@@ -103,26 +103,6 @@ describe('HEAD answers carry no body', () => {
     expect(r.body, 'bytes after the head of a HEAD answer').toBe('');
   });
 
-  it('a HEAD whose head arrives in two pieces, the second malformed: no body after the answer', async () => {
-    // Found by a 20,000-request fuzz run: the parser reports only the piece it failed in, which does not
-    // say HEAD; the body written after the head broke the client's next parse.
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      let out = '';
-      socket.setEncoding('latin1');
-      socket.on('data', (c: string) => (out += c));
-      socket.on('error', reject);
-      socket.on('close', () => resolve(out));
-      socket.setTimeout(5_000, () => socket.destroy(new Error(`no close; got: ${out}`)));
-      socket.write(`HEAD /health HTTP/1.1\r\nHost: gw\r\nX-Long: ${'a'.repeat(3000)}`);
-      setTimeout(() => socket.write('b\u0001bad\r\n\r\n'), 200);
-    });
-    const r = parse(raw);
-    expect(r.status).toBe(400);
-    expect(r.headers.toLowerCase()).toContain('content-length: 0');
-    expect(r.body, 'bytes after the head of a HEAD answer').toBe('');
-  });
-
   it('a GET refused by the HTTP parser still gets its error body', async () => {
     const r = parse(await exchange('GET /admin/keys HTTP/1.1\r\nHost: gw\r\nBad Header: 1\r\n\r\n'));
     expect(r.status).toBe(400);
