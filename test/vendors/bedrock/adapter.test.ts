@@ -21,6 +21,20 @@ async function signed(body: string) {
 }
 
 describe('bedrock adapter', () => {
+  it('sends a Marengo 2.7 base id as the inference profile of the upstream geography', () => {
+    const url = (region: string, model: string) =>
+      bedrockVendor.build(batch('hello'), { req: req(), up: { ...up, options: { ...up.options, region } }, upstreamModel: model }).request.url;
+    const base = 'twelvelabs.marengo-embed-2-7-v1:0';
+    expect(url('eu-west-1', base)).toBe('http://127.0.0.1:9/model/eu.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
+    expect(url('us-east-1', base)).toBe('http://127.0.0.1:9/model/us.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
+    expect(url('ap-northeast-2', base)).toBe('http://127.0.0.1:9/model/apac.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
+    // A profile id passes unchanged; Marengo 3.0 keeps its base id where Bedrock serves it on demand.
+    expect(url('eu-west-1', MODEL)).toBe('http://127.0.0.1:9/model/us.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
+    expect(url('us-east-1', 'twelvelabs.marengo-embed-3-0-v1:0')).toBe('http://127.0.0.1:9/model/twelvelabs.marengo-embed-3-0-v1%3A0/invoke');
+    expect(url('eu-west-1', 'twelvelabs.marengo-embed-3-0-v1:0')).toBe('http://127.0.0.1:9/model/eu.twelvelabs.marengo-embed-3-0-v1%3A0/invoke');
+    expect(url('sa-east-1', base)).toBe('http://127.0.0.1:9/model/twelvelabs.marengo-embed-2-7-v1%3A0/invoke');
+  });
+
   it('builds InvokeModel bodies for Marengo 2.7 and 3.0', () => {
     const b = bedrockVendor.build(batch('hello'), { req: req({ extra: { textTruncate: 'none' } }), up, upstreamModel: MODEL });
     expect(b.request.url).toBe('http://127.0.0.1:9/model/us.twelvelabs.marengo-embed-2-7-v1%3A0/invoke');

@@ -46,6 +46,22 @@ describe('embeddings through Bedrock (TwelveLabs Marengo)', () => {
     expect(r.json.usage.prompt_tokens).toBe(tokens);
   });
 
+  it('a Marengo 2.7 configured by its base model id is invoked through the region\'s inference profile', async () => {
+    // Bedrock refuses the base id on InvokeModel (on-demand throughput is not supported); the simulator too.
+    const base = 'twelvelabs.marengo-embed-2-7-v1:0';
+    const h2 = await startHarness([{ module: bedrock, sim, models: [base] }]);
+    try {
+      const { key: k } = await h2.newKey(1);
+      const r = await post(h2, k, { model: base, input: 'a man crossing the street' });
+      expect(r.status).toBe(200);
+      expect(sim.received('POST', INVOKE_27)).toHaveLength(1);
+      expect(sim.received('POST', `/model/${encodeURIComponent(base)}/invoke`)).toHaveLength(0);
+      expect(asFloat32(r.json.data[0].embedding)).toEqual(marengoSimVector(M27, 'text', 'a man crossing the street'));
+    } finally {
+      await h2.close();
+    }
+  });
+
   it('passes input_type image on as inputType with the media source', async () => {
     const r = await post(h, key, { model: M27, input: [`data:image/png;base64,${PNG_B64}`, 's3://bucket/cat.png'], input_type: 'image', extra_body: { bucketOwner: '123456789012' } });
     expect(r.status).toBe(200);

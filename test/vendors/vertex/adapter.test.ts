@@ -47,6 +47,20 @@ describe('vertex adapter', () => {
     expect(out).toEqual({ vectors: [[0.1], [0.2]], promptTokens: 10 });
   });
 
+  it('builds :embedContent for Gemini Embedding 2 and reads embedding.values with usageMetadata', () => {
+    const r = req({ model: 'g2', taskType: 'RETRIEVAL_DOCUMENT', title: 'T', dimensions: 256, extra: { parameters: { autoTruncate: false } } });
+    const ctx = { req: r, up, upstreamModel: 'gemini-embedding-2-preview' };
+    const b = vertexVendor.build(batch(['x']), ctx);
+    expect(b.request.url).toBe(
+      'https://us-central1-aiplatform.googleapis.com/v1/projects/my-proj/locations/us-central1/publishers/google/models/gemini-embedding-2-preview:embedContent',
+    );
+    expect(b.request.body).toEqual({ content: { parts: [{ text: 'x' }] }, taskType: 'RETRIEVAL_DOCUMENT', title: 'T', outputDimensionality: 256, autoTruncate: false });
+    expect(vertexVendor.limits('gemini-embedding-2-preview', up)).toEqual({ maxItems: 1 });
+    const json = { embedding: { values: [0.5, 0.25] }, usageMetadata: { promptTokenCount: 4 }, truncated: false };
+    expect(vertexVendor.parse({ status: 200, headers: {}, json, text: '' }, batch(['x']), ctx)).toEqual({ vectors: [[0.5, 0.25]], promptTokens: 4 });
+    expect(() => vertexVendor.parse({ status: 200, headers: {}, json: { predictions: [] }, text: '' }, batch(['x']), ctx)).toThrow(/embedding/);
+  });
+
   it('classifies Google errors by status name', () => {
     const e = (code: number, status: string) =>
       vertexVendor.classifyError({ status: code, headers: {}, json: { error: { code, message: 'msg', status } }, text: '' }).kind;

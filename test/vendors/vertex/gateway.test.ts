@@ -8,6 +8,7 @@ import { SimServer } from '../../../src/sim/framework.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { asFloat32, post, startHarness, type Harness } from '../../embeddings/harness.js';
 
+const EMBED_CONTENT = /^\/v1\/projects\/sim-project\/locations\/us-central1\/publishers\/google\/models\/gemini-embedding-2-preview:embedContent$/;
 const PREDICT = /^\/v1\/projects\/sim-project\/locations\/us-central1\/publishers\/google\/models\/([^/:]+):predict$/;
 
 describe('embeddings through Vertex AI :predict', () => {
@@ -66,6 +67,35 @@ describe('embeddings through Vertex AI :predict', () => {
     const tokens = inputs.reduce((s, t) => s + simTokens(t), 0);
     expect(r.json.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens, cost: expect.any(Number) });
     delete sim.settings['floatTokenCounts'];
+  });
+
+  it('sends Gemini Embedding 2 to :embedContent (it has no :predict), one content per call, billing usageMetadata', async () => {
+    const { key: k, accountId } = await h.newKey(1);
+    const inputs = ['first text', 'second, longer text'];
+    const r = await post(h, k, { model: 'gemini-embedding-2-preview', input: inputs, task_type: 'RETRIEVAL_QUERY', dimensions: 768 });
+    expect(r.status).toBe(200);
+    expect(sim.received('POST', PREDICT)).toHaveLength(0);
+    const calls = sim.received('POST', EMBED_CONTENT);
+    expect(calls).toHaveLength(2);
+    expect(calls.map((c) => c.json).sort((a, b) => a.content.parts[0].text.localeCompare(b.content.parts[0].text))).toEqual(
+      inputs.map((text) => ({ content: { parts: [{ text }] }, taskType: 'RETRIEVAL_QUERY', outputDimensionality: 768 })),
+    );
+    r.json.data.forEach((d: any, i: number) =>
+      expect(asFloat32(d.embedding)).toEqual(vertexSimVector('gemini-embedding-2-preview', inputs[i]!, 'RETRIEVAL_QUERY', undefined, 768)),
+    );
+    const tokens = inputs.reduce((s, t) => s + simTokens(t), 0);
+    expect(r.json.usage.prompt_tokens).toBe(tokens);
+    expect(toMicros(1) - (await h.balance(accountId))).toBe(costForTokens(toMicros(0.2), tokens));
+  });
+
+  it('the simulator refuses :predict for Gemini Embedding 2, as the adapter must not send it', async () => {
+    const res = await fetch(`${sim.url}/v1/projects/sim-project/locations/us-central1/publishers/google/models/gemini-embedding-2-preview:predict`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${VERTEX_SIM_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ instances: [{ content: 'x' }] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as any).error.status).toBe('FAILED_PRECONDITION');
   });
 
   it('gives the official SDK base64 float32 built from the floats Vertex returned', async () => {

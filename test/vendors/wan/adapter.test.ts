@@ -26,17 +26,25 @@ describe('wan buildCreate', () => {
     });
   });
 
-  it('resolution + aspect_ratio become a pixel size and the ratio travels as `ratio`', () => {
+  it('resolution + aspect_ratio become a pixel size; wan2.6 documents no `ratio`, so none is sent', () => {
     const req = vendor.buildCreate(
       input('wan2.6-t2v', { resolution: 1080, aspectRatio: '9:16', size: { width: 1080, height: 1920 }, sent: { size: false, resolution: true, aspectRatio: true } }),
       up,
     );
-    expect((req.body as JsonObject).parameters).toEqual({ size: '1080*1920', ratio: '9:16' });
+    expect((req.body as JsonObject).parameters).toEqual({ size: '1080*1920' });
   });
 
   it('an aspect ratio alone picks the documented 720P size for that ratio', () => {
     const req = vendor.buildCreate(input('wan2.6-t2v', { aspectRatio: '3:4', sent: { size: false, resolution: false, aspectRatio: true } }), up);
-    expect((req.body as JsonObject).parameters).toEqual({ size: '832*1088', ratio: '3:4' });
+    expect((req.body as JsonObject).parameters).toEqual({ size: '832*1088' });
+  });
+
+  it('wan2.7 documents `ratio` beside the resolution tier: an aspect ratio travels there', () => {
+    const req = vendor.buildCreate(
+      input('wan2.7-t2v', { resolution: 1080, aspectRatio: '9:16', sent: { size: false, resolution: true, aspectRatio: true } }),
+      up,
+    );
+    expect((req.body as JsonObject).parameters).toEqual({ resolution: '1080P', ratio: '9:16' });
   });
 
   it('classic image-to-video: first frame as img_url and a resolution tier instead of size', () => {
