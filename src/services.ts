@@ -24,7 +24,6 @@ import { Catalog } from './routing/catalog.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 import { LocalBlobStore, type BlobStore } from './video/blobs.js';
-import { S3BlobStore } from './video/blobs-s3.js';
 import { withOverride, type VideoCapabilities } from './video/capabilities.js';
 import { Uploads } from './video/uploads.js';
 import { UpstreamClient } from './http/upstream-client.js';
@@ -36,6 +35,7 @@ import { embeddingModules, embeddingVendorIds } from './embeddings/vendors/regis
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Readiness } from './ops/readiness.js';
 import { startTracing } from './ops/tracing-setup.js';
+import { o200kCount } from './core/tokenizers.js';
 import { WebhookAdmin } from './webhooks/admin.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
@@ -55,6 +55,8 @@ export interface Services {
   poller: VideoPoller;
   embeddings: EmbeddingsService;
   chat: ChatService;
+  /** Batched charges; embeddings charges are acknowledged before they are written (`drain` writes them). */
+  charges: ChargeBatcher;
   /** /ready's checks (store, migrations, Redis, `shutdown`). */
   readiness: Readiness;
   startedAt: number;
@@ -120,9 +122,11 @@ const optionSchemas = new Map<string, ZodTypeAny>([
   ...embeddingModules.map((m) => [m.id, m.optionsSchema] as const),
 ]);
 
-function blobStoreFor(cfg: ConfigFile): BlobStore {
+/** The S3 client (about 20 MB of RSS) is imported only by a gateway configured for S3. */
+async function blobStoreFor(cfg: ConfigFile): Promise<BlobStore & { close?(): void }> {
   const b = cfg.video.blobs;
   if (b.backend === 'local') return new LocalBlobStore(join(cfg.data_dir, 'videos'));
+  const { S3BlobStore } = await import('./video/blobs-s3.js');
   return new S3BlobStore({
     bucket: b.bucket,
     prefix: b.prefix,
@@ -159,10 +163,13 @@ export async function buildServices(
 ): Promise<Services> {
   checkVendors(cfg);
   const catalog = new Catalog(cfg);
+  // Chat admission counts prompts with o200k: a gateway that serves chat loads the table now rather
+  // than on its first chat request; one that does not never holds it (core/tokenizers.ts).
+  if (Object.values(cfg.models).some((m) => m.capabilities.includes('chat'))) o200kCount();
   const upstreamSecrets = [...catalog.upstreams.values()].flatMap((u) => configuredSecrets(u));
   const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: upstreamSecrets, sink: opts.logSink });
   // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).
-  const tracing = startTracing(cfg.tracing, { exporter: opts.spanExporter });
+  const tracing = await startTracing(cfg.tracing, { exporter: opts.spanExporter });
   const clock = opts.clock ?? systemClock;
   const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
@@ -180,7 +187,7 @@ export async function buildServices(
     timeoutMs: cfg.video.media.timeout_ms,
   });
   const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
-  const blobs = blobStoreFor(cfg);
+  const blobs = await blobStoreFor(cfg);
   const capabilities = capabilitiesSource(cfg, catalog);
   const links = new LinkSigner(secrets.idSecrets[secrets.idSecrets.length - 1]!, cfg.video.link_ttl_ms);
   const settings = {
@@ -218,7 +225,10 @@ export async function buildServices(
     authenticator.invalidate();
     reservations.forgetBalances();
   });
-  const charges = new ChargeBatcher(store);
+  // Embeddings charges are acknowledged before their write lands (bounded; drained at shutdown).
+  const charges = new ChargeBatcher(store, {
+    onError: (e, ref) => logger.error(`billing: charge ${ref} not written yet: ${e instanceof Error ? e.message : String(e)}`),
+  });
   const common = { catalog, store, executor, client, limiter, clock, reservations, charges };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const shutdown = new ShutdownState();
@@ -258,6 +268,7 @@ export async function buildServices(
     poller,
     embeddings,
     chat,
+    charges,
     readiness,
     startedAt: clock.now(),
     shutdown,
@@ -268,7 +279,7 @@ export async function buildServices(
       // Answers already sent are billed before the store goes away.
       await charges.drain();
       await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close()]);
-      if (blobs instanceof S3BlobStore) blobs.close();
+      blobs.close?.();
       await store.close();
       await tracing?.shutdown();
       logger.flush();
