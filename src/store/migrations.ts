@@ -201,6 +201,11 @@ CREATE INDEX webhook_attempts_outbox ON webhook_attempts (outbox_id, id);
     name: 'the request id a job was created under',
     sql: () => `ALTER TABLE jobs ADD COLUMN request_id TEXT;`,
   },
+  {
+    version: 6,
+    name: 'jobs across accounts by time (the operator job list)',
+    sql: () => `CREATE INDEX jobs_created_list ON jobs (created_at, id);`,
+  },
 ];
 
 /**
