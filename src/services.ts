@@ -25,6 +25,7 @@ import { LocalBlobStore, type BlobStore } from './video/blobs.js';
 import { S3BlobStore } from './video/blobs-s3.js';
 import { withOverride, type VideoCapabilities } from './video/capabilities.js';
 import { Uploads } from './video/uploads.js';
+import { FrameExtractor } from './video/frames.js';
 import { UpstreamClient } from './http/upstream-client.js';
 import { LinkSigner } from './video/links.js';
 import { VideoPoller } from './video/poller.js';
@@ -140,6 +141,23 @@ export function capabilitiesSource(cfg: ConfigFile, catalog: Catalog): (model: s
   };
 }
 
+function frameExtractorFor(cfg: ConfigFile, log: { warn(obj: object, msg?: string): void }): FrameExtractor | undefined {
+  const t = cfg.video.thumbnails;
+  if (!t.enabled) return undefined;
+  return new FrameExtractor(
+    {
+      ffmpegPath: t.ffmpeg_path,
+      concurrency: t.concurrency,
+      queueLimit: t.queue_limit,
+      timeoutMs: t.timeout_ms,
+      maxInputBytes: t.max_input_bytes,
+      maxOutputBytes: t.max_output_bytes,
+      tmpDir: join(cfg.data_dir, 'tmp'),
+    },
+    log,
+  );
+}
+
 export async function buildServices(
   cfg: ConfigFile,
   opts: { logger?: Logger; logSink?: LogSink; clock?: Clock; spanExporter?: SpanExporter } = {},
@@ -192,6 +210,7 @@ export async function buildServices(
     uploads: new Uploads(blobs, links, () => settings.publicUrl),
     capabilities,
     media,
+    frames: frameExtractorFor(cfg, logger),
     limiter,
     limitDefaults: cfg.limits.defaults.video,
     clock,

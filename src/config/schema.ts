@@ -140,6 +140,20 @@ export const configSchema = z
           })
           .strict()
           .default({}),
+        /** Thumbnails the gateway extracts with ffmpeg for vendors that make none. */
+        thumbnails: z
+          .object({
+            /** false: such thumbnails stay unavailable (404 variant_unavailable). */
+            enabled: z.boolean().default(true),
+            ffmpeg_path: z.string().min(1).default('ffmpeg'),
+            concurrency: z.number().int().positive().default(2),
+            queue_limit: z.number().int().min(0).default(16),
+            timeout_ms: z.number().int().positive().default(30_000),
+            max_input_bytes: z.number().int().positive().default(512 * 1024 * 1024),
+            max_output_bytes: z.number().int().positive().default(2 * 1024 * 1024),
+          })
+          .strict()
+          .default({}),
         /** Where uploads and inline vendor outputs are kept: data_dir/videos, or S3-compatible storage shared by every instance. */
         blobs: z
           .discriminatedUnion('backend', [

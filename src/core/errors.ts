@@ -124,6 +124,17 @@ export const errors = {
       code: 'overloaded',
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     }),
+  /** ffmpeg could not make a thumbnail of a finished video (its own words stay in the log). */
+  thumbnailFailed: (message = 'The gateway could not extract a frame from this video.') =>
+    new GatewayError(500, 'server_error', message, { code: 'thumbnail_failed' }),
+  thumbnailTimeout: (message = 'Making the thumbnail took too long; retry later.') =>
+    new GatewayError(504, 'server_error', message, { code: 'thumbnail_timeout' }),
+  /** More thumbnails are being made than the configured concurrency and queue allow. */
+  thumbnailBusy: (retryAfterSeconds = 2) =>
+    new GatewayError(503, 'server_error', 'The gateway is making other thumbnails right now; retry shortly.', {
+      code: 'overloaded',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    }),
   upstreamTimeout: (message = 'Timed out waiting for the upstream.') =>
     new GatewayError(504, 'server_error', message, { code: 'upstream_timeout' }),
 } as const;

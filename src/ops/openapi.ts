@@ -27,10 +27,10 @@ export const ERROR_CODES: Record<number, string[]> = {
   416: ['range_not_satisfiable'],
   422: ['unprocessable_parameter'],
   429: ['rate_limit_exceeded'],
-  500: ['internal_error'],
+  500: ['internal_error', 'thumbnail_failed'],
   502: ['upstream_error'],
   503: ['upstream_unavailable', 'overloaded'],
-  504: ['upstream_timeout'],
+  504: ['upstream_timeout', 'thumbnail_timeout'],
 };
 
 const REQUEST_ID = { $ref: '#/components/headers/RequestId' };

@@ -6,6 +6,7 @@ import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import type { BlobStore } from './blobs.js';
 import type { VideoCapabilities } from './capabilities.js';
+import type { FrameExtractor } from './frames.js';
 import type { Uploads } from './uploads.js';
 import type { UpstreamClient } from '../http/upstream-client.js';
 import type { LinkSigner } from './links.js';
@@ -49,6 +50,8 @@ export interface VideoDeps {
   /** The model's capabilities (vendor declaration with the config's override), undefined for a non-video model. */
   capabilities(model: string): VideoCapabilities | undefined;
   media: MediaFetcher;
+  /** Makes thumbnails for vendors that make none (ffmpeg); absent: those stay unavailable. */
+  frames?: FrameExtractor;
   limiter: RateLimiter;
   limitDefaults: Quota;
   clock: Clock;

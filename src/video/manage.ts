@@ -4,6 +4,7 @@ import { isObject, type JsonObject } from '../core/json.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
 import { taskRefOf } from './refresh.js';
+import { thumbnailBlob } from './thumbnail.js';
 
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
@@ -67,7 +68,10 @@ export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<b
 /** Removes what the gateway keeps for a job: its uploads, and once deleted its stored outputs. */
 export async function purgeJob(deps: VideoDeps, job: JobRecord): Promise<void> {
   const names = [...job.uploads];
-  if (job.deletedAt !== null) for (const out of job.outputs) if (isObject(out) && typeof out.blob === 'string') names.push(out.blob);
+  if (job.deletedAt !== null) {
+    for (const out of job.outputs) if (isObject(out) && typeof out.blob === 'string') names.push(out.blob);
+    names.push(thumbnailBlob(job.id));
+  }
   for (const name of names) await deps.blobs.delete(name);
   await deps.store.markPurged(job.id);
 }
