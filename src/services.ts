@@ -26,6 +26,7 @@ import { S3BlobStore } from './video/blobs-s3.js';
 import { withOverride, type VideoCapabilities } from './video/capabilities.js';
 import { Uploads } from './video/uploads.js';
 import { FrameExtractor } from './video/frames.js';
+import { FilesService } from './files/service.js';
 import { UpstreamClient } from './http/upstream-client.js';
 import { LinkSigner } from './video/links.js';
 import { VideoPoller } from './video/poller.js';
@@ -194,6 +195,8 @@ export async function buildServices(
     leaseMs: cfg.video.lease_ms,
     publicUrl,
     uploadMaxBytes: cfg.video.uploads.max_bytes,
+    uploadVideoMaxBytes: cfg.video.uploads.max_video_bytes,
+    uploadVideoMaxSeconds: cfg.video.uploads.max_video_seconds,
     uploadRetentionMs: cfg.video.uploads.retention_ms,
     vendorCallbacks: cfg.server.public_url !== undefined,
     allowPrivateWebhooks: cfg.webhooks.allow_private_networks,
@@ -211,6 +214,7 @@ export async function buildServices(
     capabilities,
     media,
     frames: frameExtractorFor(cfg, logger),
+    files: new FilesService(store, blobs, clock, { maxBytes: cfg.video.files.max_bytes, retentionMs: cfg.video.files.retention_ms }),
     limiter,
     limitDefaults: cfg.limits.defaults.video,
     clock,

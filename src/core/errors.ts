@@ -95,10 +95,10 @@ export const errors = {
   /** 400 rather than HTTP's 417: the spec's statuses (7.2) do not include 417. */
   expectationFailed: () =>
     new GatewayError(400, 'invalid_request_error', "The only 'Expect' the gateway meets is '100-continue'.", { code: 'expectation_failed' }),
-  uploadTooLarge: (limit: number) =>
+  uploadTooLarge: (limit: number, param = 'input_reference') =>
     new GatewayError(413, 'invalid_request_error', `The uploaded file exceeds the limit of ${limit} bytes.`, {
       code: 'upload_too_large',
-      param: 'input_reference',
+      param,
     }),
   rangeNotSatisfiable: (size: number) =>
     new GatewayError(416, 'invalid_request_error', 'The requested range is not satisfiable.', {

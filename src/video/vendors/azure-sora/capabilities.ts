@@ -14,6 +14,8 @@ export function azureSoraCapabilities(_model: string): VideoCapabilities {
     first_frame: true,
     last_frame: false,
     references: false,
+    // inpaint_items of type video, the video uploaded as a multipart `files` part.
+    video_reference: true,
     audio: false,
     remix: false,
     cancel: true,
