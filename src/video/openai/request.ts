@@ -3,6 +3,11 @@ import { FORBIDDEN_KEYS, isObject, type Json, type JsonObject } from '../../core
 
 /** Fields of OpenAI's create that are strings by definition: never read as numbers or JSON. */
 const STRING_FIELDS = new Set(['model', 'prompt', 'seconds', 'size']);
+/**
+ * The role an uploaded video input_reference carries among the input_references: the video itself
+ * is the input (Veo extends it, Azure inpaints from it), not soft guidance that a vendor may ignore.
+ */
+export const SOURCE_VIDEO_ROLE = 'source_video';
 /** OpenAI's default when `model` is left out. */
 export const OPENAI_DEFAULT_MODEL = 'sora-2';
 const MAX_FIELDS = 64;
@@ -93,7 +98,7 @@ export function toSpecBody(fields: JsonObject, upload: { url: string; kind: 'ima
     // A video is input the vendor reads as its kind of video input (see each vendor's adapter).
     if (body.input_references !== undefined)
       throw errors.invalidRequest("Send either a video 'input_reference' or 'input_references', not both.", 'input_reference');
-    body.input_references = [{ type: 'video', url: upload.url }];
+    body.input_references = [{ type: 'video', url: upload.url, role: SOURCE_VIDEO_ROLE }];
   }
   if (firstFrame !== undefined) {
     if (body.frame_images !== undefined)

@@ -96,9 +96,9 @@ export function mediaUrls(input: Omit<CreateInput, 'media'>): string[] {
   return [...(first ? [first.url] : []), ...(video ? [video.url] : [])];
 }
 
-/** A video in input_references (an uploaded video input_reference) is inpainted from, as Azure's `video` item. */
+/** A video in input_references with role `source_video` (an uploaded video input_reference) is inpainted from, as Azure's `video` item. */
 function sourceVideo(input: Omit<CreateInput, 'media'>): { url: string } | undefined {
-  return input.std.inputReferences.find((r) => /video/i.test(r.type));
+  return input.std.inputReferences.find((r) => /video/i.test(r.type) && r.role === 'source_video');
 }
 
 const WHOLE_FRAME = { left_fraction: 0, top_fraction: 0, right_fraction: 1, bottom_fraction: 1 };

@@ -161,13 +161,14 @@ export function extendsVideo(model: string): boolean {
 }
 
 /**
- * A video in input_references (an uploaded video input_reference arrives so) becomes the video Veo
- * extends, on the models that extend one, unless the native `video` says otherwise.
+ * A video in input_references with role `source_video` (an uploaded video input_reference arrives
+ * so) becomes the video Veo extends, on the models that extend one, unless the native `video` says
+ * otherwise. Other video references stay soft guidance, which Veo ignores.
  */
 function extendedVideo(input: Input): { url: string } | undefined {
   if (!extendsVideo(input.upstreamModel) && !extendsVideo(input.model)) return undefined;
   if (splitNatives(input.native).instance['video'] !== undefined) return undefined;
-  return input.std.inputReferences.find((r) => /video/i.test(r.type));
+  return input.std.inputReferences.find((r) => /video/i.test(r.type) && r.role === 'source_video');
 }
 
 /**
