@@ -17,6 +17,8 @@ import {
 } from './lib/setup.js';
 import { ForeignLoad } from './lib/proc.js';
 import { describeMachine, machine, renderTable, type Row } from './lib/table.js';
+import { dropBenchSchemas, ensureServices, needsServices, parseStores, STORES } from './lib/stores.js';
+import { renderStoreTable, type OtherStore, type StoreFigures } from './sections/stores.js';
 import { benchDownload, MB } from './sections/download.js';
 import { benchEmbeddings, type Endpoint, type EmbeddingsPhases } from './sections/embeddings.js';
 import type { PathName } from './sections/paths.js';
@@ -33,6 +35,8 @@ import { createVideoJob, waitForStatus } from './sections/video-jobs.js';
  * --upstream=sim   uses src/embeddings/vendors/openai's simulator as the embeddings upstream
  * --tsx            runs the children under tsx instead of transpiling them first (bench/lib/compile.ts)
  * --only=a,b       runs only these sections (embeddings, polls, scale, download)
+ * --stores=a,b     the stores the embeddings and polls gateways run on, side by side (default
+ *                  sqlite,pg; also pg-memory, sqlite-redis); the first one is the main table's gateway
  */
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -40,6 +44,8 @@ const profile = args.includes('--profile');
 const useSim = args.includes('--upstream=sim');
 const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const wants = (s: string): boolean => !only || only.includes(s);
+const stores = parseStores(args);
+const mainStore = stores[0]!;
 
 const P = quick
   ? {
@@ -88,13 +94,19 @@ function endpoint(c: Child<{ url: string }>, token: string): Endpoint {
 
 async function main(): Promise<void> {
   const rows: Row[] = [];
+  const storeRows: StoreFigures[] = [];
   const notes: string[] = [];
   const children: Child<unknown>[] = [];
   const keep = (c: Child<unknown>): void => void children.push(c);
 
   runtime = args.includes('--tsx') ? undefined : await compileChildren();
   useCompiledChildren(runtime);
-  log(`starting processes (${quick ? 'quick' : 'full'} run, ${runtime ? 'transpiled children' : 'children under tsx'})`);
+  log(`starting processes (${quick ? 'quick' : 'full'} run, ${runtime ? 'transpiled children' : 'children under tsx'}; stores: ${stores.join(', ')})`);
+  if (needsServices(stores)) {
+    ensureServices();
+    const stale = await dropBenchSchemas('stale');
+    if (stale.length > 0) log(`dropped ${stale.length} schema(s) left by earlier runs`);
+  }
   const [embUp, soraPoll, soraDl] = await Promise.all([
     useSim ? startChild<SimChildInfo>('openai simulator', 'sim.ts', { kind: 'openai' }) : startEmbeddingsUpstream(),
     startSim('sora simulator (polls)', { kind: 'sora', taskMs: 24 * 3600 * 1000 }),
@@ -106,12 +118,24 @@ async function main(): Promise<void> {
     startFloorProxy('floor proxy (embeddings)', embInfo.url),
     startFloorProxy('floor proxy (polls)', soraPoll.info.url),
     startFloorProxy('floor proxy (downloads)', soraDl.info.url),
-    startGateway(run, 'gw-embeddings', embeddingsGatewayConfig(run, 'gw-embeddings', embInfo)),
+    startGateway(run, 'gw-embeddings', embeddingsGatewayConfig(run, 'gw-embeddings', embInfo, mainStore)),
     // Refreshes an hour apart: polls are answered from the store; the refresher runs as in production.
-    startGateway(run, 'gw-video', videoGatewayConfig(run, 'gw-video', soraPoll.info, 3600_000), true),
+    startGateway(run, 'gw-video', videoGatewayConfig(run, 'gw-video', soraPoll.info, 3600_000, mainStore), true),
     startGateway(run, 'gw-download', videoGatewayConfig(run, 'gw-download', soraDl.info, 0)),
   ]);
   [floorEmb, floorPoll, floorDl, gwEmb, gwVideo, gwDl].forEach(keep);
+  // The same embeddings and poll gateways on every other store named by --stores.
+  const otherGateways = await Promise.all(
+    stores.slice(1).map(async (store) => {
+      const [emb, video] = await Promise.all([
+        startGateway(run, `gw-embeddings-${store}`, embeddingsGatewayConfig(run, `gw-embeddings-${store}`, embInfo, store)),
+        startGateway(run, `gw-video-${store}`, videoGatewayConfig(run, `gw-video-${store}`, soraPoll.info, 3600_000, store), true),
+      ]);
+      keep(emb);
+      keep(video);
+      return { store, emb, video };
+    }),
+  );
   log('all processes ready');
 
   const section = async (name: string, fn: () => Promise<void>): Promise<void> => {
@@ -130,10 +154,12 @@ async function main(): Promise<void> {
       floor: endpoint(floorEmb, embInfo.apiKey),
       gateway: endpoint(gwEmb, gwEmb.info.key),
     };
+    const others: OtherStore[] = otherGateways.map((g) => ({ store: g.store, endpoint: endpoint(g.emb, g.emb.info.key) }));
     for (const format of ['float', 'base64'] as const) {
-      const r = await benchEmbeddings(eps, format, P.emb, log);
+      const r = await benchEmbeddings(eps, format, P.emb, log, { main: mainStore, others });
       rows.push(...r.rows);
       notes.push(...r.notes);
+      storeRows.push(...r.stores);
     }
   });
 
@@ -146,14 +172,22 @@ async function main(): Promise<void> {
       floor: endpoint(floorPoll, soraPoll.info.apiKey),
       gateway: endpoint(gwVideo, gwVideo.info.key),
     };
-    const r = await benchPolls(eps, job, P.polls, log);
+    const others: OtherStore[] = [];
+    for (const g of otherGateways) {
+      const j = await createVideoJob(g.video.info);
+      await checkProcessing(g.video.info, j.id);
+      others.push({ store: g.store, endpoint: endpoint(g.video, g.video.info.key), jobId: j.id });
+    }
+    const r = await benchPolls(eps, job, P.polls, log, { main: mainStore, others });
     rows.push(...r.rows);
     notes.push(...r.notes);
+    storeRows.push(...r.stores);
     pollFigures = r.figures;
   });
 
   await section('scale', async () => {
     if (!pollFigures) throw new Error('needs the polls section (its small-state figures are the baseline)');
+    if (mainStore !== 'sqlite') throw new Error('writes its jobs into a SQLite file: run it with sqlite as the first of --stores');
     const gw = { ...endpoint(gwVideo, gwVideo.info.key), info: gwVideo.info, dbPath: gatewayDbPath(run, 'gw-video') };
     const r = await benchScale(gw, pollFigures.gateway, pollFigures.floor, P.jobs, P.polls, log);
     rows.push(...r.rows);
@@ -176,10 +210,11 @@ async function main(): Promise<void> {
   notes.push(foreign.foreignCores > 0.1 ? `${busyNote}: figures are noisier than on an idle machine.` : `${busyNote}.`);
   log('stopping processes');
   await Promise.all(children.map((c) => c.stop()));
-  report(rows, notes);
+  if (stores.some((s) => STORES[s].database === 'postgres')) await dropBenchSchemas('mine');
+  report(rows, storeRows, notes);
 }
 
-function report(rows: Row[], notes: string[]): void {
+function report(rows: Row[], storeRows: StoreFigures[], notes: string[]): void {
   const m = machine();
   const lines = [
     `Machine: ${describeMachine(m)}. Load generator, gateway, floor proxy and upstream share these cores.`,
@@ -193,6 +228,17 @@ function report(rows: Row[], notes: string[]): void {
     '- Embeddings latency rows: Direct is the absolute latency; Floor proxy and Gateway are the latency they add over Direct at the same percentile and settings. Fixed-rate latencies are measured from each request\'s scheduled send time.',
     '- CPU per request: utime + stime from /proc/<pid>/stat of the process serving that path (Direct: the upstream itself) during that phase (32 connections, or the fixed rate), divided by the requests it served. req/s per core = 1,000,000 / CPU us per request. RSS: VmRSS.',
     '- Scale rows: the poll gateway after its store received the jobs (polls pick a random stored job each time); the Floor proxy column repeats the floor\'s poll figures for the ratio.',
+    `- Gateway column: the gateway on ${STORES[mainStore].label}.`,
+    ...(storeRows.length > 0
+      ? [
+          '',
+          'Stores side by side (the same gateway, the same phases, in this run; `--stores=` picks them):',
+          '',
+          renderStoreTable(storeRows),
+          '',
+          '- Ratios are to the SQLite gateway of the same section in this run, and to the floor proxy\'s CPU per request at 32 connections; the targets (#16) apply to the PostgreSQL rows.',
+        ]
+      : []),
     ...notes.map((n) => `- Note: ${n}`),
   ];
   const text = lines.join('\n');

@@ -44,5 +44,7 @@ export async function compileChildren(): Promise<string | undefined> {
   // src/sim/media.ts finds the committed fixtures relative to its own file.
   mkdirSync(buildDir, { recursive: true });
   if (!existsSync(join(buildDir, 'fixtures'))) symlinkSync(relative(buildDir, join(repoRoot, 'fixtures')), join(buildDir, 'fixtures'), 'dir');
+  // src/routes/index.ts reads the package's name and version from two levels up.
+  if (!existsSync(join(buildDir, 'package.json'))) symlinkSync(relative(buildDir, join(repoRoot, 'package.json')), join(buildDir, 'package.json'), 'file');
   return buildDir;
 }

@@ -5,6 +5,7 @@ import type { FloorProxyInfo } from '../children/floor-proxy.js';
 import type { GatewayChildInfo, GatewayChildOptions } from '../children/gateway.js';
 import type { SimChildInfo, SimChildOptions } from '../children/sim.js';
 import { startChild, type Child } from './children.js';
+import { BENCH_REDIS_URL, pgSchema, pgUrl, STORES, type StoreName } from './stores.js';
 
 /**
  * How the benchmark wires its processes: the gateway configurations (SQLite in a temp dir, info
@@ -30,18 +31,20 @@ export interface BenchRun {
   profileDir?: string;
 }
 
-function baseConfig(run: BenchRun, name: string): Record<string, unknown> {
+function baseConfig(run: BenchRun, name: string, store: StoreName = 'sqlite'): Record<string, unknown> {
   const dataDir = join(run.dir, name);
   mkdirSync(dataDir, { recursive: true });
+  const s = STORES[store];
   return {
     server: { host: '127.0.0.1', port: 0 },
-    database: `sqlite:${join(dataDir, 'gateway.db')}`,
+    database: s.database === 'sqlite' ? `sqlite:${join(dataDir, 'gateway.db')}` : pgUrl(pgSchema(name)),
     data_dir: dataDir,
     log_level: 'info',
     secret: BENCH_SECRET,
     admin_token: 'bench-admin-token-0123456789',
     limits: {
-      backend: 'memory',
+      backend: s.limiter,
+      ...(s.limiter === 'redis' ? { redis_url: BENCH_REDIS_URL } : {}),
       // Enforced (every request is admitted and counted) but never reached by the load.
       defaults: { embeddings: { rpm: 100_000_000, tpm: 10_000_000_000 }, chat: { rpm: 1_000_000 }, video: { rpm: 100_000_000 } },
     },
@@ -52,9 +55,9 @@ export function gatewayDbPath(run: BenchRun, name: string): string {
   return join(run.dir, name, 'gateway.db');
 }
 
-export function embeddingsGatewayConfig(run: BenchRun, name: string, up: { url: string; apiKey: string }): Record<string, unknown> {
+export function embeddingsGatewayConfig(run: BenchRun, name: string, up: { url: string; apiKey: string }, store: StoreName = 'sqlite'): Record<string, unknown> {
   return {
-    ...baseConfig(run, name),
+    ...baseConfig(run, name, store),
     upstreams: [{ name: 'openai-bench', vendor: 'openai', base_url: up.url, api_key: up.apiKey, models: [EMBEDDING_MODEL], timeout_ms: 30_000 }],
     models: { [EMBEDDING_MODEL]: { capabilities: ['embedding'], price: { per_million_input_tokens: 0.02 } } },
   };
@@ -64,9 +67,15 @@ export function embeddingsGatewayConfig(run: BenchRun, name: string, up: { url: 
  * A Sora gateway. `pollIntervalMs` large: polls are answered from the store (the production case
  * for clients that poll more often than the gateway refreshes); 0: every poll refreshes.
  */
-export function videoGatewayConfig(run: BenchRun, name: string, up: { url: string; apiKey: string }, pollIntervalMs: number): Record<string, unknown> {
+export function videoGatewayConfig(
+  run: BenchRun,
+  name: string,
+  up: { url: string; apiKey: string },
+  pollIntervalMs: number,
+  store: StoreName = 'sqlite',
+): Record<string, unknown> {
   return {
-    ...baseConfig(run, name),
+    ...baseConfig(run, name, store),
     video: { poll_interval_ms: pollIntervalMs, media: { allow_private_networks: true } },
     upstreams: [{ name: VIDEO_UPSTREAM, vendor: 'sora', base_url: up.url, api_key: up.apiKey, models: [VIDEO_MODEL], timeout_ms: 30_000 }],
     models: { [VIDEO_MODEL]: { capabilities: ['video'], price: { per_second: VIDEO_PRICE } } },

@@ -1,6 +1,7 @@
 import { rssBytes } from '../lib/proc.js';
 import type { Row } from '../lib/table.js';
 import { EMBEDDING_MODEL } from '../lib/setup.js';
+import { OtherStores, storeFigures, type StoreFigures, type StoreGateways } from './stores.js';
 import { assertHealthy, eachPath, PathMeter, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
 
 /**
@@ -56,28 +57,36 @@ export async function benchEmbeddings(
   format: 'float' | 'base64',
   phases: EmbeddingsPhases,
   log: (line: string) => void,
-): Promise<{ rows: Row[]; notes: string[] }> {
+  stores?: StoreGateways,
+): Promise<{ rows: Row[]; notes: string[]; stores: StoreFigures[] }> {
   const meters = {
     direct: new PathMeter(pathFor('direct', endpoints.direct, format)),
     floor: new PathMeter(pathFor('floor', endpoints.floor, format)),
     gateway: new PathMeter(pathFor('gateway', endpoints.gateway, format)),
   };
+  // The same gateway on the other stores runs the phases the store comparison needs.
+  const others = new OtherStores(stores, (o) => pathFor('gateway', o.endpoint, format));
   const section = `Embeddings (${format})`;
   try {
     const sizes = await eachPath(meters, (m) => checkAnswer(m.path, format));
+    await others.each((m) => checkAnswer(m.path, format));
     log(`${section}: answer ${sizes.direct} bytes direct, ${sizes.gateway} bytes through the gateway`);
     // Warm-up: JIT, connection pools on every hop, SQLite page cache.
     await eachPath(meters, (m) => m.warmUp(phases.warm));
+    await others.each((m) => m.warmUp(phases.warm));
     const one = await eachPath(meters, (m) => m.closedLoop(1, phases.oneConnMs));
     log(`${section}: 1 connection done`);
     const r500 = await eachPath(meters, (m) => m.fixedRate(500, phases.rateMs));
     const r1000 = await eachPath(meters, (m) => m.fixedRate(1000, phases.rateMs));
+    const others1000 = await others.each((m) => m.fixedRate(1000, phases.rateMs));
     log(`${section}: fixed rates done`);
     const sat = await eachPath(meters, (m) => m.closedLoop(32, phases.saturationMs));
+    const othersSat = await others.each((m) => m.closedLoop(32, phases.saturationMs));
     log(`${section}: saturation done`);
     for (const [label, r] of [['1 conn', one], ['500/s', r500], ['1000/s', r1000], ['32 conns', sat]] as const)
       log(`${section}: CPU us/req ${label}: ${Object.entries(r).map(([k, x]) => `${k} ${x.cpuPerRequest.toFixed(0)} (${x.ok} req)`).join(', ')}`);
-    const notes = assertHealthy(Object.values(meters), section);
+    for (const [store, r] of othersSat) log(`${section}: CPU us/req 32 conns, gateway on ${store}: ${r.cpuPerRequest.toFixed(0)} (${r.ok} req)`);
+    const notes = [...assertHealthy(Object.values(meters), section), ...others.healthNotes(section)];
     const rss = { direct: rssBytes(endpoints.direct.pid), floor: rssBytes(endpoints.floor.pid), gateway: rssBytes(endpoints.gateway.pid) };
     for (const [rate, r] of [[500, r500], [1000, r1000]] as const) {
       const slow = Object.entries(r).filter(([, x]) => x.throughput < rate * 0.95);
@@ -110,8 +119,10 @@ export async function benchEmbeddings(
       { section, measure: 'CPU per request at 1,000 req/s (us)', ...cpu1000 },
       { section, measure: 'RSS after load (MB)', direct: rss.direct / 2 ** 20, floor: rss.floor / 2 ** 20, gateway: rss.gateway / 2 ** 20, digits: 1 },
     ];
-    return { rows, notes };
+    const storeRows = [storeFigures(section, stores?.main ?? 'sqlite', sat.gateway, r1000.gateway, sat.floor)];
+    for (const [store, r] of othersSat) storeRows.push(storeFigures(section, store, r, others1000.get(store)!, sat.floor));
+    return { rows, notes, stores: storeRows };
   } finally {
-    await Promise.all(Object.values(meters).map((m) => m.close()));
+    await Promise.all([...Object.values(meters).map((m) => m.close()), others.close()]);
   }
 }

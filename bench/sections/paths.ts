@@ -12,6 +12,8 @@ export const PATHS: readonly PathName[] = ['direct', 'floor', 'gateway'];
 
 export interface Path {
   name: PathName;
+  /** Names the path in notes when several paths share a name (a gateway on another store). */
+  label?: string;
   origin: string;
   /** The process whose CPU and memory this path is charged with (upstream, proxy or gateway). */
   pid: number;
@@ -96,7 +98,7 @@ export function assertHealthy(meters: PathMeter[], section: string): string[] {
   for (const m of meters) {
     if (m.failed === 0) continue;
     const share = m.failed / Math.max(1, m.requests);
-    const note = `${section}, ${m.path.name}: ${m.failed} of ${m.requests} requests failed (first: ${m.firstError})`;
+    const note = `${section}, ${m.path.label ?? m.path.name}: ${m.failed} of ${m.requests} requests failed (first: ${m.firstError})`;
     if (share > 0.01) throw new Error(note);
     notes.push(note);
   }

@@ -1,6 +1,7 @@
 import { rssBytes } from '../lib/proc.js';
 import type { Row } from '../lib/table.js';
 import type { Endpoint } from './embeddings.js';
+import { OtherStores, storeFigures, type StoreFigures, type StoreGateways } from './stores.js';
 import { assertHealthy, eachPath, PathMeter, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
 import type { VideoJob } from './video-jobs.js';
 
@@ -51,24 +52,30 @@ export async function benchPolls(
   job: VideoJob,
   phases: PollPhases,
   log: (line: string) => void,
-): Promise<{ rows: Row[]; notes: string[]; figures: Record<PathName, PollFigures> }> {
+  stores?: StoreGateways,
+): Promise<{ rows: Row[]; notes: string[]; figures: Record<PathName, PollFigures>; stores: StoreFigures[] }> {
   const meters = {
     direct: new PathMeter(pollPath('direct', endpoints.direct, `/v1/videos/${job.taskId}`)),
     floor: new PathMeter(pollPath('floor', endpoints.floor, `/v1/videos/${job.taskId}`)),
     gateway: new PathMeter(pollPath('gateway', endpoints.gateway, `/v1/videos/${job.id}`)),
   };
+  // Each other store's gateway polls its own job.
+  const others = new OtherStores(stores, (o) => pollPath('gateway', o.endpoint, `/v1/videos/${o.jobId!}`));
   const section = 'Video polls';
   try {
     const figures: Partial<Record<PathName, PollFigures>> = {};
     // Phase by phase across the paths, like the embeddings section.
     await eachPath(meters, (m) => m.warmUp(phases.warm));
+    await others.each((m) => m.warmUp(phases.warm));
     const sat = await eachPath(meters, (m) => m.closedLoop(32, phases.saturationMs));
+    const othersSat = await others.each((m) => m.closedLoop(32, phases.saturationMs));
     const rate = await eachPath(meters, (m) => m.fixedRate(POLL_RATE, phases.rateMs));
+    const othersRate = await others.each((m) => m.fixedRate(POLL_RATE, phases.rateMs));
     for (const name of ['direct', 'floor', 'gateway'] as const) {
       figures[name] = { saturation: sat[name], atRate: rate[name], cpuPerRequest: sat[name].cpuPerRequest, rssBytes: rssBytes(meters[name].path.pid) };
     }
     log(`${section}: done`);
-    const notes = assertHealthy(Object.values(meters), section);
+    const notes = [...assertHealthy(Object.values(meters), section), ...others.healthNotes(section)];
     const f = figures as Record<PathName, PollFigures>;
     const perCore = (n: PathName): number => 1_000_000 / f[n].cpuPerRequest;
     const rows: Row[] = [
@@ -86,9 +93,11 @@ export async function benchPolls(
         target: { text: '>= 10,000', met: perCore('gateway') >= 10_000 },
       },
     ];
-    return { rows, notes, figures: f };
+    const storeRows = [storeFigures(section, stores?.main ?? 'sqlite', sat.gateway, rate.gateway, sat.floor)];
+    for (const [store, r] of othersSat) storeRows.push(storeFigures(section, store, r, othersRate.get(store)!, sat.floor));
+    return { rows, notes, figures: f, stores: storeRows };
   } finally {
-    await Promise.all(Object.values(meters).map((m) => m.close()));
+    await Promise.all([...Object.values(meters).map((m) => m.close()), others.close()]);
   }
 }
 
