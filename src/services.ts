@@ -142,6 +142,18 @@ export function capabilitiesSource(cfg: ConfigFile, catalog: Catalog): (model: s
   };
 }
 
+/** A thumbnail the gateway can extract itself (ffmpeg found) is a variant of every video model. */
+function withGatewayThumbnails(
+  source: (model: string) => VideoCapabilities | undefined,
+  frames: FrameExtractor | undefined,
+): (model: string) => VideoCapabilities | undefined {
+  return (model) => {
+    const caps = source(model);
+    if (!caps || caps.variants.includes('thumbnail') || !frames?.availableNow()) return caps;
+    return { ...caps, variants: [...caps.variants, 'thumbnail'] };
+  };
+}
+
 function frameExtractorFor(cfg: ConfigFile, log: { warn(obj: object, msg?: string): void }): FrameExtractor | undefined {
   const t = cfg.video.thumbnails;
   if (!t.enabled) return undefined;
@@ -187,7 +199,10 @@ export async function buildServices(
   });
   const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
   const blobs = blobStoreFor(cfg);
-  const capabilities = capabilitiesSource(cfg, catalog);
+  const frames = frameExtractorFor(cfg, logger);
+  // Looked for once at start, so the models list can say whether the gateway makes thumbnails.
+  void frames?.available();
+  const capabilities = withGatewayThumbnails(capabilitiesSource(cfg, catalog), frames);
   const links = new LinkSigner(secrets.idSecrets[secrets.idSecrets.length - 1]!, cfg.video.link_ttl_ms);
   const settings = {
     pollIntervalMs: cfg.video.poll_interval_ms,
@@ -213,7 +228,7 @@ export async function buildServices(
     uploads: new Uploads(blobs, links, () => settings.publicUrl),
     capabilities,
     media,
-    frames: frameExtractorFor(cfg, logger),
+    frames,
     files: new FilesService(store, blobs, clock, { maxBytes: cfg.video.files.max_bytes, retentionMs: cfg.video.files.retention_ms }),
     limiter,
     limitDefaults: cfg.limits.defaults.video,

@@ -47,6 +47,11 @@ export class FrameExtractor {
     private readonly log: { warn(obj: object, msg?: string): void },
   ) {}
 
+  /** What the last probe found (false before any): for answers that cannot wait for one. */
+  availableNow(): boolean {
+    return this.known?.ok ?? false;
+  }
+
   /** Whether the configured ffmpeg runs at all (`-version`), remembered (a miss only for a minute). */
   async available(): Promise<boolean> {
     const k = this.known;
@@ -69,6 +74,7 @@ export class FrameExtractor {
         return;
       }
       const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
+      timer.unref();
       child.once('error', () => {
         clearTimeout(timer);
         resolve(false);

@@ -92,6 +92,8 @@ describe('gateway-made thumbnails (real ffmpeg)', () => {
     expect(size.width).toBeLessThanOrEqual(640);
     expect(downloads()).toBe(before + 1);
     expect(tmpLeft(gw)).toEqual([]);
+    // The models list says so: wan makes no thumbnail, the gateway does.
+    expect((await call(gw, 'GET', '/v1/models/wan2.6-t2v', { key })).json.video.variants).toEqual(['video', 'thumbnail']);
 
     // Served from the blob store the second time: the vendor is not asked for the video again.
     const blobs = gw.services.video.deps.blobs;
@@ -140,6 +142,7 @@ describe('gateway-made thumbnails: faults', () => {
     const r = await call(gw, 'GET', thumbPath(id), { key });
     expect(r.status).toBe(404);
     expect(r.json.error).toMatchObject({ type: 'not_found', code: 'variant_unavailable' });
+    expect((await call(gw, 'GET', '/v1/models/wan2.6-t2v', { key })).json.video.variants).toEqual(['video']);
   });
 
   it('ffmpeg failing is a 500 thumbnail_failed that quotes nothing of its output', async () => {
