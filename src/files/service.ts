@@ -7,7 +7,7 @@ import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { FileRecord, FileStore } from '../store/file-types.js';
 import type { BlobStore } from '../video/blobs.js';
-import { sniffVideo } from '../video/sniff.js';
+import { sniffVideo } from '../core/sniff.js';
 
 /** The purposes OpenAI's Files API takes; the gateway keeps them as labels (videos read any). */
 export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { parseRange } from '../video/range.js';
-import { sniffVideo } from '../video/sniff.js';
+import { sniffVideo } from '../core/sniff.js';
 import type { SimReply, SimRequest } from './framework.js';
 
 /** The committed fixtures: a real, playable 2-second H.264 MP4 and a small PNG. */

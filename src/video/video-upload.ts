@@ -1,5 +1,5 @@
 import { errors } from '../core/errors.js';
-import { sniffVideo } from './sniff.js';
+import { sniffVideo } from '../core/sniff.js';
 
 export interface CheckedVideo {
   mime: string;

@@ -2,7 +2,7 @@ import type { AuthContext } from '../../auth/types.js';
 import { errors, isGatewayError } from '../../core/errors.js';
 import { isObject, type JsonObject } from '../../core/json.js';
 import type { VideoDeps } from '../deps.js';
-import { sniffVideo } from '../sniff.js';
+import { sniffVideo } from '../../core/sniff.js';
 import type { InlineMedia } from '../types.js';
 import { checkUpload } from '../uploads.js';
 import { checkVideoUpload } from '../video-upload.js';

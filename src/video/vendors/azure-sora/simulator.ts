@@ -1,4 +1,4 @@
-import { sniffVideo } from '../../sniff.js';
+import { sniffVideo } from '../../../core/sniff.js';
 import { randomBytes } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { samplePng } from '../../../sim/media.js';

@@ -1,4 +1,4 @@
-import { sniffVideo } from '../../sniff.js';
+import { sniffVideo } from '../../../core/sniff.js';
 import { randomUUID } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { sampleMp4 } from '../../../sim/media.js';
