@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -44,10 +44,18 @@ function violations(check: (file: string, target: string) => boolean, scope: Reg
   return out;
 }
 
+/** `video/vendors/<id>` and `embeddings/vendors/<id>`, relative to src/. */
+function vendorFolders(): string[] {
+  return ['video', 'embeddings'].flatMap((feature) => {
+    const dir = join(SRC, feature, 'vendors');
+    return readdirSync(dir).filter((n) => statSync(join(dir, n)).isDirectory()).map((n) => `${feature}/vendors/${n}`);
+  });
+}
+
 describe('import rules', () => {
   it('finds the vendor folders it guards', () => {
     const vendorFiles = all.filter((f) => /^(video|embeddings)\/vendors\/[^/]+\//.test(f.file));
-    expect(vendorFiles.length).toBeGreaterThan(50);
+    expect(vendorFiles.length).toBeGreaterThan(40);
     expect(vendorFiles.some((f) => f.imports.length > 0)).toBe(true);
   });
 
@@ -56,8 +64,6 @@ describe('import rules', () => {
       const [feature, , id] = file.split('/');
       if (target.startsWith(`${feature}/vendors/${id}/`)) return true;
       if (SHARED.test(target)) return true;
-      // Suites build their inputs with the one test kit.
-      if (file.endsWith('.test.ts') && target.startsWith('testkit/')) return true;
       return FEATURE_TYPES[feature!]!.includes(target);
     }, /^(video|embeddings)\/vendors\/[^/]+\//);
     expect(bad).toEqual([]);
@@ -71,8 +77,27 @@ describe('import rules', () => {
     expect(bad).toEqual([]);
   });
 
-  it('nothing the runtime ships imports the test kit', () => {
-    expect(violations((_f, t) => !t.startsWith('testkit/'), /^(?!testkit\/)(?!.*\.test\.ts$)/)).toEqual([]);
+  it('nothing in src/ imports from test/ (the test kit and harnesses never ship)', () => {
+    expect(violations((_f, t) => !t.startsWith('../'), /^/)).toEqual([]);
+  });
+
+  it('every vendor folder names its simulator simulator.ts and holds no tests or test helpers', () => {
+    const folders = vendorFolders();
+    expect(folders.length).toBeGreaterThanOrEqual(9);
+    const noSimulator = folders.filter((dir) => !existsSync(join(SRC, dir, 'simulator.ts')));
+    expect(noSimulator).toEqual([]);
+    // One name per role: sim.ts / sim-*.ts / testing.ts / test-support.ts / *.helpers.ts were the old variants.
+    const strays = all
+      .map((f) => f.file)
+      .filter((f) => /^(video|embeddings)\/vendors\/[^/]+\//.test(f))
+      .filter((f) => /(\.test\.ts|\/sim(-[^/]*)?\.ts|\/testing\.ts|\/test-support\.ts|\.helpers\.ts)$/.test(f));
+    expect(strays).toEqual([]);
+  });
+
+  it('vendor tests live in test/vendors/<id>/, one folder per vendor folder and none without one', () => {
+    const ids = vendorFolders().map((dir) => dir.split('/')[2]!).sort();
+    const testDirs = readdirSync(join(SRC, '../test/vendors')).filter((n) => statSync(join(SRC, '../test/vendors', n)).isDirectory()).sort();
+    expect(testDirs).toEqual(ids);
   });
 
   it('protocols depend on the core, http and each other only; the core on itself only', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildChatRequest } from '../../src/chat/upstream.js';
 import { routeFor } from '../../src/embeddings/vendors/openai/adapter.js';
-import { makeUpstream } from '../../src/testkit/video.js';
+import { makeUpstream } from '../kit/video.js';
 import { openAiEndpoint } from '../../src/protocols/openai/endpoint.js';
 import { classifyChatError } from '../../src/chat/upstream.js';
 

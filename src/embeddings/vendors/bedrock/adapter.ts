@@ -5,6 +5,7 @@ import type { Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } fro
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor } from '../../types.js';
 import { awsSigner, signRequest } from '../../../protocols/aws/sigv4.js';
+import { invokeModelId } from './inference-profile.js';
 
 /**
  * TwelveLabs Marengo on Amazon Bedrock through `InvokeModel` (`POST {base_url}/model/{modelId}/invoke`),
@@ -19,6 +20,7 @@ import { awsSigner, signRequest } from '../../../protocols/aws/sigv4.js';
  * Auth: SigV4 (service `bedrock`, region from the `region` option, default us-east-1) with options
  * `access_key_id`, `secret_access_key`, `session_token?`; or a Bedrock API key as `api_key` (Bearer).
  * Usage comes from the `x-amzn-bedrock-input-token-count` header when Bedrock sends it.
+ * A Marengo 2.7 base model id is sent as its region's inference profile (inference-profile.ts).
  */
 const MARENGO_DIMS: readonly [RegExp, number][] = [
   [/marengo-embed-2-7/, 1024],
@@ -72,7 +74,7 @@ export const bedrockVendor: EmbeddingVendor = {
     return {
       request: {
         method: 'POST',
-        url: `${up.baseUrl}/model/${encodeURIComponent(upstreamModel)}/invoke`,
+        url: `${up.baseUrl}/model/${encodeURIComponent(invokeModelId(upstreamModel, regionOf(up)))}/invoke`,
         headers,
         // A string, so the bytes signed are exactly the bytes sent.
         body: JSON.stringify(body),
@@ -140,6 +142,10 @@ function mediaSource(input: string, bucketOwner: unknown): JsonObject {
   return { base64String: comma >= 0 ? input.slice(comma + 1) : input };
 }
 
+function regionOf(up: Upstream): string {
+  return typeof up.options['region'] === 'string' ? up.options['region'] : 'us-east-1';
+}
+
 function hasAwsKeys(up: Upstream): boolean {
   return typeof up.options['access_key_id'] === 'string' && typeof up.options['secret_access_key'] === 'string';
 }
@@ -157,7 +163,7 @@ function signerFor(up: Upstream): SignatureV4 | undefined {
             secretAccessKey: o['secret_access_key'] as string,
             sessionToken: typeof o['session_token'] === 'string' ? o['session_token'] : undefined,
           },
-          typeof o['region'] === 'string' ? o['region'] : 'us-east-1',
+          regionOf(up),
         )
       : null;
     signers.set(up, s);

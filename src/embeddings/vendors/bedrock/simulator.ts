@@ -18,6 +18,7 @@ export const BEDROCK_SIM_REGION = 'us-east-1';
 export const MARENGO_SIM_MODELS: Readonly<Record<string, { dims: number; maxTextTokens: number }>> = {
   'us.twelvelabs.marengo-embed-2-7-v1:0': { dims: 1024, maxTextTokens: 77 },
   'eu.twelvelabs.marengo-embed-2-7-v1:0': { dims: 1024, maxTextTokens: 77 },
+  'apac.twelvelabs.marengo-embed-2-7-v1:0': { dims: 1024, maxTextTokens: 77 },
   'twelvelabs.marengo-embed-3-0-v1:0': { dims: 512, maxTextTokens: 500 },
   'us.twelvelabs.marengo-embed-3-0-v1:0': { dims: 512, maxTextTokens: 500 },
 };

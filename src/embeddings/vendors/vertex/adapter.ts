@@ -4,13 +4,15 @@ import { googleAuthOptionsFrom, googleCredentialSource } from '../../../protocol
 import type { CredentialSource, Upstream, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchLimits, BatchResult, BuildContext, BuiltCall, EmbeddingVendor, Vector } from '../../types.js';
+import { embedContentBody, parseEmbedContent, usesEmbedContent } from './embed-content.js';
 
 /**
  * Vertex AI text embeddings through `:predict`:
  * `POST {base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:predict`
  * with `instances[{content, task_type?, title?}]` (snake_case) and `parameters{outputDimensionality?,
  * autoTruncate?}` (camelCase). There is no usage block: tokens are the sum of every prediction's
- * `statistics.token_count` (sometimes serialised as a float).
+ * `statistics.token_count` (sometimes serialised as a float). The Gemini Embedding 2 models use
+ * `:embedContent` instead (one content per call; see embed-content.ts).
  *
  * Upstream options: `project` (required), `location` (default us-central1), Google credentials
  * (`access_token`, `service_account`, `key_file`; see protocols/google/oauth.ts), `auto_truncate`
@@ -52,6 +54,10 @@ export const vertexVendor: EmbeddingVendor = {
   },
 
   build(batch: Batch, { req, upstreamModel, up }: BuildContext): BuiltCall {
+    if (usesEmbedContent(upstreamModel)) {
+      const body = embedContentBody(batch.inputs[0] as string, req, up.options['auto_truncate']);
+      return { request: { method: 'POST', url: modelUrl(up, upstreamModel, 'embedContent'), headers: { accept: 'application/json' }, body } };
+    }
     const instances = batch.inputs.map((content) => {
       const inst: JsonObject = { content };
       if (req.taskType !== undefined) inst['task_type'] = req.taskType;
@@ -73,11 +79,12 @@ export const vertexVendor: EmbeddingVendor = {
     parameters = deepMerge(parameters, extraParams);
     if (Object.keys(parameters).length > 0) body = { ...body, parameters };
     return {
-      request: { method: 'POST', url: predictUrl(up, upstreamModel), headers: { accept: 'application/json' }, body },
+      request: { method: 'POST', url: modelUrl(up, upstreamModel, 'predict'), headers: { accept: 'application/json' }, body },
     };
   },
 
-  parse(res: UpstreamResponse): BatchResult {
+  parse(res: UpstreamResponse, _batch, { upstreamModel }): BatchResult {
+    if (usesEmbedContent(upstreamModel)) return parseEmbedContent(res);
     const json = res.json;
     if (!isObject(json) || !Array.isArray(json['predictions'])) throw new Error('no predictions array');
     const vectors: Vector[] = [];
@@ -116,9 +123,9 @@ export const vertexVendor: EmbeddingVendor = {
     return defaultVerdict(res, message);
   },
 
-  // A read of the publisher model resource (the predict URL without ':predict'): free, same token.
+  // A read of the publisher model resource (the model URL without a method): free, same token.
   buildProbe(up, upstreamModel) {
-    return { method: 'GET', url: predictUrl(up, upstreamModel).replace(/:predict$/, ''), headers: { accept: 'application/json' } };
+    return { method: 'GET', url: modelUrl(up, upstreamModel), headers: { accept: 'application/json' } };
   },
 
   credentials(up, executor): CredentialSource {
@@ -136,7 +143,13 @@ export const vertexVendor: EmbeddingVendor = {
 
 const urls = new WeakMap<Upstream, Map<string, string>>();
 
-function predictUrl(up: Upstream, model: string): string {
+/** The publisher model's URL, with `:method` appended when one is given. */
+function modelUrl(up: Upstream, model: string, method?: 'predict' | 'embedContent'): string {
+  const base = publisherModelUrl(up, model);
+  return method ? `${base}:${method}` : base;
+}
+
+function publisherModelUrl(up: Upstream, model: string): string {
   let byModel = urls.get(up);
   if (!byModel) urls.set(up, (byModel = new Map()));
   let url = byModel.get(model);
@@ -147,7 +160,7 @@ function predictUrl(up: Upstream, model: string): string {
   const location = typeof up.options['location'] === 'string' ? up.options['location'] : 'us-central1';
   url =
     `${up.baseUrl}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}` +
-    `/publishers/google/models/${encodeURIComponent(model)}:predict`;
+    `/publishers/google/models/${encodeURIComponent(model)}`;
   byModel.set(model, url);
   return url;
 }

@@ -16,6 +16,12 @@ export const embeddingModule: EmbeddingVendorModule = {
       models: [
         { name: 'text-embedding-005', capabilities: ['embedding'], pricePerMillionInput: 0.025, description: '768-dim text embeddings (Vertex AI)' },
         { name: 'gemini-embedding-001', capabilities: ['embedding'], pricePerMillionInput: 0.15, description: '3072-dim text embeddings, one input per upstream call' },
+        {
+          name: 'gemini-embedding-2-preview',
+          capabilities: ['embedding'],
+          pricePerMillionInput: 0.2,
+          description: '3072-dim Gemini Embedding 2 (text here), through :embedContent, one input per call',
+        },
       ],
     }),
   },

@@ -2,10 +2,10 @@ import type { JsonObject } from '../../../core/json.js';
 import type { VideoVendorModule } from '../module.js';
 import { veoCapabilities } from './capabilities.js';
 import { veoVendor } from './adapter.js';
-import { startVeoSim } from './sim.js';
+import { startVeoSim } from './simulator.js';
 
 export { veoVendor } from './adapter.js';
-export { startVeoSim } from './sim.js';
+export { startVeoSim } from './simulator.js';
 
 /** Veo on Vertex AI (vendor C). See README.md for the protocol facts and upstream options. */
 export const videoModule: VideoVendorModule = {

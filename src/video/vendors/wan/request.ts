@@ -129,7 +129,9 @@ function sizeParameters(std: StandardVideoRequest, info: WanModelInfo): JsonObje
     if (size) out.size = `${size.width}*${size.height}`;
     else if (tier !== undefined) out.resolution = `${tier}P`;
   }
-  if (std.sent.aspectRatio && std.aspectRatio) out.ratio = std.aspectRatio;
+  // `parameters.ratio` is documented only for the wan2.7 ("new protocol") models; wan2.1-2.6 express
+  // shape through `size` or a tier alone, so the ratio they were asked for is already in the size above
+  // (Model Studio "Wan - text-to-video API reference" / "image-to-video API reference", parameters).
   return out;
 }
 
