@@ -55,6 +55,8 @@ export interface Services {
   poller: VideoPoller;
   embeddings: EmbeddingsService;
   chat: ChatService;
+  /** Batched charges; embeddings charges are acknowledged before they are written (`drain` writes them). */
+  charges: ChargeBatcher;
   /** /ready's checks (store, migrations, Redis, `shutdown`). */
   readiness: Readiness;
   startedAt: number;
@@ -243,7 +245,10 @@ export async function buildServices(
     authenticator.invalidate();
     reservations.forgetBalances();
   });
-  const charges = new ChargeBatcher(store);
+  // Embeddings charges are acknowledged before their write lands (bounded; drained at shutdown).
+  const charges = new ChargeBatcher(store, {
+    onError: (e, ref) => logger.error(`billing: charge ${ref} not written yet: ${e instanceof Error ? e.message : String(e)}`),
+  });
   const common = { catalog, store, executor, client, limiter, clock, reservations, charges };
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const shutdown = new ShutdownState();
@@ -283,6 +288,7 @@ export async function buildServices(
     poller,
     embeddings,
     chat,
+    charges,
     readiness,
     startedAt: clock.now(),
     shutdown,

@@ -87,6 +87,8 @@ export function startGateway(run: BenchRun, name: string, config: Record<string,
   return startChild<GatewayChildInfo>(`gateway ${name}`, 'gateway.ts', options, {
     nodeArgs: run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [],
     logFile: join(run.dir, `${name}.log`),
+    // Several gateways start at once; on a busy machine each can take a while to load.
+    readyTimeoutMs: 90_000,
   });
 }
 

@@ -8,67 +8,174 @@ interface Pending {
   note: string | null;
   now: number;
   by?: Attribution;
+  /** True when the caller waits for the write (`charge`): a failed write is its error, not retried. */
+  awaited: boolean;
   resolve(v: 'ok' | 'duplicate'): void;
   reject(e: unknown): void;
 }
 
+export interface ChargeBatcherOptions {
+  /** Most charges in one write. */
+  maxBatch?: number;
+  /**
+   * Most charges acknowledged but not yet written (queued plus in flight). Past it `submit` waits
+   * for its own write like `charge`, so a slow or absent database bounds what a crash can lose.
+   */
+  maxUnwritten?: number;
+  /** A charge that could not be written (reported once per charge; it is dropped or retried). */
+  onError?: (e: unknown, ref: string) => void;
+}
+
+/** Default bound on charges acknowledged and not yet written (see `maxUnwritten`). */
+export const MAX_UNWRITTEN_CHARGES = 2_000;
+
+/** Retry delays for acknowledged charges after a failed write (the last one repeats). */
+const RETRY_MS = [50, 200, 1_000, 2_000];
+
 /**
- * Charges from concurrent requests are written together: everything queued during one turn of
- * the event loop goes into one transaction. Each caller's promise settles only once its charge is
- * committed, so no answer leaves before it is billed; exactly-once still rests on the ledger's
- * unique (ref, kind).
+ * Charges from concurrent requests are written together, one write at a time: everything queued
+ * while a write is in flight goes into the next one (group commit), so under load each write
+ * carries many charges and no request queues behind a database round trip of another.
+ *
+ * Two ways in:
+ *  - `charge` settles once its charge is committed (or failed); chat and admin paths use it.
+ *  - `submit` acknowledges at once and returns a `durable` promise that settles when the charge is
+ *    in the store. The embeddings answer leaves without waiting for the database. A failed write
+ *    is retried; a crash loses at most the charges of the write in flight and those queued behind
+ *    it (a few milliseconds of traffic, never more than `maxUnwritten`), always in the client's
+ *    favour: nobody is charged for work not done, only possibly not charged for work done.
+ *    `drain` (shutdown) writes them all before the store closes.
+ * Exactly-once rests on the ledger's unique (ref, kind) either way.
  */
 export class ChargeBatcher {
   private queue: Pending[] = [];
   private scheduled = false;
-  private writing = new Set<Promise<void>>();
+  private writing: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  /** Charges acknowledged by `submit` and not yet written. */
+  private unwritten = 0;
+  private readonly maxBatch: number;
+  private readonly maxUnwritten: number;
+  private readonly onError: (e: unknown, ref: string) => void;
 
   constructor(
     private readonly store: Pick<Store, 'chargeMany'>,
-    private readonly maxBatch = 256,
-  ) {}
+    opts: ChargeBatcherOptions | number = {},
+  ) {
+    const o = typeof opts === 'number' ? { maxBatch: opts } : opts;
+    this.maxBatch = o.maxBatch ?? 512;
+    this.maxUnwritten = o.maxUnwritten ?? MAX_UNWRITTEN_CHARGES;
+    this.onError = o.onError ?? (() => undefined);
+  }
+
+  /** Charges acknowledged but not yet in the store (for metrics and tests). */
+  get backlog(): number {
+    return this.unwritten;
+  }
 
   charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number, by?: Attribution): Promise<'ok' | 'duplicate'> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ accountId, amount, ref, note, now, by, resolve, reject });
-      if (this.queue.length >= this.maxBatch) this.track(this.flush());
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.track(this.flush()));
-      }
-    });
+    return new Promise((resolve, reject) => this.enqueue({ accountId, amount, ref, note, now, by, awaited: true, resolve, reject }));
   }
 
   /**
-   * Resolves once every charge queued so far is written (or failed): a shutdown waits for this, so
-   * answers already billed in memory are billed in the store before the process exits.
+   * Queues a charge and returns without waiting for the database, unless `maxUnwritten` charges
+   * are already waiting (then it waits for its own write, and a failure is thrown). `durable`
+   * settles once the charge is in the store or was given up (logged through `onError`); it never
+   * rejects.
    */
-  async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.writing.size > 0) {
-      if (this.queue.length > 0) this.track(this.flush());
-      await Promise.all(this.writing);
+  async submit(accountId: string, amount: Micros, ref: string, note: string | null, now: number, by?: Attribution): Promise<{ durable: Promise<void> }> {
+    if (this.unwritten >= this.maxUnwritten) {
+      await this.charge(accountId, amount, ref, note, now, by);
+      return { durable: Promise.resolve() };
+    }
+    this.unwritten++;
+    const durable = new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.unwritten--;
+        resolve();
+      };
+      this.enqueue({ accountId, amount, ref, note, now, by, awaited: false, resolve: done, reject: done });
+    });
+    return { durable };
+  }
+
+  /**
+   * Resolves once every charge queued so far is written, or `deadlineMs` passed (a database that
+   * stays away must not hold a shutdown forever; what is left is reported through `onError`).
+   */
+  async drain(deadlineMs = 10_000): Promise<void> {
+    const deadline = Date.now() + deadlineMs;
+    while (this.queue.length > 0 || this.writing) {
+      if (Date.now() >= deadline) {
+        for (const p of this.queue.splice(0)) {
+          this.onError(new Error('not written before shutdown'), p.ref);
+          p.reject(new Error('The charge was not written before shutdown.'));
+        }
+        return;
+      }
+      if (!this.writing) this.flushNow();
+      await Promise.race([this.writing, new Promise((r) => setTimeout(r, 20))]);
     }
   }
 
-  private track(write: Promise<void>): void {
-    this.writing.add(write);
-    void write.finally(() => this.writing.delete(write));
+  private enqueue(p: Pending): void {
+    this.queue.push(p);
+    this.schedule();
   }
 
-  private async flush(): Promise<void> {
-    this.scheduled = false;
-    const batch = this.queue;
-    this.queue = [];
+  /** Starts a write on the next turn unless one is in flight (its end starts the next). */
+  private schedule(): void {
+    if (this.scheduled || this.writing || this.retryTimer) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (!this.writing && !this.retryTimer) this.flushNow();
+    });
+  }
+
+  private flushNow(): void {
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+    const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) return;
+    this.writing = this.write(batch).finally(() => {
+      this.writing = undefined;
+      if (this.queue.length > 0 && !this.retryTimer) this.schedule();
+    });
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    let results: Awaited<ReturnType<Store['chargeMany']>>;
     try {
-      const results = await this.store.chargeMany(batch);
-      batch.forEach((p, i) => {
-        const r = results[i];
-        if (r instanceof Error) p.reject(r);
-        else p.resolve(r ?? 'ok');
-      });
+      results = await this.store.chargeMany(batch);
     } catch (e) {
-      for (const p of batch) p.reject(e);
+      // The whole write failed (database unreachable): callers that wait get the error; the
+      // acknowledged charges go back to the front of the queue and are tried again shortly.
+      const retry = batch.filter((p) => !p.awaited);
+      for (const p of batch) if (p.awaited) p.reject(e);
+      if (retry.length > 0) {
+        this.onError(e, retry[0]!.ref);
+        this.queue.unshift(...retry);
+        const delay = RETRY_MS[Math.min(this.failures++, RETRY_MS.length - 1)]!;
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          if (!this.writing) this.flushNow();
+        }, delay);
+        this.retryTimer.unref();
+      }
+      return;
     }
+    this.failures = 0;
+    batch.forEach((p, i) => {
+      const r = results[i];
+      if (r instanceof Error) {
+        // This one charge cannot be written (its account was deleted meanwhile): retrying would not help.
+        if (!p.awaited) this.onError(r, p.ref);
+        p.reject(r);
+      } else p.resolve(r ?? 'ok');
+    });
   }
 }

@@ -6,8 +6,12 @@ const BALANCE_TTL_MS = 1_000;
 
 interface View {
   balance: Micros;
+  /** When the read that produced it started. */
   at: number;
+  refreshing?: boolean;
 }
+
+export type Release = (charged?: Micros, durable?: Promise<unknown>) => void;
 
 /**
  * Money promised to requests still in flight in this process (embeddings, chat), so that parallel
@@ -15,7 +19,9 @@ interface View {
  * amount is added before the balance is looked at, so a concurrent request always sees it.
  *
  * The balance itself is read from the store at most once a second per account and lowered by what
- * this process charges meanwhile (`settle`), so the hot path does no read per request. Scope: one
+ * this process charges meanwhile (`settle`), so the hot path does no read per request (the read is
+ * refreshed in the background while traffic flows). A charge acknowledged before it is written
+ * stays counted as in flight until it is in the store. Scope: one
  * gateway process; several instances sharing a database can each admit in-flight requests on the
  * same funds for up to a second (the vendor-reported usage is charged afterwards either way). Video
  * jobs use real ledger holds instead.
@@ -31,20 +37,21 @@ export class Reservations {
 
   /**
    * Returns a release function, or undefined when the balance cannot cover this request too.
-   * Call the release with what was actually charged (0 when nothing was).
+   * Call the release with what was actually charged (0 when nothing was), and, when that charge
+   * was acknowledged before it reached the store, with the promise of its write: until then the
+   * charge keeps counting as in flight, so neither this process nor a balance read meanwhile can
+   * spend the same money twice.
    */
-  async reserve(accountId: string, amount: Micros): Promise<((charged?: Micros) => void) | undefined> {
-    if (amount <= 0) return (charged = 0) => this.lower(accountId, charged);
-    const total = (this.pending.get(accountId) ?? 0) + amount;
-    this.pending.set(accountId, total);
+  async reserve(accountId: string, amount: Micros): Promise<Release | undefined> {
+    if (amount <= 0) return (charged = 0, durable) => this.settle(accountId, charged, durable);
+    this.add(accountId, amount);
+    const total = this.pending.get(accountId)!;
     let released = false;
-    const release = (charged: Micros = 0) => {
+    const release: Release = (charged = 0, durable) => {
       if (released) return;
       released = true;
-      const left = (this.pending.get(accountId) ?? 0) - amount;
-      if (left <= 0) this.pending.delete(accountId);
-      else this.pending.set(accountId, left);
-      this.lower(accountId, charged);
+      this.add(accountId, -amount);
+      this.settle(accountId, charged, durable);
     };
     try {
       if ((await this.balance(accountId)) >= total) return release;
@@ -66,19 +73,61 @@ export class Reservations {
     return this.pending.get(accountId) ?? 0;
   }
 
+  /**
+   * The cached balance. Past half its lifetime a read starts in the background while requests go
+   * on with the cached figure; only a view past its whole lifetime (an account idle for a second)
+   * makes the request wait for the store.
+   */
   private async balance(accountId: string): Promise<Micros> {
     const t = this.now();
     const v = this.views.get(accountId);
-    if (v && t - v.at < BALANCE_TTL_MS) return v.balance;
+    if (v && t - v.at < BALANCE_TTL_MS) {
+      if (t - v.at >= BALANCE_TTL_MS / 2 && !v.refreshing) {
+        v.refreshing = true;
+        void this.read(accountId, t).catch(() => (v.refreshing = false));
+      }
+      return v.balance;
+    }
+    return this.read(accountId, t);
+  }
+
+  private async read(accountId: string, t: number): Promise<Micros> {
     const account = await this.store.getAccount(accountId);
     const balance = account ? account.balance : Number.NEGATIVE_INFINITY;
     if (this.views.size > 100_000) this.views.clear();
-    this.views.set(accountId, { balance, at: t });
+    const old = this.views.get(accountId);
+    // A slower read that started earlier must not replace a fresher one.
+    if (!old || old.at <= t) this.views.set(accountId, { balance, at: t });
     return balance;
   }
 
-  private lower(accountId: string, charged: Micros): void {
+  private add(accountId: string, delta: Micros): void {
+    const left = (this.pending.get(accountId) ?? 0) + delta;
+    if (left <= 0) this.pending.delete(accountId);
+    else this.pending.set(accountId, left);
+  }
+
+  /**
+   * A charge made: the cached view drops by it once it is in the store (at once when it already
+   * is). Until then it is held as in flight. A view read before the write landed does not hold it
+   * yet and is lowered; one read after it already does.
+   */
+  private settle(accountId: string, charged: Micros, durable?: Promise<unknown>): void {
+    if (charged <= 0) return;
+    if (!durable) {
+      this.lower(accountId, charged, Number.POSITIVE_INFINITY);
+      return;
+    }
+    this.add(accountId, charged);
+    void durable.then(() => {
+      const landed = this.now();
+      this.add(accountId, -charged);
+      this.lower(accountId, charged, landed);
+    });
+  }
+
+  private lower(accountId: string, charged: Micros, landedAt: number): void {
     const v = this.views.get(accountId);
-    if (v && charged > 0) v.balance -= charged;
+    if (v && v.at <= landedAt) v.balance -= charged;
   }
 }

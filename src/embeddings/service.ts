@@ -41,8 +41,11 @@ export interface EmbeddingsDeps {
   vendors?: ReadonlyMap<string, EmbeddingVendor>;
   /** In-flight spending shared with chat; defaults to one of its own. */
   reservations?: Reservations;
-  /** Batches concurrent charges into one transaction; defaults to charging one by one. */
-  charges?: Pick<ChargeBatcher, 'charge'>;
+  /**
+   * Batches concurrent charges into one write and acknowledges them before the write (see
+   * ChargeBatcher.submit); defaults to charging one by one, each awaited.
+   */
+  charges?: Pick<ChargeBatcher, 'submit'>;
   /** Per-key budgets; defaults to one over `store`. */
   budgets?: KeyBudgets;
 }
@@ -58,6 +61,8 @@ export interface EmbeddingsResult {
   upstream: string;
   /** True when the upstream's bytes were forwarded without parsing the vectors (the fast path). */
   forwarded: boolean;
+  /** Settles once the charge is in the store (it may be acknowledged before). */
+  durable?: Promise<void>;
 }
 
 /**
@@ -96,12 +101,14 @@ export class EmbeddingsService {
     try {
       const release = await this.reservations.reserve(ctx.account.id, estCost);
       if (!release) throw errors.insufficientQuota();
+      let durable: Promise<void> | undefined;
       try {
         const out = await this.run(ctx, req, model, candidates, tokens, estimate, price, signal, requestId);
         charged = out.costMicros;
+        durable = out.durable;
         return out;
       } finally {
-        release(charged);
+        release(charged, durable);
       }
     } finally {
       await settleBudget(charged);
@@ -142,20 +149,23 @@ export class EmbeddingsService {
       ));
     } catch (e) {
       // Nothing was embedded: give the tokens back (the request itself still counts).
-      await this.adjust(scopes, -estimate);
+      this.adjust(scopes, -estimate);
       if (e instanceof GatewayError) Object.assign(e.headers, admission.headers);
       throw e;
     }
 
     const promptTokens = answer.promptTokens;
-    await this.adjust(scopes, promptTokens - estimate);
+    this.adjust(scopes, promptTokens - estimate);
     const requestId = `emb-${randomUUID()}`;
     const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
     // The client hung up or timed out: it receives nothing, so it is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
+    let durable: Promise<void> | undefined;
     if (costMicros > 0) {
       const by = { keyId: ctx.key.id, model: model.name, upstream: upstream.name };
-      await (this.deps.charges ?? store).charge(ctx.account.id, costMicros, requestId, req.model, this.deps.clock.now(), by);
+      const now = this.deps.clock.now();
+      if (this.deps.charges) ({ durable } = await this.deps.charges.submit(ctx.account.id, costMicros, requestId, req.model, now, by));
+      else await store.charge(ctx.account.id, costMicros, requestId, req.model, now, by);
       moneyCharged.inc({ model: model.name }, units(costMicros));
     }
     if (tracingOn())
@@ -174,11 +184,17 @@ export class EmbeddingsService {
       costMicros,
       upstream: upstream.name,
       forwarded: answer.raw !== undefined,
+      durable,
     };
   }
 
-  private async adjust(scopes: readonly LimitScope[], delta: number): Promise<void> {
-    if (delta !== 0) await this.deps.limiter.adjustTokens('embeddings', scopes, delta);
+  /**
+   * Corrects the token windows by the vendor's count. Not awaited: the answer does not depend on
+   * it, and the limiter never fails a request (it falls back to local windows by itself); the
+   * correction lands a round trip after the answer leaves.
+   */
+  private adjust(scopes: readonly LimitScope[], delta: number): void {
+    if (delta !== 0) this.deps.limiter.adjustTokens('embeddings', scopes, delta).catch(() => undefined);
   }
 }
 

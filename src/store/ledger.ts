@@ -47,6 +47,26 @@ const PG_CHARGE = `WITH entry AS (
 )
 UPDATE accounts SET balance = accounts.balance + entry.delta FROM entry WHERE accounts.id = entry.account_id`;
 
+/**
+ * PostgreSQL, a whole batch in one statement (one round trip, no BEGIN/COMMIT, atomic on its
+ * own): the charges arrive as one JSON array, the ledger takes those whose (ref, kind) is new,
+ * and each account's balance moves once by the sum of its new entries. Returns the refs written.
+ */
+const PG_CHARGE_MANY = `WITH input AS (
+  SELECT * FROM json_to_recordset(?::json)
+    AS x(account_id text, delta bigint, ref text, note text, created_at bigint, key_id text, model text, upstream text)
+), entry AS (
+  INSERT INTO ledger (account_id, kind, delta, ref, note, created_at, key_id, model, upstream)
+  SELECT account_id, 'charge', delta, ref, note, created_at, key_id, model, upstream FROM input
+  ON CONFLICT (ref, kind) DO NOTHING
+  RETURNING account_id, delta, ref
+), moved AS (
+  UPDATE accounts SET balance = accounts.balance + t.total
+  FROM (SELECT account_id, SUM(delta) AS total FROM entry GROUP BY account_id) t
+  WHERE accounts.id = t.account_id
+)
+SELECT ref FROM entry`;
+
 const CHARGE_ENTRY = `INSERT INTO ledger (account_id, kind, delta, ref, note, created_at, key_id, model, upstream) VALUES (?, 'charge', ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (ref, kind) DO NOTHING`;
 
@@ -82,13 +102,12 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
     async chargeMany(items) {
       for (const it of items) assertMicros('amount', it.amount);
       try {
+        if (db.dialect === 'postgres') return await pgChargeMany(db, items);
         return await db.transaction(async (tx) => {
           const out: ('ok' | 'duplicate')[] = [];
           for (const it of items) {
             const params = [it.accountId, 0 - it.amount, it.ref, it.note, it.now, ...attribution(it.by)];
-            if (db.dialect === 'postgres') {
-              out.push((await tx.run(PG_CHARGE, params)) === 1 ? 'ok' : 'duplicate');
-            } else if ((await tx.run(CHARGE_ENTRY, params)) === 0) out.push('duplicate');
+            if ((await tx.run(CHARGE_ENTRY, params)) === 0) out.push('duplicate');
             else {
               await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', [it.amount, it.accountId]);
               out.push('ok');
@@ -129,6 +148,27 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
 }
 
 const DAY_MS = 86_400_000;
+
+type ChargeItem = Parameters<Store['chargeMany']>[0][number];
+
+/**
+ * One statement for the whole batch. A ref named twice in the batch is written once: its first
+ * occurrence is 'ok', the others 'duplicate', as if they had been charged one after the other.
+ */
+async function pgChargeMany(db: SqlDriver, items: readonly ChargeItem[]): Promise<('ok' | 'duplicate')[]> {
+  const rows = items.map((it) => ({
+    account_id: it.accountId,
+    delta: 0 - it.amount,
+    ref: it.ref,
+    note: it.note,
+    created_at: it.now,
+    key_id: it.by?.keyId ?? null,
+    model: it.by?.model ?? null,
+    upstream: it.by?.upstream ?? null,
+  }));
+  const written = new Set((await db.query(PG_CHARGE_MANY, [JSON.stringify(rows)])).map((r) => String(r.ref)));
+  return items.map((it) => (written.delete(it.ref) ? 'ok' : 'duplicate'));
+}
 
 function attribution(by: Attribution | undefined): (string | null)[] {
   return [by?.keyId ?? null, by?.model ?? null, by?.upstream ?? null];

@@ -6,6 +6,8 @@ import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { upstreamsFor } from '../helpers/video.js';
 import { PG_URL } from '../store/harness.js';
+import { KEY_CACHE_TTL_MS } from '../../src/auth/authenticator.js';
+import { hashKey } from '../../src/auth/keys.js';
 
 /**
  * Two gateway instances sharing one PostgreSQL database and one Redis limiter, as in production:
@@ -60,6 +62,20 @@ describe('several gateway instances on PostgreSQL and Redis', () => {
     // Content through the other instance.
     const content = await fetch(`${b.url}/v1/videos/${created.json.id}/content`, { headers: { authorization: `Bearer ${key}` } });
     expect(content.status).toBe(200);
+  });
+
+  it('a key revoked on one instance stops working on the other within the 1 s key cache', async () => {
+    const { key } = await a.newKey(10);
+    expect((await call(b, 'GET', '/v1/models', { key })).status).toBe(200); // b now holds it in its cache
+    const record = (await a.services.store.findKeyByHash(hashKey(key)))!;
+    await a.services.admin.revokeKey(record.id);
+    const revokedAt = Date.now();
+    expect((await call(a, 'GET', '/v1/models', { key })).status).toBe(401); // at once where it was revoked
+    // Any request b starts more than KEY_CACHE_TTL_MS after the revoke is refused.
+    await new Promise((r) => setTimeout(r, KEY_CACHE_TTL_MS + 20 - (Date.now() - revokedAt)));
+    const late = await call(b, 'GET', '/v1/models', { key });
+    expect(late.status).toBe(401);
+    expect(late.json.error.code).toBe('invalid_api_key');
   });
 
   it('shares the video rate limit across instances through Redis', async () => {

@@ -80,3 +80,155 @@ describe('in-flight reservations', () => {
     expect(await r.reserve('acct', 900)).toBeDefined();
   });
 });
+
+describe('charges acknowledged before their write', () => {
+  const gate = () => {
+    let open!: () => void;
+    const p = new Promise<void>((r) => (open = r));
+    return { p, open };
+  };
+
+  it('submit returns before the write; durable settles once written; one write at a time carries what queued meanwhile', async () => {
+    const calls: string[][] = [];
+    const first = gate();
+    const b = new ChargeBatcher({
+      chargeMany: async (items) => {
+        calls.push(items.map((i) => i.ref));
+        if (calls.length === 1) await first.p;
+        return items.map(() => 'ok' as const);
+      },
+    });
+    const a = await b.submit('acct', 5, 'r1', null, 0);
+    expect(b.backlog).toBe(1);
+    let landed = false;
+    void a.durable.then(() => (landed = true));
+    await new Promise((r) => setImmediate(r)); // r1 is being written
+    const more = await Promise.all(['r2', 'r3', 'r4'].map((ref) => b.submit('acct', 5, ref, null, 0)));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(calls).toEqual([['r1']]); // r2..r4 wait for r1's write instead of starting their own
+    expect(landed).toBe(false);
+    first.open();
+    await Promise.all([a.durable, ...more.map((m) => m.durable)]);
+    expect(landed).toBe(true);
+    expect(calls).toEqual([['r1'], ['r2', 'r3', 'r4']]);
+    expect(b.backlog).toBe(0);
+  });
+
+  it('a failed write is retried, reported, and drained before shutdown', async () => {
+    let failures = 2;
+    const written: string[] = [];
+    const errors: string[] = [];
+    const b = new ChargeBatcher(
+      {
+        chargeMany: async (items) => {
+          if (failures-- > 0) throw new Error('connection refused');
+          written.push(...items.map((i) => i.ref));
+          return items.map(() => 'ok' as const);
+        },
+      },
+      { onError: (e, ref) => errors.push(`${ref}: ${(e as Error).message}`) },
+    );
+    const { durable } = await b.submit('acct', 5, 'r1', null, 0);
+    await b.drain(5_000);
+    await durable;
+    expect(written).toEqual(['r1']);
+    expect(errors).toEqual(['r1: connection refused', 'r1: connection refused']);
+  });
+
+  it('past maxUnwritten a submit waits for its own write and reports its failure', async () => {
+    const first = gate();
+    let fail = false;
+    const b = new ChargeBatcher(
+      {
+        chargeMany: async (items) => {
+          await first.p;
+          if (fail) throw new Error('database gone');
+          return items.map(() => 'ok' as const);
+        },
+      },
+      { maxUnwritten: 2 },
+    );
+    await b.submit('acct', 1, 'r1', null, 0);
+    await b.submit('acct', 1, 'r2', null, 0);
+    expect(b.backlog).toBe(2);
+    let third: 'pending' | 'done' | 'failed' = 'pending';
+    const p = b.submit('acct', 1, 'r3', null, 0).then(
+      () => (third = 'done'),
+      () => (third = 'failed'),
+    );
+    await new Promise((r) => setTimeout(r, 10));
+    expect(third).toBe('pending'); // waits: the backlog is full
+    fail = true;
+    first.open();
+    await p;
+    expect(third).toBe('failed');
+  });
+
+  it('drain gives up at its deadline and reports what it could not write', async () => {
+    const errors: string[] = [];
+    const b = new ChargeBatcher({ chargeMany: async () => { throw new Error('down'); } }, { onError: (_e, ref) => errors.push(ref) });
+    const { durable } = await b.submit('acct', 1, 'r1', null, 0);
+    const t0 = Date.now();
+    await b.drain(150);
+    await durable;
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(errors.at(-1)).toBe('r1');
+    expect(b.backlog).toBe(0);
+  });
+});
+
+describe('reservations with acknowledged charges', () => {
+  it('an acknowledged charge counts against the balance until it is written, and is not counted twice after', async () => {
+    let balance = 100;
+    let now = 0;
+    const r = new Reservations({ getAccount: async (id) => ({ id, name: id, balance, upstreams: null, limits: {}, createdAt: 0 }) }, () => now);
+    const release = (await r.reserve('acct', 10))!;
+    let write!: () => void;
+    const durable = new Promise<void>((res) => (write = res));
+    release(70, durable); // charged 70, not yet in the store: the store still says 100
+    expect(r.held('acct')).toBe(70);
+    expect(await r.reserve('acct', 31)).toBeUndefined();
+    // The write lands; the store now says 30 and the cached view (read before) drops by 70.
+    balance = 30;
+    write();
+    await durable;
+    await new Promise((res) => setImmediate(res));
+    expect(r.held('acct')).toBe(0);
+    expect(await r.reserve('acct', 31)).toBeUndefined();
+    const ok = await r.reserve('acct', 30);
+    expect(ok).toBeDefined();
+    ok!(0);
+    // A view read after the write already holds it: 30 left, not -40.
+    now += 1_000;
+    expect(await r.reserve('acct', 30)).toBeDefined();
+  });
+
+  it('refreshes the balance in the background past half its lifetime, and waits only when it expired', async () => {
+    let balance = 100;
+    let reads = 0;
+    let now = 0;
+    const r = new Reservations(
+      {
+        getAccount: async (id) => {
+          reads++;
+          return { id, name: id, balance, upstreams: null, limits: {}, createdAt: 0 };
+        },
+      },
+      () => now,
+    );
+    (await r.reserve('acct', 1))!(0);
+    expect(reads).toBe(1);
+    now = 400;
+    (await r.reserve('acct', 1))!(0);
+    expect(reads).toBe(1); // fresh
+    balance = 5;
+    now = 600;
+    // Past half: answered from the cached 100 while a read starts.
+    const stale = await r.reserve('acct', 50);
+    expect(stale).toBeDefined();
+    stale!(0);
+    expect(reads).toBe(2);
+    await new Promise((res) => setImmediate(res));
+    expect(await r.reserve('acct', 50)).toBeUndefined(); // the background read brought 5
+  });
+});

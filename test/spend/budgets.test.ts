@@ -189,6 +189,8 @@ describe('key budgets on PostgreSQL with two instances', () => {
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => embed(i % 2 ? a : b, limited)));
     embedSim.latencyMs = 0;
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
+    // Charges are acknowledged before they are written; the ledger holds them once drained.
+    await Promise.all([a.services.charges.drain(), b.services.charges.drain()]);
     const accountId = (await a.services.store.getAccountByName(account))!.id;
     const charged = (await a.services.store.listLedger(accountId, { limit: 1000 })).filter((e) => e.kind === 'charge').reduce((s, e) => s - e.delta, 0);
     expect(charged).toBe(4_500_000);

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compileChildren } from './lib/compile.js';
+import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
+import { embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { dropBenchSchemas, ensureServices, needsServices, parseStores, STORES } from './lib/stores.js';
+import { PathMeter } from './sections/paths.js';
+import { EMBEDDING_MODEL } from './lib/setup.js';
+
+/**
+ * The store comparison alone, for attributing the PostgreSQL path's costs: the embeddings gateway on
+ * each named store and the floor proxy, 32 connections closed loop, `--rounds` times in turn (the
+ * order rotates each round, so drift on a shared machine hits every store alike). Prints per store
+ * the median over rounds of throughput, p50 and CPU per request of the serving process.
+ *
+ *   node --import tsx bench/stores.ts [--stores=sqlite,pg,pg-memory,sqlite-redis] [--rounds=3] [--seconds=3]
+ */
+const args = process.argv.slice(2);
+const stores = parseStores(args.some((a) => a.startsWith('--stores=')) ? args : ['--stores=sqlite,pg,pg-memory']);
+const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 3);
+const seconds = Number(args.find((a) => a.startsWith('--seconds='))?.slice(10) ?? 3);
+const profile = args.includes('--profile');
+
+const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-stores-')), profileDir: profile ? join(process.cwd(), 'bench/results/profiles') : undefined };
+onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+
+interface Figures {
+  throughput: number[];
+  p50: number[];
+  cpu: number[];
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  useCompiledChildren(await compileChildren());
+  if (needsServices(stores)) {
+    ensureServices();
+    await dropBenchSchemas('stale');
+  }
+  const up = await startEmbeddingsUpstream();
+  const children: Child<unknown>[] = [up];
+  const floor = await startFloorProxy('floor proxy', up.info.url);
+  children.push(floor);
+  const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.' });
+  const meters = new Map<string, PathMeter>();
+  meters.set('floor proxy', new PathMeter({ name: 'floor', origin: floor.info.url, pid: floor.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${up.info.apiKey}`, 'content-type': 'application/json' }, body } }));
+  for (const store of stores) {
+    const name = `gw-stores-${store}`;
+    const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info, store));
+    children.push(gw);
+    meters.set(STORES[store].label, new PathMeter({ name: 'gateway', label: store, origin: gw.info.url, pid: gw.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${gw.info.key}`, 'content-type': 'application/json' }, body } }));
+  }
+  const names = [...meters.keys()];
+  for (const n of names) await meters.get(n)!.warmUp({ requests: 5_000, maxMs: 10_000 });
+  const figures = new Map<string, Figures>(names.map((n) => [n, { throughput: [], p50: [], cpu: [] }]));
+  for (let r = 0; r < rounds; r++) {
+    const order = names.map((_, i) => names[(i + r) % names.length]!);
+    for (const n of order) {
+      const res = await meters.get(n)!.closedLoop(32, seconds * 1000);
+      const f = figures.get(n)!;
+      f.throughput.push(res.throughput);
+      f.p50.push(res.summary.p50);
+      f.cpu.push(res.cpuPerRequest);
+      process.stderr.write(`round ${r + 1}, ${n}: ${Math.round(res.throughput)} req/s, p50 ${res.summary.p50.toFixed(2)} ms, ${res.cpuPerRequest.toFixed(0)} us/req (${res.ok} ok, ${res.failed} failed)\n`);
+    }
+  }
+  const floorCpu = median(figures.get('floor proxy')!.cpu);
+  const sqlite = figures.get(STORES.sqlite.label);
+  console.log('| Path | req/s, 32 conn | p50 (ms) | CPU per request (us) | CPU / floor | req/s / SQLite |');
+  console.log('|---|--:|--:|--:|--:|--:|');
+  for (const n of names) {
+    const f = figures.get(n)!;
+    const t = median(f.throughput);
+    const ratio = sqlite && n !== 'floor proxy' ? `${(t / median(sqlite.throughput)).toFixed(2)}x` : '';
+    console.log(`| ${n} | ${Math.round(t).toLocaleString('en-US')} | ${median(f.p50).toFixed(2)} | ${Math.round(median(f.cpu))} | ${(median(f.cpu) / floorCpu).toFixed(2)}x | ${ratio} |`);
+  }
+  await Promise.all([...meters.values()].map((m) => m.close()));
+  await Promise.all(children.map((c) => c.stop()));
+  if (stores.some((s) => STORES[s].database === 'postgres')) await dropBenchSchemas('mine');
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`bench/stores: ${(e as Error).stack ?? String(e)}\n`);
+    killAll();
+    process.exit(1);
+  },
+);
