@@ -52,7 +52,8 @@ function owner(url: string, fn: string): string {
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
   if (nm) return `npm:${nm[1]}`;
   if (path.startsWith('node:')) return path;
-  return relative(root, path);
+  // Transpiled children (bench/lib/compile.ts) are named by their source path.
+  return relative(root, path).replace(/^bench\/\.build\/run-\d+\//, '');
 }
 
 function summarise(file: string): void {

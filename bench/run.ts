@@ -16,7 +16,8 @@ import {
   type BenchRun,
 } from './lib/setup.js';
 import { ForeignLoad } from './lib/proc.js';
-import { describeMachine, machine, renderTable, type Row } from './lib/table.js';
+import { startNginx, startPortkey, type Peer, type PeerStatus } from './lib/peers.js';
+import { describeMachine, machine, renderTable, renderTargets, type Row } from './lib/table.js';
 import { dropBenchSchemas, ensureServices, needsServices, parseStores, STORES } from './lib/stores.js';
 import { renderStoreTable, type OtherStore, type StoreFigures } from './sections/stores.js';
 import { benchDownload, MB } from './sections/download.js';
@@ -35,6 +36,8 @@ import { createVideoJob, waitForStatus } from './sections/video-jobs.js';
  * --upstream=sim   uses src/embeddings/vendors/openai's simulator as the embeddings upstream
  * --tsx            runs the children under tsx instead of transpiling them first (bench/lib/compile.ts)
  * --only=a,b       runs only these sections (embeddings, polls, scale, download)
+ * --peers          adds Portkey OSS and nginx (bench/lib/peers.ts) as columns of the embeddings rows
+ *                  (both encodings in a full run; float only with --quick, to stay within its cap)
  * --stores=a,b     the stores the embeddings and polls gateways run on, side by side (default
  *                  sqlite,pg; also pg-memory, sqlite-redis); the first one is the main table's gateway
  */
@@ -43,6 +46,7 @@ const quick = args.includes('--quick');
 const profile = args.includes('--profile');
 const useSim = args.includes('--upstream=sim');
 const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const withPeers = args.includes('--peers');
 const wants = (s: string): boolean => !only || only.includes(s);
 const stores = parseStores(args);
 const mainStore = stores[0]!;
@@ -139,6 +143,17 @@ async function main(): Promise<void> {
       return { store, emb, video };
     }),
   );
+  // Peers start after ours (a first Portkey install takes a while); one that fails is a "not run" column.
+  const peerStatus: PeerStatus[] = withPeers && wants('embeddings')
+    ? await Promise.all([startPortkey(embInfo, run.dir, log), startNginx(embInfo, run.dir)])
+    : [];
+  const peers: Peer[] = [];
+  for (const p of peerStatus) {
+    if (p.peer) {
+      peers.push(p.peer);
+      keep(p.peer.child);
+    } else notes.push(`${p.name} not run: ${p.notRun}`);
+  }
   log('all processes ready');
 
   const section = async (name: string, fn: () => Promise<void>): Promise<void> => {
@@ -159,7 +174,7 @@ async function main(): Promise<void> {
     };
     const others: OtherStore[] = otherGateways.map((g) => ({ store: g.store, endpoint: endpoint(g.emb, g.emb.info.key) }));
     for (const format of ['float', 'base64'] as const) {
-      const r = await benchEmbeddings(eps, format, P.emb, log, { main: mainStore, others });
+      const r = await benchEmbeddings(eps, format, P.emb, log, { main: mainStore, others }, quick && format === 'base64' ? [] : peers);
       rows.push(...r.rows);
       notes.push(...r.notes);
       storeRows.push(...r.stores);
@@ -214,10 +229,30 @@ async function main(): Promise<void> {
   log('stopping processes');
   await Promise.all(children.map((c) => c.stop()));
   if (stores.some((s) => STORES[s].database === 'postgres')) await dropBenchSchemas('mine');
-  report(rows, storeRows, notes);
+  report(rows, storeRows, notes, peerStatus);
 }
 
-function report(rows: Row[], storeRows: StoreFigures[], notes: string[]): void {
+/** The #16 targets of the PostgreSQL rows of the store table, as rows of the targets table. */
+function storeTargets(storeRows: StoreFigures[]): Row[] {
+  const out: Row[] = [];
+  for (const f of storeRows) {
+    if (STORES[f.store].database !== 'postgres') continue;
+    const sqlite = storeRows.find((g) => g.section === f.section && g.store === 'sqlite');
+    const section = `${f.section}, ${STORES[f.store].label}`;
+    const ratio = (v: number, base: number): number => v / base;
+    if (sqlite) {
+      const sat = ratio(f.saturation, sqlite.saturation);
+      const p50 = ratio(f.p50At32Ms, sqlite.p50At32Ms);
+      out.push({ section, measure: "saturation / SQLite's", gateway: sat, digits: 2, target: { text: '>= 0.8x', met: sat >= 0.8 } });
+      out.push({ section, measure: "p50 at 32 connections / SQLite's", gateway: p50, digits: 2, target: { text: '<= 2x', met: p50 <= 2 } });
+    }
+    const cpu = ratio(f.cpuPerRequestUs, f.floorCpuPerRequestUs);
+    out.push({ section, measure: "CPU per request / floor's", gateway: cpu, digits: 2, target: { text: '<= 2x', met: cpu <= 2 } });
+  }
+  return out;
+}
+
+function report(rows: Row[], storeRows: StoreFigures[], notes: string[], peers: PeerStatus[]): void {
   const m = machine();
   const lines = [
     `Machine: ${describeMachine(m)}. Load generator, gateway, floor proxy and upstream share these cores.`,
@@ -225,13 +260,19 @@ function report(rows: Row[], storeRows: StoreFigures[], notes: string[]): void {
       `processes: ${runtime ? 'transpiled by esbuild, run by plain node' : 'run under tsx'}; ` +
       `embeddings upstream: ${useSim ? 'src/embeddings/vendors/openai simulator' : 'bench/children/embeddings-upstream.ts (1,536 floats, ~20 KB)'}.`,
     '',
-    renderTable(rows),
+    renderTable(rows, peers.map((p) => ({ name: p.name, notRun: p.notRun }))),
     '',
     '- Direct: straight to the upstream. Floor proxy: bench/children/floor-proxy.ts (undici pool, bodies piped, nothing parsed). Gateway: the real gateway with auth, limiter, billing and info logging.',
     '- Embeddings latency rows: Direct is the absolute latency; Floor proxy and Gateway are the latency they add over Direct at the same percentile and settings. Fixed-rate latencies are measured from each request\'s scheduled send time.',
     '- CPU per request: utime + stime from /proc/<pid>/stat of the process serving that path (Direct: the upstream itself) during that phase (32 connections, or the fixed rate), divided by the requests it served. req/s per core = 1,000,000 / CPU us per request. RSS: VmRSS.',
     '- Scale rows: the poll gateway after its store received the jobs (polls pick a random stored job each time); the Floor proxy column repeats the floor\'s poll figures for the ratio.',
     `- Gateway column: the gateway on ${STORES[mainStore].label}.`,
+    ...(peers.length
+      ? [
+          '- Peers: the same embeddings load through Portkey OSS (npm @portkey-ai/gateway, provider and upstream in request headers) and nginx (proxy_pass with upstream keep-alive, buffered access log), one process each; the figure in brackets is the ratio to the floor proxy.' +
+            (quick ? ' Quick runs measure the peers with float vectors only.' : ''),
+        ]
+      : []),
     ...(storeRows.length > 0
       ? [
           '',
@@ -243,6 +284,10 @@ function report(rows: Row[], storeRows: StoreFigures[], notes: string[]): void {
         ]
       : []),
     ...notes.map((n) => `- Note: ${n}`),
+    '',
+    '## Targets',
+    '',
+    renderTargets([...rows, ...storeTargets(storeRows)]),
   ];
   const text = lines.join('\n');
   process.stdout.write(`\n${text}\n`);

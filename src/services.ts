@@ -22,7 +22,6 @@ import { Catalog } from './routing/catalog.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 import { LocalBlobStore, type BlobStore } from './video/blobs.js';
-import { S3BlobStore } from './video/blobs-s3.js';
 import { withOverride, type VideoCapabilities } from './video/capabilities.js';
 import { Uploads } from './video/uploads.js';
 import { FrameExtractor } from './video/frames.js';
@@ -36,6 +35,7 @@ import { embeddingVendorIds } from './embeddings/vendors/registry.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Readiness } from './ops/readiness.js';
 import { startTracing } from './ops/tracing-setup.js';
+import { o200kCount } from './core/tokenizers.js';
 import { WebhookAdmin } from './webhooks/admin.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
@@ -111,9 +111,11 @@ export function checkVendors(cfg: ConfigFile): void {
   if (problems.length) throw new ConfigError(['invalid configuration', ...problems].join('\n  '));
 }
 
-function blobStoreFor(cfg: ConfigFile): BlobStore {
+/** The S3 client (about 20 MB of RSS) is imported only by a gateway configured for S3. */
+async function blobStoreFor(cfg: ConfigFile): Promise<BlobStore & { close?(): void }> {
   const b = cfg.video.blobs;
   if (b.backend === 'local') return new LocalBlobStore(join(cfg.data_dir, 'videos'));
+  const { S3BlobStore } = await import('./video/blobs-s3.js');
   return new S3BlobStore({
     bucket: b.bucket,
     prefix: b.prefix,
@@ -179,10 +181,13 @@ export async function buildServices(
 ): Promise<Services> {
   checkVendors(cfg);
   const catalog = new Catalog(cfg);
+  // Chat admission counts prompts with o200k: a gateway that serves chat loads the table now rather
+  // than on its first chat request; one that does not never holds it (core/tokenizers.ts).
+  if (Object.values(cfg.models).some((m) => m.capabilities.includes('chat'))) o200kCount();
   const upstreamSecrets = [...catalog.upstreams.values()].flatMap((u) => configuredSecrets(u));
   const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: upstreamSecrets, sink: opts.logSink });
   // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).
-  const tracing = startTracing(cfg.tracing, { exporter: opts.spanExporter });
+  const tracing = await startTracing(cfg.tracing, { exporter: opts.spanExporter });
   const clock = opts.clock ?? systemClock;
   const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
@@ -200,7 +205,7 @@ export async function buildServices(
     timeoutMs: cfg.video.media.timeout_ms,
   });
   const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
-  const blobs = blobStoreFor(cfg);
+  const blobs = await blobStoreFor(cfg);
   const frames = frameExtractorFor(cfg, logger);
   // Looked for once at start, so the models list can say whether the gateway makes thumbnails.
   void frames?.available();
@@ -299,7 +304,7 @@ export async function buildServices(
       // Answers already sent are billed before the store goes away.
       await charges.drain();
       await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close()]);
-      if (blobs instanceof S3BlobStore) blobs.close();
+      blobs.close?.();
       await store.close();
       await tracing?.shutdown();
       logger.flush();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -146,4 +146,61 @@ function installHooks(): void {
     cleanup();
     process.exit(1);
   });
+}
+
+/**
+ * Starts a process that is not one of our children scripts (a peer gateway such as nginx or Portkey):
+ * registered like the others, so it is killed when the run ends however it ends, and considered ready
+ * once `ready()` resolves true (polled every 100 ms) within `timeoutMs`.
+ */
+export async function spawnForeign(
+  name: string,
+  command: string,
+  argv: string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; logFile: string; ready: () => Promise<boolean>; timeoutMs?: number },
+): Promise<Child<Record<string, never>>> {
+  installHooks();
+  const out = openSync(opts.logFile, 'a');
+  const proc = spawn(command, argv, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', out, out] });
+  closeSync(out);
+  live.add(proc);
+  let exited: string | undefined;
+  proc.once('exit', (code, signal) => {
+    live.delete(proc);
+    exited = `exited (code ${code}, signal ${signal}): ${logTail(opts.logFile)}`;
+  });
+  proc.on('error', (e) => (exited = e.message));
+  const deadline = performance.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    if (exited) throw new Error(`${name}: ${exited}`);
+    if (await opts.ready().catch(() => false)) break;
+    if (performance.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`${name}: not ready within ${opts.timeoutMs ?? 30_000} ms: ${logTail(opts.logFile)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    name,
+    pid: proc.pid!,
+    info: {},
+    async stop(graceMs = 3_000) {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const gone = new Promise<void>((r) => proc.once('exit', () => r()));
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The last lines a foreign process wrote (the run's temp dir, where its log lives, is removed at exit). */
+function logTail(file: string): string {
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    return text ? JSON.stringify(text.slice(-300)) : '(no output)';
+  } catch {
+    return '(no output)';
+  }
 }

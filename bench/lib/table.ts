@@ -11,6 +11,8 @@ export interface Row {
   direct?: number;
   floor?: number;
   gateway?: number;
+  /** Figures of peer gateways (`--peers`) by column name; their ratio is to the floor too. */
+  peers?: Record<string, number>;
   /** Decimal places for the figures (default 0). */
   digits?: number;
   target?: { text: string; met: boolean };
@@ -22,22 +24,53 @@ function fmt(v: number | undefined, digits: number): string {
   return v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-function ratio(r: Row): string {
-  if (r.gateway === undefined || r.floor === undefined || !Number.isFinite(r.gateway) || !Number.isFinite(r.floor)) return '';
+function ratioOf(v: number | undefined, floor: number | undefined): string {
+  if (v === undefined || floor === undefined || !Number.isFinite(v) || !Number.isFinite(floor)) return '';
   // An added latency can be at or below zero within noise; a ratio to it means nothing.
-  if (r.floor <= 0) return 'n/a';
-  return `${(r.gateway / r.floor).toFixed(2)}x`;
+  if (floor <= 0) return 'n/a';
+  return `${(v / floor).toFixed(2)}x`;
 }
 
-export function renderTable(rows: Row[]): string {
-  const head = '| Section | Measure | Direct | Floor proxy | Gateway | Gateway / floor | Target | Result |';
-  const rule = '|---|---|--:|--:|--:|--:|---|---|';
+/** A peer gateway's column: its name, and why it is empty when it did not run. */
+export interface PeerColumn {
+  name: string;
+  notRun?: string;
+}
+
+function peerCell(r: Row, c: PeerColumn): string {
+  if (c.notRun) return 'not run';
+  const v = r.peers?.[c.name];
+  if (v === undefined) return '';
+  const ratio = ratioOf(v, r.floor);
+  return ratio ? `${fmt(v, r.digits ?? 0)} (${ratio})` : fmt(v, r.digits ?? 0);
+}
+
+/** The results table; peer columns (value and ratio to the floor) only when `peers` has any. */
+export function renderTable(rows: Row[], peers: readonly PeerColumn[] = []): string {
+  const peerHead = peers.map((c) => ` ${c.name} (/ floor) |`).join('');
+  const head = `| Section | Measure | Direct | Floor proxy | Gateway | Gateway / floor |${peerHead} Target | Result |`;
+  const rule = `|---|---|--:|--:|--:|--:|${peers.map(() => '--:|').join('')}---|---|`;
   const lines = rows.map((r) => {
     const d = r.digits ?? 0;
     const result = r.target ? (r.target.met ? 'met' : '**missed**') : '';
-    return `| ${r.section} | ${r.measure} | ${fmt(r.direct, d)} | ${fmt(r.floor, d)} | ${fmt(r.gateway, d)} | ${ratio(r)} | ${r.target?.text ?? ''} | ${result} |`;
+    const peerCells = peers.map((c) => ` ${peerCell(r, c)} |`).join('');
+    return `| ${r.section} | ${r.measure} | ${fmt(r.direct, d)} | ${fmt(r.floor, d)} | ${fmt(r.gateway, d)} | ${ratioOf(r.gateway, r.floor)} |${peerCells} ${r.target?.text ?? ''} | ${result} |`;
   });
   return [head, rule, ...lines].join('\n');
+}
+
+/**
+ * Every target of the run in one table: the gateway's figure, the threshold as computed from this
+ * run's figures (ratios are to the floor measured in the same run), and whether it was met.
+ */
+export function renderTargets(rows: Row[]): string {
+  const withTarget = rows.filter((r) => r.target);
+  if (withTarget.length === 0) return '';
+  const head = '| Target | Gateway | Threshold (this run) | Result |';
+  const rule = '|---|--:|---|---|';
+  const lines = withTarget.map((r) => `| ${r.section}: ${r.measure} | ${fmt(r.gateway, r.digits ?? 0)} | ${r.target!.text} | ${r.target!.met ? 'met' : '**missed**'} |`);
+  const met = withTarget.filter((r) => r.target!.met).length;
+  return [head, rule, ...lines, '', `${met} of ${withTarget.length} targets met.`].join('\n');
 }
 
 export interface Machine {

@@ -1,8 +1,9 @@
-import { rssBytes } from '../lib/proc.js';
+import type { Peer } from '../lib/peers.js';
+import { peakRssBytes, rssBytes } from '../lib/proc.js';
 import type { Row } from '../lib/table.js';
 import { EMBEDDING_MODEL } from '../lib/setup.js';
 import { OtherStores, storeFigures, type StoreFigures, type StoreGateways } from './stores.js';
-import { assertHealthy, eachPath, PathMeter, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
+import { assertHealthy, eachPath, PATHS, PathMeter, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
 
 /**
  * Section 1: POST /v1/embeddings answered with one 1,536-float vector, straight to the upstream,
@@ -20,11 +21,13 @@ export interface Endpoint {
   pid: number;
   /** Bearer token this endpoint expects (the upstream's key, or a gateway key). */
   token: string;
+  /** Headers that replace the default ones (a peer gateway's own request form). */
+  headers?: Record<string, string>;
 }
 
 const INPUT = 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.';
 
-function pathFor(name: PathName, e: Endpoint, format: 'float' | 'base64'): Path {
+function pathFor(name: string, e: Endpoint, format: 'float' | 'base64'): Path {
   return {
     name,
     origin: e.origin,
@@ -32,7 +35,7 @@ function pathFor(name: PathName, e: Endpoint, format: 'float' | 'base64'): Path 
     spec: {
       method: 'POST',
       path: '/v1/embeddings',
-      headers: { authorization: `Bearer ${e.token}`, 'content-type': 'application/json' },
+      headers: e.headers ?? { authorization: `Bearer ${e.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: EMBEDDING_MODEL, input: INPUT, encoding_format: format }),
     },
   };
@@ -58,6 +61,7 @@ export async function benchEmbeddings(
   phases: EmbeddingsPhases,
   log: (line: string) => void,
   stores?: StoreGateways,
+  peers: readonly Peer[] = [],
 ): Promise<{ rows: Row[]; notes: string[]; stores: StoreFigures[] }> {
   const meters = {
     direct: new PathMeter(pathFor('direct', endpoints.direct, format)),
@@ -66,63 +70,99 @@ export async function benchEmbeddings(
   };
   // The same gateway on the other stores runs the phases the store comparison needs.
   const others = new OtherStores(stores, (o) => pathFor('gateway', o.endpoint, format));
+  const peerMeters = peers.map((p) => new PathMeter(pathFor(p.name, { origin: p.origin, pid: p.pid, token: '', headers: p.headers }, format)));
+  /** Runs `fn` on the three paths, then on each peer, back to back. */
+  const each = async <T>(fn: (m: PathMeter) => Promise<T>): Promise<Record<PathName, T> & { peers: Record<string, T> }> => {
+    const main = await eachPath(meters, fn);
+    const byPeer: Record<string, T> = {};
+    for (const m of peerMeters) byPeer[m.path.name] = await fn(m);
+    return { ...main, peers: byPeer };
+  };
   const section = `Embeddings (${format})`;
   try {
-    const sizes = await eachPath(meters, (m) => checkAnswer(m.path, format));
+    const sizes = await each((m) => checkAnswer(m.path, format));
     await others.each((m) => checkAnswer(m.path, format));
-    log(`${section}: answer ${sizes.direct} bytes direct, ${sizes.gateway} bytes through the gateway`);
+    log(`${section}: answer ${sizes.direct} bytes direct, ${sizes.gateway} bytes through the gateway${peers.map((p) => `, ${sizes.peers[p.name]} through ${p.name}`).join('')}`);
     // Warm-up: JIT, connection pools on every hop, SQLite page cache.
-    await eachPath(meters, (m) => m.warmUp(phases.warm));
+    await each((m) => m.warmUp(phases.warm));
     await others.each((m) => m.warmUp(phases.warm));
-    const one = await eachPath(meters, (m) => m.closedLoop(1, phases.oneConnMs));
+    const one = await each((m) => m.closedLoop(1, phases.oneConnMs));
     log(`${section}: 1 connection done`);
-    const r500 = await eachPath(meters, (m) => m.fixedRate(500, phases.rateMs));
-    const r1000 = await eachPath(meters, (m) => m.fixedRate(1000, phases.rateMs));
+    const r500 = await each((m) => m.fixedRate(500, phases.rateMs));
+    const r1000 = await each((m) => m.fixedRate(1000, phases.rateMs));
     const others1000 = await others.each((m) => m.fixedRate(1000, phases.rateMs));
     log(`${section}: fixed rates done`);
-    const sat = await eachPath(meters, (m) => m.closedLoop(32, phases.saturationMs));
+    const sat = await each((m) => m.closedLoop(32, phases.saturationMs));
     const othersSat = await others.each((m) => m.closedLoop(32, phases.saturationMs));
     log(`${section}: saturation done`);
-    for (const [label, r] of [['1 conn', one], ['500/s', r500], ['1000/s', r1000], ['32 conns', sat]] as const)
-      log(`${section}: CPU us/req ${label}: ${Object.entries(r).map(([k, x]) => `${k} ${x.cpuPerRequest.toFixed(0)} (${x.ok} req)`).join(', ')}`);
+    for (const [label, r] of [['1 conn', one], ['500/s', r500], ['1000/s', r1000], ['32 conns', sat]] as const) {
+      const all: Array<[string, PhaseResult]> = [...PATHS.map((k) => [k, r[k]] as [string, PhaseResult]), ...Object.entries(r.peers)];
+      log(`${section}: CPU us/req ${label}: ${all.map(([k, x]) => `${k} ${x.cpuPerRequest.toFixed(0)} (${x.ok} req)`).join(', ')}`);
+    }
     for (const [store, r] of othersSat) log(`${section}: CPU us/req 32 conns, gateway on ${store}: ${r.cpuPerRequest.toFixed(0)} (${r.ok} req)`);
-    const notes = [...assertHealthy(Object.values(meters), section), ...others.healthNotes(section)];
-    const rss = { direct: rssBytes(endpoints.direct.pid), floor: rssBytes(endpoints.floor.pid), gateway: rssBytes(endpoints.gateway.pid) };
+    const notes = [...assertHealthy([...Object.values(meters), ...peerMeters], section), ...others.healthNotes(section)];
+    const pids = { direct: endpoints.direct.pid, floor: endpoints.floor.pid, gateway: endpoints.gateway.pid };
+    const mb = (b: number): number => b / 2 ** 20;
+    const memory = (read: (pid: number) => number): Pick<Row, 'direct' | 'floor' | 'gateway' | 'peers'> => ({
+      direct: mb(read(pids.direct)),
+      floor: mb(read(pids.floor)),
+      gateway: mb(read(pids.gateway)),
+      peers: Object.fromEntries(peers.map((p) => [p.name, mb(read(p.pid))])),
+    });
     for (const [rate, r] of [[500, r500], [1000, r1000]] as const) {
-      const slow = Object.entries(r).filter(([, x]) => x.throughput < rate * 0.95);
+      const slow = [...PATHS.map((k) => [k, r[k]] as const), ...Object.entries(r.peers)].filter(([, x]) => x.throughput < rate * 0.95);
       for (const [name, x] of slow) notes.push(`${section}, ${name}: sustained ${Math.round(x.throughput)} of ${rate} req/s`);
     }
 
-    const added = (r: Record<PathName, PhaseResult>, q: 'p50' | 'p99', measure: string): Row => ({
+    type Phase = typeof one;
+    const figures = (r: Phase, pick: (x: PhaseResult) => number, addedTo?: (x: PhaseResult) => number): Pick<Row, 'direct' | 'floor' | 'gateway' | 'peers'> => {
+      const base = addedTo ? addedTo(r.direct) : 0;
+      return {
+        direct: pick(r.direct),
+        floor: pick(r.floor) - base,
+        gateway: pick(r.gateway) - base,
+        peers: Object.fromEntries(Object.entries(r.peers).map(([k, x]) => [k, pick(x) - base])),
+      };
+    };
+    const added = (r: Phase, q: 'p50' | 'p99', measure: string): Row => ({
       section,
       measure,
+      ...figures(r, (x) => x.summary[q], (x) => x.summary[q]),
       direct: r.direct.summary[q],
-      floor: r.floor.summary[q] - r.direct.summary[q],
-      gateway: r.gateway.summary[q] - r.direct.summary[q],
       digits: 3,
     });
-    const p99At1000 = added(r1000, 'p99', 'p99 at 1,000 req/s (ms)');
-    p99At1000.target = { text: '<= 1.5x floor', met: p99At1000.gateway! <= 1.5 * Math.max(p99At1000.floor!, 0.01) };
-    // CPU per request is taken where the most requests were served, at saturation; the 1,000 req/s
-    // figure shows the cost at a moderate load, where per-request wake-ups weigh more.
-    const cpu = { direct: sat.direct.cpuPerRequest, floor: sat.floor.cpuPerRequest, gateway: sat.gateway.cpuPerRequest };
-    const cpu1000 = { direct: r1000.direct.cpuPerRequest, floor: r1000.floor.cpuPerRequest, gateway: r1000.gateway.cpuPerRequest };
+    const cpu = (r: Phase, measure: string): Row => {
+      const f = figures(r, (x) => x.cpuPerRequest);
+      const limit = 2 * f.floor!;
+      return { section, measure, ...f, target: { text: `<= 2.0x floor (${limit.toFixed(0)})`, met: f.gateway! <= limit } };
+    };
+
+    const p50One = added(one, 'p50', 'added p50, 1 connection (ms)');
+    p50One.target = { text: '<= +0.20', met: p50One.gateway! <= 0.2 };
+    const p99At1000 = added(r1000, 'p99', 'added p99 at 1,000 req/s (ms)');
+    p99At1000.target = { text: `<= floor +1 (${(p99At1000.floor! + 1).toFixed(3)})`, met: p99At1000.gateway! <= p99At1000.floor! + 1 };
+    const rss: Row = { section, measure: 'RSS after load (MB)', ...memory(rssBytes), digits: 1 };
+    rss.target = { text: `<= floor +40 (${(rss.floor! + 40).toFixed(1)})`, met: rss.gateway! <= rss.floor! + 40 };
+    const peak: Row = { section, measure: 'peak RSS (MB)', ...memory(peakRssBytes), digits: 1 };
+    peak.target = { text: `<= floor +40 (${(peak.floor! + 40).toFixed(1)})`, met: peak.gateway! <= peak.floor! + 40 };
     const rows: Row[] = [
-      added(one, 'p50', 'p50, 1 connection (ms)'),
-      added(one, 'p99', 'p99, 1 connection (ms)'),
-      added(r500, 'p50', 'p50 at 500 req/s (ms)'),
-      added(r500, 'p99', 'p99 at 500 req/s (ms)'),
-      added(r1000, 'p50', 'p50 at 1,000 req/s (ms)'),
+      p50One,
+      added(one, 'p99', 'added p99, 1 connection (ms)'),
+      added(r500, 'p50', 'added p50 at 500 req/s (ms)'),
+      added(r500, 'p99', 'added p99 at 500 req/s (ms)'),
+      added(r1000, 'p50', 'added p50 at 1,000 req/s (ms)'),
       p99At1000,
-      { section, measure: 'saturation, 32 connections (req/s)', direct: sat.direct.throughput, floor: sat.floor.throughput, gateway: sat.gateway.throughput },
-      { section, measure: 'CPU per request, 32 connections (us)', ...cpu, target: { text: '<= 2x floor', met: cpu.gateway <= 2 * cpu.floor } },
-      { section, measure: 'CPU per request at 1,000 req/s (us)', ...cpu1000 },
-      { section, measure: 'RSS after load (MB)', direct: rss.direct / 2 ** 20, floor: rss.floor / 2 ** 20, gateway: rss.gateway / 2 ** 20, digits: 1 },
+      { section, measure: 'saturation, 32 connections (req/s)', ...figures(sat, (x) => x.throughput) },
+      cpu(sat, 'CPU per request, 32 connections (us)'),
+      cpu(r1000, 'CPU per request at 1,000 req/s (us)'),
+      cpu(one, 'CPU per request, 1 connection (us)'),
+      rss,
+      peak,
     ];
     const storeRows = [storeFigures(section, stores?.main ?? 'sqlite', sat.gateway, r1000.gateway, sat.floor)];
     for (const [store, r] of othersSat) storeRows.push(storeFigures(section, store, r, others1000.get(store)!, sat.floor));
     return { rows, notes, stores: storeRows };
   } finally {
-    await Promise.all([...Object.values(meters).map((m) => m.close()), others.close()]);
+    await Promise.all([...[...Object.values(meters), ...peerMeters].map((m) => m.close()), others.close()]);
   }
 }

@@ -11,7 +11,8 @@ export type PathName = 'direct' | 'floor' | 'gateway';
 export const PATHS: readonly PathName[] = ['direct', 'floor', 'gateway'];
 
 export interface Path {
-  name: PathName;
+  /** A PathName, or a peer gateway's name (bench/lib/peers.ts). */
+  name: string;
   /** Names the path in notes when several paths share a name (a gateway on another store). */
   label?: string;
   origin: string;

@@ -89,7 +89,7 @@ export async function benchScale(
       floor: mb(floor.rssBytes),
       gateway: mb(big.rssBytes),
       digits: 1,
-      target: { text: `<= 250 (small state: ${mb(small.rssBytes).toFixed(1)})`, met: mb(big.rssBytes) <= 250 },
+      target: { text: `<= 200 (small state: ${mb(small.rssBytes).toFixed(1)})`, met: mb(big.rssBytes) <= 200 },
     },
     {
       section,

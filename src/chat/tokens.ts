@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import { o200kCount } from '../core/tokenizers.js';
 import { TokenCounter } from '../core/token-count.js';
 import { isObject, type Json, type JsonObject } from '../core/json.js';
 
@@ -11,7 +11,8 @@ import { isObject, type Json, type JsonObject } from '../core/json.js';
 
 // Text such as "<|endoftext|>" in a prompt is plain text to us; the tokenizer would otherwise throw.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-const encode = (text: string): number => countTokens(text, PLAIN_TEXT);
+// The table loads on the first chat request, not at start (core/tokenizers.ts).
+const encode = (text: string): number => o200kCount()(text, PLAIN_TEXT);
 
 /** Characters a synchronous count may feed the tokenizer (it cannot yield, so its budget is smaller). */
 const SYNC_EXACT_CHARS = 32 * 1024;

@@ -5,6 +5,7 @@ import type { Catalog } from '../routing/catalog.js';
 import type { AttemptOutcome } from '../routing/failover.js';
 import { planBatches, runBounded, sum } from './batching.js';
 import { forwardOpenAIBody } from './raw.js';
+import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 
 /** Upstream calls of one request in flight at once, unless the upstream sets `concurrency`. */
@@ -23,8 +24,10 @@ export interface RunInput {
   vendor: EmbeddingVendor;
   up: Upstream;
   req: EmbeddingRequest;
-  /** Per-input token estimates. */
+  /** Per-input token estimates (embeddings/tokens.ts `estimateAll`), or exact counts when `exact`. */
   tokens: number[];
+  /** True when `tokens` are exact counts; estimates are replaced by counts where a bill or a cap needs them. */
+  exact?: boolean;
   /** The one upstream client: applies the vendor's credentials and signature, then sends. */
   client: UpstreamClient;
   catalog: Catalog;
@@ -43,7 +46,10 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
   const upstreamModel = input.catalog.upstreamModel(up, req.model);
   const ctx: BuildContext = { req, upstreamModel, up };
   vendor.validate?.(req, upstreamModel, up);
-  const batches = planBatches(req.inputs, input.tokens, vendor.limits(upstreamModel, up));
+  const limits = vendor.limits(upstreamModel, up);
+  if (!input.exact && needsExactCount(req.inputs, limits.maxTokens))
+    input = { ...input, tokens: await countAll(req.inputs, req.inputType), exact: true };
+  const batches = planBatches(req.inputs, input.tokens, limits);
 
   if (batches.length === 1) return callOnce(input, ctx, batches[0]!, input.signal, true);
 
@@ -126,7 +132,11 @@ async function callOnce(
     return malformed(`${vendor.label} returned ${result.vectors.length} vectors for ${batch.inputs.length} inputs`);
   for (const v of result.vectors) if (v === undefined || v === null) return malformed(`${vendor.label} left an input without a vector`);
   const reported = result.promptTokens;
-  const promptTokens = reported !== undefined && Number.isFinite(reported) && reported >= 0 ? Math.round(reported) : sum(batch.tokens);
+  // No usage from the vendor: the bill rests on the gateway's own count, so it is an exact one.
+  const promptTokens =
+    reported !== undefined && Number.isFinite(reported) && reported >= 0
+      ? Math.round(reported)
+      : sum(input.exact ? batch.tokens : await countAll(batch.inputs, ctx.req.inputType));
   return { ok: true, value: { vectors: result.vectors, promptTokens } };
 }
 

@@ -22,7 +22,7 @@ import type { Store } from '../store/types.js';
 import { sum } from './batching.js';
 import { parseEmbeddingRequest } from './request.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
-import { countAll } from './tokens.js';
+import { estimateAll } from './tokens.js';
 import type { EmbeddingRequest, EmbeddingVendor } from './types.js';
 import { toClientForm } from './vectors.js';
 import { embeddingVendors } from './vendors/registry.js';
@@ -91,7 +91,8 @@ export class EmbeddingsService {
     const first = candidates[0];
     if (first) this.vendors.get(first.vendor)?.validate?.(req, catalog.upstreamModel(first, req.model), first);
 
-    const tokens = await countAll(req.inputs, req.inputType);
+    // A cheap estimate decides admission and holds; the vendor's usage corrects both (embeddings/tokens.ts).
+    const tokens = estimateAll(req.inputs, req.inputType);
     const estimate = sum(tokens);
     const price = model.price.perMillionInput ?? 0;
     const estCost = costForTokens(price, estimate);

@@ -1,14 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  SimpleSpanProcessor,
-  TraceIdRatioBasedSampler,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { activeTracer, setActiveTracer } from './tracing.js';
 
@@ -36,11 +27,19 @@ export function tracingWanted(cfg: TracingConfig, env: NodeJS.ProcessEnv = proce
 /**
  * Starts the official OpenTelemetry SDK (AsyncLocalStorage context, W3C trace-context propagator,
  * batched OTLP/HTTP export) when wanted; otherwise does nothing and returns undefined. `exporter`
- * replaces OTLP (tests pass an in-memory one, exported span by span).
+ * replaces OTLP (tests pass an in-memory one, exported span by span). The SDK is imported only
+ * then: a gateway without tracing does not hold its modules (about 15 MB of RSS).
  */
-export function startTracing(cfg: TracingConfig, opts: { exporter?: SpanExporter; env?: NodeJS.ProcessEnv } = {}): TracingHandle | undefined {
+export async function startTracing(cfg: TracingConfig, opts: { exporter?: SpanExporter; env?: NodeJS.ProcessEnv } = {}): Promise<TracingHandle | undefined> {
   const env = opts.env ?? process.env;
   if (!opts.exporter && !tracingWanted(cfg, env)) return undefined;
+  const [{ OTLPTraceExporter }, { resourceFromAttributes }, { BatchSpanProcessor, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler }, { NodeTracerProvider }] =
+    await Promise.all([
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/sdk-trace-node'),
+    ]);
   const processor = opts.exporter
     ? new SimpleSpanProcessor(opts.exporter)
     : new BatchSpanProcessor(new OTLPTraceExporter(cfg.endpoint ? { url: cfg.endpoint } : {}));

@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { cl100kCount, o200kCount } from '../core/tokenizers.js';
 import { TokenCounter } from '../core/token-count.js';
 
 /**
@@ -36,7 +36,16 @@ const SIM_EXACT_CHARS = 64 * 1024;
 
 /** One counting budget for one simulated request. */
 export function simTokenCounter(): TokenCounter {
-  return new TokenCounter((text) => countTokens(text, PLAIN_TEXT), SIM_EXACT_CHARS);
+  return new TokenCounter((text) => cl100kCount()(text, PLAIN_TEXT), SIM_EXACT_CHARS);
+}
+
+/**
+ * Simulators count usage with cl100k on every answer (and the OpenAI one with o200k for chat): each
+ * loads its tables when it starts, so its first answer is not the one that waits for them.
+ */
+export function preloadSimTokenizers(chat = false): void {
+  cl100kCount();
+  if (chat) o200kCount();
 }
 
 /** Tokens as the simulators count them (cl100k_base; token arrays by length). */

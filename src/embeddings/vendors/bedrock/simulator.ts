@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { simTokens, simVector } from '../../../sim/vectors.js';
+import { preloadSimTokenizers, simTokens, simVector } from '../../../sim/vectors.js';
 import { verifySignature } from '../../../protocols/aws/sigv4.js';
 
 /**
@@ -32,6 +32,7 @@ export function marengoSimVector(modelId: string, inputType: string, content: st
 }
 
 export async function startBedrockSimulator(opts: { apiKey?: string; port?: number } = {}): Promise<SimServer> {
+  preloadSimTokenizers();
   const secret = opts.apiKey ?? BEDROCK_SIM_SECRET;
   return SimServer.start(
     'bedrock-embeddings',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { handleChatCompletions } from '../../../sim/openai-chat.js';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { floatsToBase64 } from '../../vectors.js';
-import { simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
+import { preloadSimTokenizers, simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
 
 /**
  * An OpenAI-compatible upstream on loopback: `POST /v1/embeddings` (Bearer), Azure's
@@ -23,6 +23,7 @@ export const OPENAI_SIM_MODELS: Readonly<Record<string, { dims: number; shortena
 };
 
 export async function startOpenAISimulator(opts: { apiKey?: string; port?: number } = {}): Promise<SimServer> {
+  preloadSimTokenizers(true);
   const key = opts.apiKey ?? OPENAI_SIM_KEY;
   return SimServer.start(
     'openai-embeddings',

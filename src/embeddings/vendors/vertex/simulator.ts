@@ -1,5 +1,5 @@
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
+import { preloadSimTokenizers, simTokenCounter, simTokens, simVector } from '../../../sim/vectors.js';
 
 /**
  * Vertex AI `:predict` for text-embedding models and `:embedContent` for the Gemini Embedding 2 models
@@ -40,6 +40,7 @@ export function vertexSimVector(model: string, content: string, taskType?: strin
 }
 
 export async function startVertexSimulator(opts: { apiKey?: string; port?: number } = {}): Promise<SimServer> {
+  preloadSimTokenizers();
   const token = opts.apiKey ?? VERTEX_SIM_TOKEN;
   let answers = 0;
   return SimServer.start(
