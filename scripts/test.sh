@@ -4,7 +4,7 @@
 set -u
 cd "$(dirname "$0")/.."
 bash scripts/ensure-services.sh
-[ -f dist/main.js ] || npx tsc -p tsconfig.build.json
+{ [ -f dist/main.js ] && [ -f dist/web/manifest.json ]; } || npm run build
 results=$(mktemp)
 npx vitest run --reporter=default --reporter=json --outputFile="$results" "$@"
 code=$?

@@ -33,6 +33,10 @@ import { registerVideoRoutes } from './routes/videos.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerOpenAiVideoRoutes } from './routes/openai-videos.js';
 import { registerFileRoutes } from './routes/files.js';
+import { installCookieAuth } from './console/cookie-auth.js';
+import { registerConsoleRoutes } from './console/routes.js';
+import { SessionStore } from './console/sessions.js';
+import { SignInLimiter } from './console/sign-in-limit.js';
 import './auth/types.js';
 
 const MAX_JSON_DEPTH = 64;
@@ -146,6 +150,10 @@ export function buildApp(s: Services): FastifyInstance {
       throw errors.invalidRequest(`The body is nested deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'too_deep');
   });
 
+  // Console sessions (cookie) stand in for the bearer credential on /v1 and /admin: before the checks below.
+  const sessions = new SessionStore(() => s.clock.now());
+  installCookieAuth(app, sessions);
+
   // Every matched /v1 route needs a bearer key (or, where the route allows it, a signed link).
   app.addHook('onRequest', async (req) => {
     if (!req.routeOptions.url?.startsWith('/v1/')) return;
@@ -184,8 +192,9 @@ export function buildApp(s: Services): FastifyInstance {
     registerCallbackRoutes(api, { video: s.video });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
-    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin });
+    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin, video: s.video, catalog: s.catalog });
     registerUsageRoutes(api, { store: s.store, clock: s.clock });
+    registerConsoleRoutes(api, { sessions, limiter: new SignInLimiter(() => s.clock.now()), authenticator: s.authenticator, adminToken: s.config.admin_token, clock: s.clock });
   });
   return app;
 }

@@ -8,6 +8,8 @@ export interface BannerInput {
   showKey: boolean;
   /** Whether the interactive API docs are served (GET /docs). */
   hasDocs: boolean;
+  /** Whether the web console is served (GET /console). */
+  hasConsole?: boolean;
 }
 
 /**
@@ -21,6 +23,7 @@ export function startBanner(b: BannerInput): string {
     `  index        ${b.base}/ (name, version, links)`,
     `  health       ${b.base}/health`,
   ];
+  if (b.hasConsole) lines.push(`  console      ${b.base}/console (sign in with the admin token or an API key)`);
   if (b.hasDocs) lines.push(`  API docs     ${b.base}/docs`);
   lines.push('  guides       README.md, docs/admin.md (admin API), docs/configuration.md');
   if (b.adminTokenFile) lines.push(`  admin token  in ${b.adminTokenFile} (Authorization: Bearer <token> on /admin/...)`);

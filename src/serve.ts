@@ -65,6 +65,7 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
       demo: demoInfo,
       showKey: process.stdout.isTTY === true,
       hasDocs: app.hasRoute({ method: 'GET', url: '/docs' }),
+      hasConsole: app.hasRoute({ method: 'GET', url: '/console' }),
     }),
   );
   await stopped;

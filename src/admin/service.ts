@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { errors } from '../core/errors.js';
 import { formatMicros, toMicros, type Micros } from '../core/money.js';
 import type { Catalog } from '../routing/catalog.js';
-import type { Account, ApiKeyRecord, KeyAction, KeyBudget, LedgerEntry, RateLimits, Store } from '../store/types.js';
+import type { Account, ApiKeyRecord, KeyAction, KeyBudget, LedgerEntry, LedgerFilter, RateLimits, Store } from '../store/types.js';
 
 export const ALL_ACTIONS: readonly KeyAction[] = ['video', 'embeddings', 'chat', 'models'];
 
@@ -95,9 +95,22 @@ export class AdminService {
     return updated;
   }
 
-  async ledger(name: string, limit = 100): Promise<LedgerEntry[]> {
+  async ledger(name: string, filter: LedgerFilter = {}): Promise<LedgerEntry[]> {
     const a = await this.account(name);
-    return this.store.listLedger(a.id, { limit });
+    return this.store.listLedger(a.id, filter);
+  }
+
+  /** Changes which upstreams serve the account (null: all) and its rate limits. */
+  async updateAccount(name: string, patch: { upstreams?: string[] | null; limits?: RateLimits }): Promise<Account> {
+    const a = await this.account(name);
+    if (patch.upstreams && this.catalog) {
+      for (const u of patch.upstreams) if (!this.catalog.upstream(u)) throw errors.invalidRequest(`Unknown upstream '${u}'.`, 'upstreams');
+    }
+    const updated = await this.store.updateAccount(a.id, patch);
+    if (!updated) throw errors.notFound(`No account named '${name}'.`, 'account_not_found');
+    // Cached authentications carry the account (its upstreams and limits): let them see the change.
+    this.onChange();
+    return updated;
   }
 
   async createKey(input: NewKeyInput): Promise<{ key: string; record: ApiKeyRecord }> {

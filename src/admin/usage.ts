@@ -70,6 +70,7 @@ export async function keyUsage(
   const key = (await store.getKey(cachedKey.id)) ?? cachedKey;
   const spend = await store.keySpend(key.id, now);
   const rows = await store.usage({ keyId: key.id, accountId: account.id, from: range.from, to: range.to, groupBy: 'model' });
+  const days = await store.usage({ keyId: key.id, accountId: account.id, from: range.from, to: range.to, groupBy: 'day' });
   const b = key.budget ?? null;
   // The binding cap is whichever leaves less: the lifetime cap or the current period's.
   const remaining = [
@@ -91,6 +92,7 @@ export async function keyUsage(
           : null,
       range: { from: iso(range.from), to: iso(range.to) },
       by_model: rows.map((r) => ({ model: r.group, cost: costUnits(r.spent), requests: r.requests })),
+      by_day: days.map((r) => ({ day: r.group, cost: costUnits(r.spent), requests: r.requests })),
     },
   };
 }

@@ -75,6 +75,9 @@ export const errors = {
     new GatewayError(402, 'insufficient_quota', message, { code: 'key_budget_exceeded' }),
   permissionDenied: (message: string, param?: string) =>
     new GatewayError(403, 'permission_denied', message, { code: 'permission_denied', param }),
+  /** A write through a console session cookie without the session's CSRF token (x-csrf-token). */
+  csrfRejected: () =>
+    new GatewayError(403, 'permission_denied', 'A write through a console session needs the x-csrf-token header of that session.', { code: 'csrf_token_invalid' }),
   modelNotFound: (model: string) =>
     new GatewayError(404, 'not_found', `The model '${model}' does not exist.`, {
       code: 'model_not_found',

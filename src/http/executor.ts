@@ -2,6 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Json } from '../core/json.js';
 import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
+import { recordUpstreamCall } from '../ops/upstream-health.js';
 import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
 import { discard, guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
@@ -133,8 +134,10 @@ const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 const statusClass = (status: number): string => STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'other';
 
 function observe(target: UpstreamTarget, outcome: string, started: number): void {
+  const ms = performance.now() - started;
   upstreamCalls.inc({ vendor: target.vendor, upstream: target.name, outcome });
-  upstreamDuration.observe({ vendor: target.vendor, upstream: target.name }, (performance.now() - started) / 1000);
+  upstreamDuration.observe({ vendor: target.vendor, upstream: target.name }, ms / 1000);
+  recordUpstreamCall(target.name, outcome, ms);
 }
 
 function hasHeader(h: Record<string, string>, name: string): boolean {

@@ -3,6 +3,7 @@ import type { ZodType } from 'zod';
 import { adminSchemas } from '../routes/admin.js';
 import { webhookEndpointSchema } from '../routes/webhooks.js';
 import { ref } from './openapi-schemas.js';
+import { CONSOLE_OPERATIONS, JOB_FILTERS, LEDGER_FILTERS } from './openapi-console.js';
 
 type Schema = Record<string, unknown>;
 
@@ -67,6 +68,7 @@ const list = (item: string) => json({ type: 'object', properties: { data: { type
 
 /** Keyed by `METHOD /fastify/route/:param`. */
 export const OPERATIONS: Record<string, OperationDoc> = {
+  ...CONSOLE_OPERATIONS,
   'POST /v1/videos/generations': {
     summary: 'Create a video job',
     tag: 'videos',
@@ -121,6 +123,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       after: { type: 'string', description: 'The id of the last video of the previous page.' },
       limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Page size (default 20).' },
       order: { type: 'string', enum: ['asc', 'desc'], description: 'By creation time (default desc).' },
+      ...JOB_FILTERS,
     },
     success: {
       status: 200,
@@ -292,7 +295,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: "An account's ledger, newest first",
     tag: 'admin',
     auth: 'admin',
-    query: { limit: { type: 'integer', minimum: 1, maximum: 1000 } },
+    query: LEDGER_FILTERS,
     success: { status: 200, description: 'Ledger entries.', content: list('LedgerEntry') },
     errors: ADMIN_ERRORS,
   },

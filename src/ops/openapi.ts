@@ -19,7 +19,7 @@ export const ERROR_CODES: Record<number, string[]> = {
     'invalid_webhook_url', 'too_many_endpoints', 'already_disabled', 'repeated_parameter'],
   401: ['invalid_api_key'],
   402: ['insufficient_quota', 'key_budget_exceeded'],
-  403: ['permission_denied'],
+  403: ['permission_denied', 'csrf_token_invalid'],
   404: ['model_not_found', 'not_found', 'route_not_found', 'video_not_found', 'video_expired', 'account_not_found', 'key_not_found',
     'variant_unavailable', 'upload_not_found', 'file_not_found', 'webhook_not_found', 'callback_not_found'],
   408: ['request_timeout'],

@@ -8,6 +8,9 @@ import type { Store } from '../store/types.js';
 import { adminUsage, type AdminUsageQuery } from './usage.js';
 import type { WebhookAdmin } from '../webhooks/admin.js';
 import { registerWebhookAdminRoutes } from './webhooks.js';
+import { parseLedgerQuery, registerAdminConsoleRoutes, type LedgerQuery } from './admin-console.js';
+import type { Catalog } from '../routing/catalog.js';
+import type { VideoService } from '../video/service.js';
 
 const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
 const limits = z.object({ embeddings: quota.optional(), chat: quota.optional(), video: quota.optional() }).strict();
@@ -44,7 +47,10 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 }
 
 /** The admin API: only the admin token, never a user key. Disabled when no admin token is configured. */
-export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminService; store: Store; adminToken: string | undefined; clock?: Clock; webhooks?: WebhookAdmin }): void {
+export function registerAdminRoutes(
+  app: FastifyInstance,
+  deps: { admin: AdminService; store: Store; adminToken: string | undefined; clock?: Clock; webhooks?: WebhookAdmin; video?: VideoService; catalog?: Catalog },
+): void {
   const check = adminTokenGuard(deps.adminToken);
   app.register(async (admin) => {
     admin.addHook('onRequest', async (req) => check(req));
@@ -59,10 +65,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminSe
       const b = parse(adminSchemas.topup, req.body);
       return view.account(await deps.admin.topUp(req.params.name, b.amount, b.note));
     });
-    admin.get<{ Params: { name: string }; Querystring: { limit?: string } }>('/admin/accounts/:name/ledger', async (req) => {
-      const limit = Math.min(1000, Math.max(1, Number(req.query.limit ?? 100) || 100));
-      return { data: (await deps.admin.ledger(req.params.name, limit)).map(view.entry) };
-    });
+    admin.get<{ Params: { name: string }; Querystring: LedgerQuery }>('/admin/accounts/:name/ledger', async (req) => ({
+      data: (await deps.admin.ledger(req.params.name, parseLedgerQuery(req.query))).map(view.entry),
+    }));
     admin.get<{ Querystring: { account?: string } }>('/admin/keys', async (req) => ({ data: (await deps.admin.listKeys(req.query.account)).map(view.key) }));
     admin.post('/admin/keys', async (req, reply) => {
       const b = parse(adminSchemas.key, req.body);
@@ -83,6 +88,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { admin: AdminSe
       return report.csv();
     });
     if (deps.webhooks) registerWebhookAdminRoutes(admin, deps.webhooks);
+    registerAdminConsoleRoutes(admin, { admin: deps.admin, video: deps.video, catalog: deps.catalog, parse });
     admin.get('/admin/reconcile', async () => ({ data: await deps.store.listReconcile(200) }));
   });
 }

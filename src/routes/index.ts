@@ -13,6 +13,7 @@ export function registerIndexRoute(app: FastifyInstance): void {
   app.get('/', async () => {
     const links: Record<string, string> = { health: '/health', models: '/v1/models', admin: '/admin/accounts' };
     if (app.hasRoute({ method: 'GET', url: '/docs' })) links.docs = '/docs';
+    if (app.hasRoute({ method: 'GET', url: '/console' })) links.console = '/console';
     for (const spec of ['/openapi.json', '/docs/json']) {
       if (app.hasRoute({ method: 'GET', url: spec })) {
         links.openapi = spec;
@@ -23,7 +24,7 @@ export function registerIndexRoute(app: FastifyInstance): void {
       name: pkg.name,
       version: pkg.version,
       description: pkg.description,
-      documentation: { readme: 'README.md', admin_api: 'docs/admin.md', configuration: 'docs/configuration.md', errors: 'docs/errors.md' },
+      documentation: { readme: 'README.md', admin_api: 'docs/admin.md', configuration: 'docs/configuration.md', errors: 'docs/errors.md', console: 'docs/console.md' },
       links,
     };
   });

@@ -34,6 +34,11 @@ export class CircuitBreaker {
     this.state.set(upstream, s);
   }
 
+  /** Consecutive failures counted so far (0 when closed by a success). */
+  failuresOf(upstream: string): number {
+    return this.state.get(upstream)?.failures ?? 0;
+  }
+
   /** For the state gauge, without side effects: open, half-open (cool-down over, trial due) or closed. */
   stateOf(upstream: string): 'closed' | 'open' | 'half_open' {
     const s = this.state.get(upstream);

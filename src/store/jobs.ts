@@ -296,16 +296,21 @@ export function jobOps(db: SqlDriver): JobOps {
 
     async listJobs(accountId, p) {
       const desc = p.order === 'desc';
-      const params: SqlValue[] = [accountId];
-      let where = `account_id = ? AND ${VISIBLE}`;
+      const params: SqlValue[] = [];
+      const where = [VISIBLE];
+      if (accountId !== undefined) (where.push('account_id = ?'), params.push(accountId));
+      if (p.state !== undefined) (where.push('state = ?'), params.push(p.state));
+      if (p.model !== undefined) (where.push('model = ?'), params.push(p.model));
+      if (p.from !== undefined) (where.push('created_at >= ?'), params.push(p.from));
+      if (p.to !== undefined) (where.push('created_at < ?'), params.push(p.to));
       if (p.after) {
         // Row-value comparison walks the index from the cursor on (both dialects support it).
-        where += ` AND (created_at, id) ${desc ? '<' : '>'} (?, ?)`;
+        where.push(`(created_at, id) ${desc ? '<' : '>'} (?, ?)`);
         params.push(p.after.createdAt, p.after.id);
       }
       params.push(clampLimit(p.limit, 100));
       const dir = desc ? 'DESC' : 'ASC';
-      const rows = await db.query(`SELECT * FROM jobs WHERE ${where} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`, params);
+      const rows = await db.query(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`, params);
       return rows.map(toJob);
     },
 

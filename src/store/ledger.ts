@@ -74,10 +74,15 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
   return {
     async listLedger(accountId, opts = {}) {
       const limit = clampLimit(opts.limit, DEFAULT_LEDGER_LIMIT);
-      const rows =
-        opts.ref !== undefined
-          ? await db.query('SELECT * FROM ledger WHERE account_id = ? AND ref = ? ORDER BY id DESC LIMIT ?', [accountId, opts.ref, limit])
-          : await db.query('SELECT * FROM ledger WHERE account_id = ? ORDER BY id DESC LIMIT ?', [accountId, limit]);
+      const where = ['account_id = ?'];
+      const params: SqlValue[] = [accountId];
+      if (opts.ref !== undefined) (where.push('ref = ?'), params.push(opts.ref));
+      if (opts.kind !== undefined) (where.push('kind = ?'), params.push(opts.kind));
+      if (opts.model !== undefined) (where.push('model = ?'), params.push(opts.model));
+      if (opts.from !== undefined) (where.push('created_at >= ?'), params.push(opts.from));
+      if (opts.to !== undefined) (where.push('created_at < ?'), params.push(opts.to));
+      if (opts.before !== undefined) (where.push('id < ?'), params.push(opts.before));
+      const rows = await db.query(`SELECT * FROM ledger WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, [...params, limit]);
       return rows.map(toEntry);
     },
 

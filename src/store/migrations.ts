@@ -202,6 +202,11 @@ CREATE INDEX webhook_attempts_outbox ON webhook_attempts (outbox_id, id);
     sql: () => `ALTER TABLE jobs ADD COLUMN request_id TEXT;`,
   },
   {
+    version: 6,
+    name: 'jobs across accounts by time (the operator job list)',
+    sql: () => `CREATE INDEX jobs_created_list ON jobs (created_at, id);`,
+  },
+  {
     version: 7,
     name: 'files uploaded through the OpenAI Files API',
     sql: () => `

@@ -192,6 +192,31 @@ export interface JobCursor {
   id: string;
 }
 
+/**
+ * One page of visible jobs (one account's, or with no account every account's, for the operator),
+ * narrowed by state, model and a creation time range [from, to).
+ */
+export interface JobListFilter {
+  after?: JobCursor;
+  limit: number;
+  order: 'asc' | 'desc';
+  state?: 'processing' | 'completed' | 'failed';
+  model?: string;
+  from?: number;
+  to?: number;
+}
+
+/** Ledger rows newest first, narrowed by kind, model, time [from, to) and an id cursor (`before`). */
+export interface LedgerFilter {
+  limit?: number;
+  ref?: string;
+  kind?: LedgerKind;
+  model?: string;
+  from?: number;
+  to?: number;
+  before?: number;
+}
+
 export interface ReconcileRecord {
   id: number;
   jobId: string;
@@ -235,7 +260,7 @@ export interface Store extends WebhookStore, FileStore {
   keySpend(keyId: string, now: number): Promise<KeySpend>;
 
   // Ledger
-  listLedger(accountId: string, opts?: { limit?: number; ref?: string }): Promise<LedgerEntry[]>;
+  listLedger(accountId: string, opts?: LedgerFilter): Promise<LedgerEntry[]>;
   /**
    * One debit (kind 'charge') for a synchronous request (embeddings, chat), unique per ref.
    * Returns 'duplicate' when that ref was already charged.
@@ -309,7 +334,7 @@ export interface Store extends WebhookStore, FileStore {
    * (created_at, id) in `order`. Served by the (account_id, created_at, id) index: a page costs the
    * same however many jobs the account has.
    */
-  listJobs(accountId: string, p: { after?: JobCursor; limit: number; order: 'asc' | 'desc' }): Promise<JobRecord[]>;
+  listJobs(accountId: string | undefined, p: JobListFilter): Promise<JobRecord[]>;
   /** Hides a job from reads and lists (settled: due for purge now; processing: purged once it settles). False when already gone. */
   deleteJob(jobId: string, now: number): Promise<boolean>;
   /** Sets when the job's uploads are removed (settle + retention). */

@@ -3,13 +3,14 @@ import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
+import { parseJobFilter, type JobFilterQuery } from './list-filter.js';
 import { taskRefOf } from './refresh.js';
 import { thumbnailBlob } from './thumbnail.js';
 
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
 
-export interface ListQuery {
+export interface ListQuery extends JobFilterQuery {
   after?: string;
   limit?: string;
   order?: string;
@@ -25,6 +26,7 @@ export async function listJobs(deps: VideoDeps, ctx: AuthContext, q: ListQuery):
   const limit = q.limit === undefined ? LIST_DEFAULT_LIMIT : Number(q.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT)
     throw errors.invalidRequest(`'limit' must be an integer from 1 to ${LIST_MAX_LIMIT}.`, 'limit');
+  const filter = parseJobFilter(q);
   let after: { createdAt: number; id: string } | undefined;
   if (q.after !== undefined && q.after !== '') {
     const claims = deps.sealer.open(q.after);
@@ -33,7 +35,7 @@ export async function listJobs(deps: VideoDeps, ctx: AuthContext, q: ListQuery):
     if (!job || job.accountId !== ctx.account.id) throw errors.invalidRequest("'after' is not the id of one of your videos.", 'after', 'invalid_cursor');
     after = { createdAt: job.createdAt, id: job.id };
   }
-  const rows = await deps.store.listJobs(ctx.account.id, { after, limit: limit + 1, order });
+  const rows = await deps.store.listJobs(ctx.account.id, { ...filter, after, limit: limit + 1, order });
   return { jobs: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 

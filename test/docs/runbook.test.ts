@@ -87,6 +87,7 @@ describe('README and docs run as written', () => {
     expect(err).toContain('data/admin-token');
     expect(err).toContain('data/demo-key');
     expect(err).toContain('docs/admin.md');
+    expect(err).toContain(`http://127.0.0.1:${port}/console`);
     // Neither stream is a terminal here: the key stays in its file.
     expect(err + out).not.toContain(key);
   });

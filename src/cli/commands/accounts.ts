@@ -50,7 +50,7 @@ export const accountsCommand: CliCommand = {
       .option(...configOpt)
       .action(
         run(async (name: string, o: WithConfig & { limit: string }) =>
-          withAdmin(o.config, async (admin) => printJson((await admin.ledger(name, Number(o.limit) || 100)).map(view.entry))),
+          withAdmin(o.config, async (admin) => printJson((await admin.ledger(name, { limit: Number(o.limit) || 100 })).map(view.entry))),
         ),
       );
   },

@@ -1,0 +1,104 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authenticator } from '../auth/authenticator.js';
+import { isWellFormedKey } from '../auth/keys.js';
+import type { Clock } from '../core/clock.js';
+import { errors } from '../core/errors.js';
+import { isObject } from '../core/json.js';
+import { loadWebBundle, SECURITY_HEADERS, shellHtml, type WebBundle } from './assets.js';
+import { checkCsrf, sameSecret, sessionIdOf, setSessionCookie } from './cookie-auth.js';
+import type { ConsoleSession, SessionStore } from './sessions.js';
+import type { SignInLimiter } from './sign-in-limit.js';
+
+export interface ConsoleDeps {
+  sessions: SessionStore;
+  limiter: SignInLimiter;
+  authenticator: Authenticator;
+  adminToken: string | undefined;
+  clock: Clock;
+  /** The built bundle; loaded from dist/web when not given. */
+  bundle?: WebBundle;
+}
+
+const MAX_TOKEN = 512;
+
+function describeSession(s: ConsoleSession) {
+  return { object: 'console_session', role: s.role, label: s.label, csrf_token: s.csrf, expires_at: new Date(s.expiresAt).toISOString() };
+}
+
+/**
+ * The console: its page and hashed assets, and the session endpoints (sign in with the admin token
+ * or an API key, who am I, sign out). Everything else the console shows comes from /v1 and /admin.
+ */
+export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
+  const bundle = deps.bundle ?? loadWebBundle();
+  const shell = shellHtml(bundle);
+
+  const page = async (_req: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .code(bundle ? 200 : 503)
+      .headers({ ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' })
+      .send(shell);
+  app.get('/console', page);
+
+  app.get<{ Params: { file: string } }>('/console/assets/:file', async (req, reply) => {
+    const asset = bundle?.assets.get(req.params.file);
+    if (!asset) throw errors.notFound('No such console asset.', 'route_not_found');
+    reply.headers({ ...SECURITY_HEADERS, 'content-type': asset.type, etag: asset.etag, 'cache-control': 'public, max-age=31536000, immutable' });
+    if (req.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+    return reply.send(asset.body);
+  });
+
+  app.post('/console/session', async (req, reply) => {
+    const wait = deps.limiter.retryAfter(req.ip);
+    if (wait > 0) throw errors.rateLimited('Too many failed sign-ins from this address; wait and try again.', wait);
+    try {
+      return await signIn(req, reply);
+    } catch (e) {
+      deps.limiter.fail(req.ip);
+      throw e;
+    }
+  });
+
+  async function signIn(req: FastifyRequest, reply: FastifyReply) {
+    const body = req.body;
+    if (!isObject(body)) throw errors.invalidRequest('Send {"token": "<admin token or API key>"}.', undefined, 'invalid_body');
+    const extra = Object.keys(body).find((k) => k !== 'token');
+    if (extra) throw errors.invalidRequest(`Unknown field '${extra.slice(0, 100)}'.`, extra.slice(0, 100), 'unknown_parameter');
+    const token = body.token;
+    if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN)
+      throw errors.invalidRequest("'token' must be the admin token or an API key.", 'token', 'missing_required_parameter');
+
+    let session: ConsoleSession;
+    if (deps.adminToken && sameSecret(token, deps.adminToken)) {
+      session = deps.sessions.create('operator', token, 'operator');
+    } else if (isWellFormedKey(token)) {
+      // The same checks as any request with the key: unknown, revoked and expired keys are refused.
+      const ctx = await deps.authenticator.authenticate(`Bearer ${token}`).catch(() => undefined);
+      if (!ctx) throw errors.unauthenticated('That is not the admin token or a valid API key.');
+      session = deps.sessions.create('key', token, `${ctx.account.name} · ${ctx.key.name ?? ctx.key.prefix}`);
+    } else {
+      throw errors.unauthenticated('That is not the admin token or a valid API key.');
+    }
+    // A fresh id at every sign-in (no fixation); the old session, if any, ends.
+    deps.sessions.delete(sessionIdOf(req));
+    setSessionCookie(reply, req, session, deps.clock.now());
+    reply.header('cache-control', 'no-store');
+    return describeSession(session);
+  }
+
+  app.get('/console/session', async (req, reply) => {
+    const s = deps.sessions.get(sessionIdOf(req));
+    if (!s) throw errors.unauthenticated('No console session: sign in.');
+    reply.header('cache-control', 'no-store');
+    return describeSession(s);
+  });
+
+  app.delete('/console/session', async (req, reply) => {
+    const id = sessionIdOf(req);
+    const s = deps.sessions.get(id);
+    if (s) checkCsrf(req, s);
+    deps.sessions.delete(id);
+    setSessionCookie(reply, req, undefined, deps.clock.now());
+    return { object: 'console_session', signed_out: true };
+  });
+}
