@@ -101,8 +101,12 @@ export function buildApp(s: Services): FastifyInstance {
       const body = JSON.stringify(refusal.toBody());
       // This answer bypasses Node's response object, which is what drops bodies on HEAD; a body
       // after a HEAD answer is read by the client as the start of a next response it cannot parse.
+      // The method: from the request object when the head was complete (an error in the body), else
+      // from `rawPacket`, the chunk the parser failed in (the request's start when its head came in
+      // one piece). A head split over several chunks leaves it unknown, and a body is sent.
+      const incoming = (socket as unknown as { parser?: { incoming?: { method?: string } | null } }).parser?.incoming;
       const packet: unknown = (err as unknown as { rawPacket?: unknown }).rawPacket;
-      const head = Buffer.isBuffer(packet) && packet.toString('latin1', 0, 5) === 'HEAD ';
+      const head = incoming?.method ? incoming.method === 'HEAD' : Buffer.isBuffer(packet) && packet.toString('latin1', 0, 5) === 'HEAD ';
       socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
     },
   });

@@ -30,6 +30,8 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     cfg.server.port = p;
   }
   const services = await buildServices(cfg);
+  // The embedded simulators live in this process: their large answers count against its memory budget.
+  for (const sim of demo?.sims ?? []) sim.memory = services.executor.answers.budget;
   const app = buildApp(services);
   // Installed before listening, so a signal during start-up drains too instead of killing the process.
   let metricsApp: Awaited<ReturnType<typeof startMetricsListener>> | undefined;

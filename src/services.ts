@@ -13,6 +13,7 @@ import { systemClock, type Clock } from './core/clock.js';
 import { compileSecrets, configuredSecrets, redact } from './core/redact.js';
 import { IdSealer } from './core/sealed-id.js';
 import { EmbeddingsService } from './embeddings/service.js';
+import { BodyBudget } from './http/body-budget.js';
 import { Executor } from './http/executor.js';
 import { MediaFetcher } from './http/media.js';
 import { ShutdownState } from './http/shutdown-state.js';
@@ -191,7 +192,9 @@ export async function buildServices(
   const clock = opts.clock ?? systemClock;
   const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
-  const executor = new Executor();
+  // Upstream answers read whole share one process-wide memory budget (http/answer-budget.ts).
+  const answerBudget = new BodyBudget(cfg.server.max_inflight_answer_bytes);
+  const executor = new Executor({ answers: { budget: answerBudget, maxBytes: cfg.server.max_answer_bytes } });
   // The one upstream client (credentials, then signing, then the executor) for video, embeddings and chat.
   const client = new UpstreamClient(executor);
   const limiter = createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
@@ -203,6 +206,7 @@ export async function buildServices(
     allowedOrigins: cfg.video.media.allowed_origins,
     maxBytes: cfg.video.media.max_bytes,
     timeoutMs: cfg.video.media.timeout_ms,
+    budget: answerBudget,
   });
   const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
   const blobs = await blobStoreFor(cfg);

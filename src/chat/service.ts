@@ -13,7 +13,7 @@ import type { Executor, StreamResponse } from '../http/executor.js';
 import { STATIC_AUTH, UpstreamClient } from '../http/upstream-client.js';
 import { discard } from '../http/streams.js';
 import { TransportError, type Upstream } from '../http/types.js';
-import { admitOrThrow } from '../limits/refusal.js';
+import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
 import type { Catalog, ModelInfo } from '../routing/catalog.js';
@@ -138,8 +138,11 @@ export class ChatService {
     } catch (e) {
       release?.();
       await settleBudget?.(r.charged ?? 0);
-      // Nothing was generated: the tokens reserved at admission go back.
-      this.correct(r, -r.estimate);
+      // Nothing was generated: the tokens reserved at admission go back, and for a refusal (402,
+      // an upstream's 400, load shedding) the request too (limits/refusal.ts).
+      if (refusalGivesBack(e))
+        limiter.release('chat', r.scopes, r.estimate).catch((err: unknown) => this.log.warn(`rate-limit give-back failed: ${(err as Error).message}`));
+      else this.correct(r, -r.estimate);
       if (e instanceof GatewayError) for (const [k, v] of Object.entries(admission.headers)) e.headers[k] ??= v;
       throw e;
     }

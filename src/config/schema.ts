@@ -70,6 +70,10 @@ export const configSchema = z
         body_limit_bytes: z.number().int().positive().default(10 * 1024 * 1024),
         /** Request-body bytes held by requests in flight, process-wide; beyond it new requests get 503 overloaded. */
         max_inflight_body_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+        /** Upstream answers read whole (embeddings, chat, vendor JSON, fetched media) held by requests in flight, process-wide. */
+        max_inflight_answer_bytes: z.number().int().positive().default(256 * 1024 * 1024),
+        /** Largest single upstream answer read whole; a larger one is refused with 502 `upstream_answer_too_large`. */
+        max_answer_bytes: z.number().int().positive().default(64 * 1024 * 1024),
         request_timeout_ms: z.number().int().positive().default(120_000),
         /** On SIGTERM, how long requests in flight get to finish before the process exits anyway. */
         shutdown_timeout_ms: z.number().int().positive().default(25_000),
@@ -81,6 +85,10 @@ export const configSchema = z
       .refine((s) => s.max_inflight_body_bytes >= s.body_limit_bytes, {
         message: 'must be at least server.body_limit_bytes (or no body of the largest accepted size could ever be received)',
         path: ['max_inflight_body_bytes'],
+      })
+      .refine((s) => s.max_inflight_answer_bytes >= s.max_answer_bytes, {
+        message: 'must be at least server.max_answer_bytes (or no answer of the largest accepted size could ever be read)',
+        path: ['max_inflight_answer_bytes'],
       })
       .default({}),
     database: z.string().default('sqlite:./data/gateway.db'),

@@ -119,11 +119,15 @@ export const errors = {
     new GatewayError(500, 'server_error', message, { code: 'internal_error' }),
   upstreamError: (message = 'The upstream returned an error.') =>
     new GatewayError(502, 'server_error', message, { code: 'upstream_error' }),
+  upstreamAnswerTooLarge: () =>
+    new GatewayError(502, 'server_error', 'The upstream answered with more data than the gateway accepts (server.max_answer_bytes); ask for less per request.', {
+      code: 'upstream_answer_too_large',
+    }),
   upstreamUnavailable: (message = 'No upstream is available for this model right now.') =>
     new GatewayError(503, 'server_error', message, { code: 'upstream_unavailable' }),
   /** Shed load: more request bodies in flight than `server.max_inflight_body_bytes`; retrying soon is expected to work. */
   overloaded: (retryAfterSeconds = 1) =>
-    new GatewayError(503, 'server_error', 'The gateway is busy receiving other requests; retry shortly.', {
+    new GatewayError(503, 'server_error', 'The gateway is busy with other requests; retry shortly.', {
       code: 'overloaded',
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     }),

@@ -1,4 +1,6 @@
+import { GatewayError } from '../core/errors.js';
 import type { Json } from '../core/json.js';
+import { inheritHold } from '../http/answer-budget.js';
 import { CredentialError, type UpstreamClient } from '../http/upstream-client.js';
 import { TransportError, type Upstream, type UpstreamResponse, type UpstreamVerdict } from '../http/types.js';
 import type { Catalog } from '../routing/catalog.js';
@@ -55,6 +57,7 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
 
   const inner = new AbortController();
   const signal = input.signal ? AbortSignal.any([input.signal, inner.signal]) : inner.signal;
+  inheritHold(signal, input.signal);
   const vectors = new Array<Vector>(req.inputs.length);
   let promptTokens = 0;
   let failed: { verdict: UpstreamVerdict } | { error: unknown } | undefined;
@@ -108,6 +111,8 @@ async function callOnce(
     res = await input.client.sendRaw(up, vendor, request, signal);
   } catch (e) {
     if (e instanceof TransportError && !(e instanceof CredentialError)) throw e;
+    // The gateway's own refusal (no memory for the answer: 503 overloaded) is not this upstream's fault.
+    if (e instanceof GatewayError) throw e;
     // Broken credentials or settings of this upstream (token endpoint refused, no project): the next
     // upstream may do, and the client must not see a 500 for it.
     return { ok: false, verdict: { kind: 'auth', status: 502, message: `upstream '${up.name}': ${(e as Error).message}` } };

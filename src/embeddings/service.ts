@@ -11,7 +11,7 @@ import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
 import { costUnits, withUsageCost } from '../billing/usage-cost.js';
-import { admitOrThrow } from '../limits/refusal.js';
+import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
 import { moneyCharged, units } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import { scopesFor } from '../limits/scopes.js';
@@ -149,8 +149,10 @@ export class EmbeddingsService {
         { circuits: catalog.circuits },
       ));
     } catch (e) {
-      // Nothing was embedded: give the tokens back (the request itself still counts).
-      this.adjust(scopes, -estimate);
+      // Nothing was embedded: the tokens go back, and for a refusal the request too (refusal.ts; the
+      // refusal path is not the hot one, so the give-back is awaited and the next request sees it).
+      if (refusalGivesBack(e)) await limiter.release('embeddings', scopes, estimate).catch(() => undefined);
+      else this.adjust(scopes, -estimate);
       if (e instanceof GatewayError) Object.assign(e.headers, admission.headers);
       throw e;
     }

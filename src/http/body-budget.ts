@@ -3,13 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.js';
 
 /**
- * A process-wide budget for request-body bytes held by requests in flight. Every body is kept in
- * memory while its request runs (raw bytes, then the parsed JSON), so under hostile load memory
- * grows with the bodies in flight; beyond the budget a new request is shed at once with 503
- * `overloaded` and `Retry-After` instead, before any of its body is read.
+ * A process-wide budget of bytes held in memory. The gateway keeps two: request bodies held by
+ * requests in flight (every body is kept while its request runs, raw bytes then the parsed JSON,
+ * so under hostile load memory grows with the bodies in flight; beyond the budget a new request
+ * is shed at once with 503 `overloaded` and `Retry-After`, before any of its body is read), and
+ * upstream answers buffered whole (see answer-budget.ts).
  */
 export class BodyBudget {
   private used = 0;
+  /** Callers of `take` waiting for room, served in order as bytes come back. */
+  private readonly waiters: { bytes: number; grant(): void }[] = [];
 
   constructor(readonly limit: number) {}
 
@@ -25,6 +28,36 @@ export class BodyBudget {
 
   give(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
+    while (this.waiters.length > 0 && this.used + this.waiters[0]!.bytes <= this.limit) {
+      const w = this.waiters.shift()!;
+      this.used += w.bytes;
+      w.grant();
+    }
+  }
+
+  /**
+   * Takes `bytes`, waiting for room up to `waitMs` (for producers that can hold back instead of
+   * failing, such as the embedded simulators); false when no room came in time. More than the whole
+   * budget is refused at once.
+   */
+  take(bytes: number, waitMs: number): Promise<boolean> {
+    if (bytes > this.limit) return Promise.resolve(false);
+    if (this.waiters.length === 0 && this.tryTake(bytes)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = {
+        bytes,
+        grant: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) this.waiters.splice(i, 1);
+        resolve(false);
+      }, waitMs);
+      this.waiters.push(w);
+    });
   }
 }
 

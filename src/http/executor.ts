@@ -4,14 +4,16 @@ import type { Json } from '../core/json.js';
 import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
 import { recordUpstreamCall } from '../ops/upstream-health.js';
 import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
-import { discard, guard } from './streams.js';
+import { GatewayError } from '../core/errors.js';
+import { readAnswer, type AnswerLimits } from './answer-budget.js';
+import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
 
 /** Which configured upstream a call goes to: labels its metrics and its client span. */
 export type UpstreamTarget = Pick<Upstream, 'name' | 'vendor'>;
 
-/** Responses larger than this are not buffered as JSON (video bytes go through `stream`). */
-const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+/** Default cap of one answer read whole (video bytes go through `stream`, never buffered). */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 export interface StreamResponse {
   status: number;
@@ -25,8 +27,11 @@ export interface StreamResponse {
  */
 export class Executor {
   readonly agent: Agent;
+  /** Cap per answer and the process-wide budget answers read whole take from (answer-budget.ts). */
+  readonly answers: AnswerLimits;
 
-  constructor(opts: { connections?: number; keepAliveTimeoutMs?: number } = {}) {
+  constructor(opts: { connections?: number; keepAliveTimeoutMs?: number; answers?: Partial<AnswerLimits> } = {}) {
+    this.answers = { maxBytes: opts.answers?.maxBytes ?? MAX_ANSWER_BYTES, budget: opts.answers?.budget };
     this.agent = new Agent({
       connections: opts.connections ?? 128,
       keepAliveTimeout: opts.keepAliveTimeoutMs ?? 30_000,
@@ -36,12 +41,7 @@ export class Executor {
 
   async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<UpstreamResponse> {
     const res = await this.dispatch(req, timeoutMs, signal, false, target);
-    let raw: Buffer;
-    try {
-      raw = await readBounded(res.body, MAX_BUFFERED_BYTES, Date.now() + (req.timeoutMs ?? timeoutMs));
-    } catch (e) {
-      throw toTransportError(e, true);
-    }
+    const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal);
     const text = raw.toString('utf8');
     let json: Json | undefined;
     const ctype = res.headers['content-type'] ?? '';
@@ -69,10 +69,16 @@ export class Executor {
     target?: UpstreamTarget,
   ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
     const res = await this.dispatch(req, timeoutMs, signal, false, target);
+    const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal);
+    return { status: res.statusCode, headers: flatHeaders(res.headers), raw };
+  }
+
+  /** The whole body, bounded in size, time and process-wide memory; a refusal for memory is the gateway's 503. */
+  private async read(res: Dispatcher.ResponseData, timeoutMs: number, signal: AbortSignal | undefined): Promise<Buffer> {
     try {
-      const raw = await readBounded(res.body, MAX_BUFFERED_BYTES, Date.now() + (req.timeoutMs ?? timeoutMs));
-      return { status: res.statusCode, headers: flatHeaders(res.headers), raw };
+      return await readAnswer(res.body, res.headers['content-length'], this.answers, Date.now() + timeoutMs, signal);
     } catch (e) {
+      if (e instanceof GatewayError) throw e;
       throw toTransportError(e, true);
     }
   }
@@ -151,31 +157,6 @@ export function flatHeaders(h: Record<string, string | string[] | undefined>): R
     out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
-}
-
-/**
- * Reads a whole answer, at most `limit` bytes and until `deadline` (the upstream's timeout after the
- * headers): undici's body timeout only sees
- * a stall between chunks, so an upstream trickling a byte at a time is stopped here (checked per
- * chunk, which needs no timer per request; the stall timeout covers an upstream that sends nothing).
- */
-async function readBounded(body: Readable, limit: number, deadline: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) {
-      discard(body);
-      throw new TransportError('too_large', `upstream body over ${limit} bytes`, true);
-    }
-    if (Date.now() > deadline) {
-      discard(body);
-      throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
-    }
-    chunks.push(b);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
 /** Maps undici's error codes onto the few reasons the failover logic cares about. */

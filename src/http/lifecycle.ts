@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.js';
+import { attachHold, RequestHold } from './answer-budget.js';
 import { sendError } from './render.js';
 import '../auth/types.js';
 
@@ -31,6 +32,9 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
   app.addHook('onRequest', async (req, reply) => {
     const ac = new AbortController();
     req.abortSignal = ac.signal;
+    // Upstream answers read for this request hold their memory budget until its answer is over.
+    const hold = new RequestHold();
+    attachHold(ac.signal, hold);
     const entry = {
       deadline: Date.now() + timeoutMs,
       expire() {
@@ -43,6 +47,7 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
     req.commit = () => inflight.delete(entry);
     reply.raw.once('close', () => {
       inflight.delete(entry);
+      hold.release();
       // The client left before the answer was complete: stop what is being done for it.
       if (!reply.raw.writableFinished) ac.abort();
     });

@@ -2,6 +2,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type Lo
 import { Agent } from 'undici';
 import type { LookupFunction } from 'node:net';
 import { errors } from '../core/errors.js';
+import { readAnswer } from './answer-budget.js';
+import type { BodyBudget } from './body-budget.js';
 import { isBlockedAddress } from './ssrf.js';
 import { guard } from './streams.js';
 import { TransportError } from './types.js';
@@ -26,6 +28,8 @@ export interface MediaFetchOptions {
   allowedOrigins?: readonly string[];
   maxBytes: number;
   timeoutMs: number;
+  /** The process-wide budget of answers read whole (answer-budget.ts); fetched media counts against it. */
+  budget?: BodyBudget;
 }
 
 export interface FetchedMedia {
@@ -94,18 +98,17 @@ export class MediaFetcher {
         await res.body.dump().catch(() => undefined);
         throw new MediaUnreachableError(param, `'${param}' could not be fetched (HTTP ${res.statusCode}).`);
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const c of res.body) {
-        size += (c as Buffer).length;
-        if (size > this.opts.maxBytes) {
-          // Leaving the loop by a throw closes the body stream.
+      let raw: Buffer;
+      try {
+        // The whole transfer is bounded by the signal's deadline above, hence no deadline here.
+        raw = await readAnswer(res.body, res.headers['content-length'], { budget: this.opts.budget, maxBytes: this.opts.maxBytes }, Infinity, signal);
+      } catch (e) {
+        if (e instanceof TransportError && e.reason === 'too_large')
           throw errors.invalidRequest(`'${param}' is larger than ${this.opts.maxBytes} bytes.`, param, 'invalid_media');
-        }
-        chunks.push(c as Buffer);
+        throw e;
       }
       const ctype = String(res.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim();
-      return { base64: Buffer.concat(chunks).toString('base64'), mimeType: ctype };
+      return { base64: raw.toString('base64'), mimeType: ctype };
     } catch (e) {
       if ((e as { status?: number }).status || e instanceof MediaUnreachableError) throw e;
       if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', false);

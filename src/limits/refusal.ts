@@ -37,3 +37,17 @@ export async function admitOrThrow(
   }
   return a;
 }
+
+/**
+ * Whether a request refused after its admission gives the admission back (one request and its
+ * tokens), so that work not done does not spend quota. It does for the gateway's own refusals and
+ * the upstream's refusals of the request itself: any 4xx (validation, 402 balance or key budget,
+ * an upstream's 400 `upstream_rejected`, moderation) and the gateway shedding load (503
+ * `overloaded`). It does not for failures after the upstreams were put to work (502/503/504: the
+ * limit protects them too), for the gateway's own deadline (408), or for a client that left.
+ */
+export function refusalGivesBack(e: unknown): boolean {
+  if (!(e instanceof GatewayError)) return false;
+  if (e.code === 'overloaded') return true;
+  return e.status >= 400 && e.status < 500 && e.status !== 408;
+}

@@ -28,7 +28,7 @@ export const ERROR_CODES: Record<number, string[]> = {
   422: ['unprocessable_parameter'],
   429: ['rate_limit_exceeded'],
   500: ['internal_error', 'thumbnail_failed'],
-  502: ['upstream_error'],
+  502: ['upstream_error', 'upstream_answer_too_large'],
   503: ['upstream_unavailable', 'overloaded'],
   504: ['upstream_timeout', 'thumbnail_timeout'],
 };

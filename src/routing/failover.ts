@@ -18,7 +18,8 @@ export interface FailoverOptions {
  * Tries the candidates in order. Moves on after connection errors, timeouts, 5xx, upstream 429
  * and upstream auth failures; stops at once on a client error or a moderation rejection, which
  * another upstream would only repeat. With nothing left: 504 when the last failure was a timeout,
- * 503 when nothing could be reached, 502 when upstreams answered with errors.
+ * 503 when nothing could be reached, 502 when upstreams answered with errors (`upstream_answer_too_large`
+ * when the last one answered more than the gateway reads whole).
  */
 export async function withFailover<T>(
   candidates: readonly Upstream[],
@@ -26,7 +27,7 @@ export async function withFailover<T>(
   opts: FailoverOptions = {},
 ): Promise<{ value: T; upstream: Upstream }> {
   if (candidates.length === 0) throw errors.upstreamUnavailable();
-  let last: 'timeout' | 'connect' | 'answered' = 'connect';
+  let last: 'timeout' | 'connect' | 'answered' | 'too_large' = 'connect';
   let retryAfter: number | undefined;
   for (const up of candidates) {
     let outcome: AttemptOutcome<T>;
@@ -40,7 +41,10 @@ export async function withFailover<T>(
       failovers.inc({ upstream: up.name, reason: e.reason });
       opts.onAttemptFailed?.(up, `${e.reason}: ${redactorFor(up).text(e.message)}`);
       if (e.maybeSent) await opts.onMaybeSent?.(up, e);
-      last = e.reason === 'timeout' ? 'timeout' : e.reason === 'connect' ? (last === 'answered' ? last : 'connect') : 'answered';
+      // A connection failure does not hide that an earlier upstream answered (too much, or with an error).
+      if (e.reason === 'timeout' || e.reason === 'too_large') last = e.reason;
+      else if (e.reason === 'connect') last = last === 'timeout' ? 'connect' : last;
+      else last = 'answered';
       continue;
     }
     if (outcome.ok) {
@@ -70,6 +74,7 @@ export async function withFailover<T>(
     }
   }
   if (last === 'timeout') throw errors.upstreamTimeout();
+  if (last === 'too_large') throw errors.upstreamAnswerTooLarge();
   if (last === 'connect') throw errors.upstreamUnavailable();
   const err = errors.upstreamError('Every upstream for this model failed; try again shortly.');
   if (retryAfter) err.headers['retry-after'] = String(Math.ceil(retryAfter));

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { pipeline, Readable } from 'node:stream';
+import { SMALL_ANSWER_BYTES } from '../http/answer-budget.js';
+import type { BodyBudget } from '../http/body-budget.js';
 import { guard } from '../http/streams.js';
 
 /** A request as a simulator received it: kept so tests can assert what the upstream actually got. */
@@ -96,6 +98,12 @@ export class SimServer {
   private url_ = '';
   /** Set to false to stop recording requests (long benchmarks). */
   record = true;
+  /**
+   * The embedded default runs its simulators in the gateway's process: there, large answers wait for
+   * room in the gateway's answer budget before they are built into a reply, so the simulators' copies
+   * are bounded too (and answer 503 when none comes in time).
+   */
+  memory?: BodyBudget;
 
   private constructor(
     readonly name: string,
@@ -234,15 +242,19 @@ export class SimServer {
       }
     }
     const reply = await handler(simReq, this);
-    await send(res, reply);
+    await send(res, reply, this.memory);
   }
 }
 
-async function send(res: ServerResponse, reply: SimReply): Promise<void> {
+/** How long a large simulated answer waits for room in the memory budget before it is refused. */
+const MEMORY_WAIT_MS = 30_000;
+
+async function send(res: ServerResponse, reply: SimReply, memory?: BodyBudget): Promise<void> {
   const headers: Record<string, string> = { ...(reply.headers ?? {}) };
   if (reply.json !== undefined) {
     const text = JSON.stringify(reply.json);
     headers['content-type'] ??= 'application/json';
+    if (!(await holdMemory(res, text.length, memory))) return;
     res.writeHead(reply.status ?? 200, headers);
     res.end(text);
     return;
@@ -254,8 +266,25 @@ async function send(res: ServerResponse, reply: SimReply): Promise<void> {
     await new Promise<void>((resolve) => pipeline(guard(body), res, () => resolve()));
     return;
   }
+  if (body && !(await holdMemory(res, body.length, memory))) return;
   res.writeHead(reply.status ?? 200, headers);
   res.end(body ?? '');
+}
+
+/** Takes a large answer's bytes from `memory` until the response is over; false (503 sent) when no room came. */
+async function holdMemory(res: ServerResponse, bytes: number, memory: BodyBudget | undefined): Promise<boolean> {
+  if (!memory || bytes <= SMALL_ANSWER_BYTES) return true;
+  if (!(await memory.take(bytes, MEMORY_WAIT_MS))) {
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+    res.end(JSON.stringify({ error: { message: 'simulator out of memory budget', type: 'server_error' } }));
+    return false;
+  }
+  if (res.destroyed) {
+    memory.give(bytes);
+    return false;
+  }
+  res.once('close', () => memory.give(bytes));
+  return true;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -74,6 +74,11 @@ class PostgresDriver implements SqlDriver {
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // A checked-out client has no listener of the pool's: a connection the server ends mid-transaction
+    // (terminated backend, restart, failover) would emit an 'error' nobody handles and end the process.
+    // The query in progress fails on its own; the client is marked broken so the pool discards it.
+    const onError = (e: Error) => (broken ??= e);
+    client.on('error', onError);
     try {
       const tx: SqlExecutor = {
         query: (sql, params) => this.rows(client, sql, params),
@@ -93,6 +98,7 @@ class PostgresDriver implements SqlDriver {
         throw e;
       }
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

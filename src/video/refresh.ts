@@ -1,3 +1,4 @@
+import { isGatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { redactorFor } from '../core/redact.js';
@@ -53,8 +54,10 @@ export async function refreshJob(deps: VideoDeps, job: JobRecord): Promise<void>
   try {
     status = await pollOnce(deps, vendor, up, taskRefOf(job));
   } catch (e) {
-    if (!(e instanceof TransportError)) throw e;
-    deps.log.warn({ job: job.id, upstream: up.name, reason: e.reason }, 'video poll failed; will retry');
+    // No memory for a large answer (an inline video) right now: like a transport failure, try later.
+    const shed = isGatewayError(e) && e.code === 'overloaded';
+    if (!(e instanceof TransportError) && !shed) throw e;
+    deps.log.warn({ job: job.id, upstream: up.name, reason: shed ? 'overloaded' : (e as TransportError).reason }, 'video poll failed; will retry');
   }
   if (!status) return backoff(deps, job, now);
   switch (status.state) {

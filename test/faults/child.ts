@@ -27,7 +27,7 @@ export interface ChildGateway {
 let accounts = 0;
 
 /** Starts `gateway serve --config` in a child process on a free loopback port with a temp SQLite store. */
-export async function startChildGateway(config: Record<string, unknown>): Promise<ChildGateway> {
+export async function startChildGateway(config: Record<string, unknown>, opts: { env?: Record<string, string> } = {}): Promise<ChildGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-fault-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -45,6 +45,7 @@ export async function startChildGateway(config: Record<string, unknown>): Promis
   writeFileSync(file, JSON.stringify(cfg));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry, 'serve', '--config', file], {
     cwd: root,
+    env: { ...process.env, ...(opts.env ?? {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

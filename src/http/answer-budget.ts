@@ -1,0 +1,121 @@
+import type { Readable } from 'node:stream';
+import { errors } from '../core/errors.js';
+import type { BodyBudget } from './body-budget.js';
+import { discard } from './streams.js';
+import { TransportError } from './types.js';
+
+/**
+ * Memory for upstream answers the gateway reads whole (embeddings vectors, chat completions, vendor
+ * JSON, fetched media). Request bodies are bounded by the body budget, but what a request *causes*
+ * can be far larger: 2,048 embeddings inputs come back as about 60 MB of JSON. Every such answer
+ * takes its bytes from one process-wide budget while it is read and gives them back when the
+ * client's request is over (its answer sent or abandoned), since the bytes, their parsed form and
+ * the rendered answer all live until then. Work done for no client request (polling) gives them back
+ * as soon as the answer is read. Beyond the budget the request is shed with 503 `overloaded`.
+ *
+ * Answers of up to SMALL_ANSWER_BYTES are not metered: a video create's few hundred bytes must never
+ * be refused after the vendor accepted the job, and their total is bounded by the connection pools.
+ */
+export const SMALL_ANSWER_BYTES = 64 * 1024;
+
+/** The bytes one client request holds in the answer budget, given back once when it ends. */
+export class RequestHold {
+  private readonly held = new Map<BodyBudget, number>();
+  private over = false;
+
+  /** Records bytes already taken from `budget`; false once the request is over (the caller gives them back). */
+  keep(budget: BodyBudget, bytes: number): boolean {
+    if (this.over) return false;
+    this.held.set(budget, (this.held.get(budget) ?? 0) + bytes);
+    return true;
+  }
+
+  get bytes(): number {
+    let n = 0;
+    for (const v of this.held.values()) n += v;
+    return n;
+  }
+
+  release(): void {
+    if (this.over) return;
+    this.over = true;
+    for (const [budget, bytes] of this.held) budget.give(bytes);
+    this.held.clear();
+  }
+}
+
+/**
+ * A request's hold travels with its abort signal, which every upstream call already receives; a
+ * signal derived from it (AbortSignal.any for a fan-out) is linked with `inheritHold`.
+ */
+const holds = new WeakMap<AbortSignal, RequestHold>();
+
+export function attachHold(signal: AbortSignal, hold: RequestHold): void {
+  holds.set(signal, hold);
+}
+
+export function inheritHold(child: AbortSignal, parent: AbortSignal | undefined): void {
+  const hold = parent && holds.get(parent);
+  if (hold) holds.set(child, hold);
+}
+
+export function holdOf(signal: AbortSignal | undefined): RequestHold | undefined {
+  return signal ? holds.get(signal) : undefined;
+}
+
+export interface AnswerLimits {
+  /** Process-wide budget for answers being read or held; undefined = unmetered (tests, tools). */
+  budget?: BodyBudget;
+  /** Largest single answer read whole. */
+  maxBytes: number;
+}
+
+/**
+ * Reads a whole answer, at most `limits.maxBytes` bytes and until `deadline` (the upstream's timeout
+ * after the headers): undici's body timeout only sees a stall between chunks, so an upstream
+ * trickling a byte at a time is stopped here (checked per chunk, which needs no timer per request).
+ * A declared Content-Length over the cap is refused before a byte is read; bytes beyond
+ * SMALL_ANSWER_BYTES are taken from the budget (the declared length at once, when there is one, so
+ * concurrent answers do not each get half-way), and an answer that does not fit is abandoned with
+ * 503 `overloaded`. Every byte taken goes back: to the request's hold, or here on any failure.
+ */
+export async function readAnswer(
+  body: Readable,
+  declaredLength: string | string[] | undefined,
+  limits: AnswerLimits,
+  deadline: number,
+  signal: AbortSignal | undefined,
+): Promise<Buffer> {
+  const { budget, maxBytes } = limits;
+  const declared = typeof declaredLength === 'string' && /^\d+$/.test(declaredLength) ? Number(declaredLength) : undefined;
+  if (declared !== undefined && declared > maxBytes) {
+    discard(body);
+    throw new TransportError('too_large', `upstream answer of ${declared} bytes is over ${maxBytes}`, true);
+  }
+  let taken = 0;
+  const take = (bytes: number): void => {
+    if (!budget || bytes <= 0) return;
+    if (!budget.tryTake(bytes)) throw errors.overloaded();
+    taken += bytes;
+  };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    if (declared !== undefined && declared > SMALL_ANSWER_BYTES) take(declared);
+    for await (const chunk of body) {
+      const b = chunk as Buffer;
+      size += b.length;
+      if (size > maxBytes) throw new TransportError('too_large', `upstream answer over ${maxBytes} bytes`, true);
+      if (Date.now() > deadline) throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
+      // Without a declared length (chunked), bytes are taken as they arrive past the small size.
+      if (size - SMALL_ANSWER_BYTES > taken) take(size - SMALL_ANSWER_BYTES - taken);
+      chunks.push(b);
+    }
+  } catch (e) {
+    discard(body);
+    budget?.give(taken);
+    throw e;
+  }
+  if (budget && taken > 0 && !holdOf(signal)?.keep(budget, taken)) budget.give(taken);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
