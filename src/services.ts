@@ -4,7 +4,9 @@ import { AdminService } from './admin/service.js';
 import { Authenticator } from './auth/authenticator.js';
 import { Authorizer } from './auth/authorize.js';
 import { ChatService } from './chat/service.js';
-import { ConfigError } from './config/load.js';
+import type { ZodTypeAny } from 'zod';
+import { ConfigError, configSource } from './config/load.js';
+import { upstreamOptionProblems } from './config/upstream-options.js';
 import { resolveSecrets } from './config/runtime.js';
 import { Reservations } from './billing/reservations.js';
 import { ChargeBatcher } from './billing/charges.js';
@@ -31,8 +33,8 @@ import { UpstreamClient } from './http/upstream-client.js';
 import { LinkSigner } from './video/links.js';
 import { VideoPoller } from './video/poller.js';
 import { VideoService } from './video/service.js';
-import { videoCapabilities, videoVendors } from './video/vendors/registry.js';
-import { embeddingVendorIds } from './embeddings/vendors/registry.js';
+import { videoCapabilities, videoModules, videoVendors } from './video/vendors/registry.js';
+import { embeddingModules, embeddingVendorIds } from './embeddings/vendors/registry.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Readiness } from './ops/readiness.js';
 import { startTracing } from './ops/tracing-setup.js';
@@ -95,22 +97,33 @@ export function createLogger(level: ConfigFile['log_level'], opts: { secrets?: I
   }, dest as never);
 }
 
-/** Checks what zod cannot: every upstream's vendor is known, and a video model has one vendor. */
+/**
+ * Checks what the config schema cannot: every upstream's vendor is known, its options match the schema
+ * that vendor declares, and a video model has one vendor. Problems name the file the config came from.
+ */
 export function checkVendors(cfg: ConfigFile): void {
+  const file = configSource(cfg);
   const known = new Set<string>([...videoVendors.keys(), ...embeddingVendorIds]);
   const problems: string[] = [];
   const videoVendorOf = new Map<string, string>();
   cfg.upstreams.forEach((u, i) => {
-    if (!known.has(u.vendor)) problems.push(`upstreams[${i}].vendor: unknown vendor '${u.vendor}' (known: ${[...known].join(', ')})`);
+    if (!known.has(u.vendor)) problems.push(`${file}: upstreams[${i}].vendor: unknown vendor '${u.vendor}' (known: ${[...known].join(', ')})`);
     for (const m of u.models) {
       if (!cfg.models[m]?.capabilities.includes('video')) continue;
       const prev = videoVendorOf.get(m);
-      if (prev && prev !== u.vendor) problems.push(`upstreams[${i}].models: video model '${m}' is served by vendors '${prev}' and '${u.vendor}'; a video model takes one vendor's parameters`);
+      if (prev && prev !== u.vendor) problems.push(`${file}: upstreams[${i}].models: video model '${m}' is served by vendors '${prev}' and '${u.vendor}'; a video model takes one vendor's parameters`);
       videoVendorOf.set(m, u.vendor);
     }
   });
+  problems.push(...upstreamOptionProblems(cfg, file, (vendor) => optionSchemas.get(vendor)));
   if (problems.length) throw new ConfigError(['invalid configuration', ...problems].join('\n  '));
 }
+
+/** Each vendor's upstream-options schema, by vendor id (video and embeddings ids never collide). */
+const optionSchemas = new Map<string, ZodTypeAny>([
+  ...videoModules.map((m) => [m.vendor.id, m.optionsSchema] as const),
+  ...embeddingModules.map((m) => [m.id, m.optionsSchema] as const),
+]);
 
 /** The S3 client (about 20 MB of RSS) is imported only by a gateway configured for S3. */
 async function blobStoreFor(cfg: ConfigFile): Promise<BlobStore & { close?(): void }> {

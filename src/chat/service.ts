@@ -80,6 +80,16 @@ interface Reservation {
   requestId?: string;
 }
 
+/** One chat completion on its way upstream: the reservation, where it may go, and what to send. */
+interface ChatCall {
+  r: Reservation;
+  candidates: Upstream[];
+  body: JsonObject;
+  /** The rate-limit headers of the admission, returned with the answer. */
+  limitHeaders: Record<string, string>;
+  signal?: AbortSignal;
+}
+
 const MAX_ERROR_BODY = 64 * 1024;
 
 /**
@@ -120,12 +130,12 @@ export class ChatService {
       const candidates = catalog.candidates(model.name, ctx.account).filter((u) => CHAT_VENDORS.has(u.vendor));
       if (candidates.length === 0) throw errors.upstreamUnavailable(`No chat upstream is configured for '${model.name}'.`);
       if (body.stream !== true) {
-        const out = await this.complete(r, candidates, body, admission.headers, signal);
+        const out = await this.complete({ r, candidates, body, limitHeaders: admission.headers, signal });
         release(r.charged);
         await settleBudget(r.charged ?? 0);
         return out;
       }
-      const out = await this.stream(r, candidates, body, admission.headers, signal);
+      const out = await this.stream({ r, candidates, body, limitHeaders: admission.headers, signal });
       if (out.kind !== 'stream') {
         release(r.charged);
         await settleBudget(r.charged ?? 0);
@@ -148,18 +158,17 @@ export class ChatService {
     }
   }
 
-  private async complete(
-    r: Reservation,
-    candidates: Upstream[],
-    body: JsonObject,
-    limitHeaders: Record<string, string>,
-    signal?: AbortSignal,
-  ): Promise<ChatResult> {
-    const { catalog } = this.deps;
+  /** The upstream request of one attempt of `call` on `up`. */
+  private requestFor({ r, body }: ChatCall, up: Upstream, stream: boolean) {
+    return buildChatRequest(up, this.deps.catalog.upstreamModel(up, r.model.name), body, stream, r.requestId);
+  }
+
+  private async complete(call: ChatCall): Promise<ChatResult> {
+    const { r, candidates, limitHeaders, signal } = call;
     const { value, upstream } = await withFailover(
       candidates,
       async (up) => {
-        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, false, r.requestId);
+        const req = this.requestFor(call, up, false);
         const res = await this.client.sendRaw(up, STATIC_AUTH, req, signal);
         const json = parseJson(res.raw);
         if (res.status >= 200 && res.status < 300) {
@@ -179,18 +188,12 @@ export class ChatService {
     return { kind: 'json', status: 200, headers: { ...limitHeaders }, body: priced };
   }
 
-  private async stream(
-    r: Reservation,
-    candidates: Upstream[],
-    body: JsonObject,
-    limitHeaders: Record<string, string>,
-    signal?: AbortSignal,
-  ): Promise<ChatResult> {
-    const { catalog } = this.deps;
+  private async stream(call: ChatCall): Promise<ChatResult> {
+    const { r, candidates, body, limitHeaders, signal } = call;
     const { value: res, upstream } = await withFailover<StreamResponse>(
       candidates,
       async (up) => {
-        const req = buildChatRequest(up, catalog.upstreamModel(up, r.model.name), body, true, r.requestId);
+        const req = this.requestFor(call, up, true);
         const res = await this.client.stream(up, STATIC_AUTH, req, signal);
         if (res.status >= 200 && res.status < 300) return { ok: true, value: res };
         const raw = await readSome(res.body, MAX_ERROR_BODY);

@@ -2,6 +2,10 @@ import type { AdminService } from '../admin/service.js';
 import { loadConfigFile, validateConfig } from '../config/load.js';
 import type { ConfigFile } from '../config/schema.js';
 
+/** The options of a command that works on the configured database: `--config`, else GATEWAY_CONFIG. */
+export type WithConfig = { config?: string };
+export const CONFIG_OPTION = ['--config <path>', 'configuration file (or GATEWAY_CONFIG)'] as const;
+
 /** The configuration named by --config or GATEWAY_CONFIG; without one, the embedded default. */
 export function localConfig(path: string | undefined): { cfg: ConfigFile; path: string | undefined } {
   const p = path ?? process.env.GATEWAY_CONFIG;

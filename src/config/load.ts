@@ -38,9 +38,21 @@ function dropEmpty(value: unknown): unknown {
   return value;
 }
 
+/** `upstreams[0].project`: a zod issue path as the YAML reader sees it. */
+export function keyPath(path: readonly (string | number)[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
+}
+
 function describeIssue(file: string, issue: ZodIssue): string {
-  const key = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
-  return `${file}: ${key || '(root)'}: ${issue.message}`;
+  return `${file}: ${keyPath(issue.path) || '(root)'}: ${issue.message}`;
+}
+
+/** The file each validated config came from, so checks made later (vendor options) can name it. */
+const sources = new WeakMap<ConfigFile, string>();
+
+/** Where `cfg` was read from ("config" when it was built in code without `validateConfig`). */
+export function configSource(cfg: object): string {
+  return sources.get(cfg as ConfigFile) ?? 'config';
 }
 
 /** Validates a parsed config object; `file` names the source in error messages. */
@@ -51,6 +63,7 @@ export function validateConfig(raw: unknown, file: string, env: NodeJS.ProcessEn
   }
   const cfg = result.data;
   checkReferences(cfg, file);
+  sources.set(cfg, file);
   return cfg;
 }
 

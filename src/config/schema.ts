@@ -17,8 +17,12 @@ const upstreamSchema = z
     timeout_ms: z.number().int().positive().default(30_000),
     enabled: z.boolean().default(true),
   })
-  // Vendor-specific keys (project, location, api_version, service_account ...) are kept as options.
+  // Vendor-specific keys (project, location, api_version, service_account ...) are kept as options; each
+  // vendor's own schema checks them at start (config/upstream-options.ts).
   .passthrough();
+
+/** The keys every upstream has; any other key of an upstream entry is one of its vendor's options. */
+export const COMMON_UPSTREAM_KEYS: ReadonlySet<string> = new Set(Object.keys(upstreamSchema.shape));
 
 const priceSchema = z
   .object({

@@ -45,12 +45,8 @@ export class TokenCounter {
   /** Counts `text`, yielding to the event loop between pieces once a time slice is used up. */
   async count(text: string): Promise<number> {
     let total = 0;
-    let i = 0;
-    while (i < text.length) {
-      if (this.remaining <= 0) return total + this.estimate(text.slice(i));
-      const end = nextCut(text, i);
-      total += this.countPiece(text.slice(i, end));
-      i = end;
+    for (const n of this.pieces(text)) {
+      total += n;
       if (performance.now() - this.sliceStart >= SLICE_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         this.sliceStart = performance.now();
@@ -62,14 +58,22 @@ export class TokenCounter {
   /** The same count without yielding, for small texts or code that cannot wait (bounded by the budget). */
   countSync(text: string): number {
     let total = 0;
+    for (const n of this.pieces(text)) total += n;
+    return total;
+  }
+
+  /** The count of each piece of `text` in turn; once the exact budget is spent, one estimate of the rest. */
+  private *pieces(text: string): Generator<number> {
     let i = 0;
     while (i < text.length) {
-      if (this.remaining <= 0) return total + this.estimate(text.slice(i));
+      if (this.remaining <= 0) {
+        yield this.estimate(text.slice(i));
+        return;
+      }
       const end = nextCut(text, i);
-      total += this.countPiece(text.slice(i, end));
+      yield this.countPiece(text.slice(i, end));
       i = end;
     }
-    return total;
   }
 
   private countPiece(piece: string): number {

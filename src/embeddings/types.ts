@@ -1,3 +1,4 @@
+import type { ZodTypeAny } from 'zod';
 import type { JsonObject } from '../core/json.js';
 import type { Executor } from '../http/executor.js';
 import type { CredentialSource, Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../http/types.js';
@@ -126,6 +127,8 @@ export interface EmbeddingVendorModule {
   /** The vendor id (same as `vendor.id`): the `vendor` value of a config upstream. */
   id: string;
   vendor: EmbeddingVendor;
+  /** The upstream options this vendor reads (keys beyond the common upstream keys), checked at start. */
+  optionsSchema: ZodTypeAny;
   simulator: {
     start(opts?: EmbeddingSimulatorOptions): Promise<SimServer>;
     demo(sim: SimServer): EmbeddingDemoUpstream;

@@ -11,6 +11,8 @@ import { isBlockedAddress } from './ssrf.js';
  * fails with code EBLOCKED.
  */
 export function guardedAgent(opts: { allowPrivateNetworks: boolean; connectTimeoutMs: number }): Agent {
+  // undici asks for every address ({all: true}) when it races IPv4 and IPv6; each one is checked,
+  // and only checked addresses are handed back to connect to.
   const lookup = ((hostname: string, options: LookupAllOptions | LookupOneOptions, callback: (...a: unknown[]) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err);

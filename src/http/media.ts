@@ -1,9 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { Agent } from 'undici';
-import type { LookupFunction } from 'node:net';
 import { errors } from '../core/errors.js';
 import { readAnswer } from './answer-budget.js';
 import type { BodyBudget } from './body-budget.js';
+import { guardedAgent } from './guarded-agent.js';
 import { isBlockedAddress } from './ssrf.js';
 import { guard } from './streams.js';
 import { TransportError } from './types.js';
@@ -51,19 +50,8 @@ export class MediaFetcher {
   constructor(private readonly opts: MediaFetchOptions) {
     this.trusted = new Set((opts.allowedOrigins ?? []).map((o) => new URL(o).origin));
     if (this.trusted.size > 0) this.trustedAgent = new Agent({ connect: { timeout: opts.timeoutMs } });
-    // undici asks for every address ({all: true}) when it races IPv4 and IPv6; each one is
-    // checked, and only checked addresses are handed back to connect to.
-    const guardedLookup = ((hostname: string, options: LookupAllOptions | LookupOneOptions, callback: (...a: unknown[]) => void) => {
-      dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-        if (err) return callback(err);
-        const list = addresses as LookupAddress[];
-        if (!opts.allowPrivateNetworks && list.some((a) => isBlockedAddress(a.address)))
-          return callback(Object.assign(new Error(`address of ${hostname} is not allowed`), { code: 'EBLOCKED' }));
-        if ((options as LookupAllOptions).all) return callback(null, list);
-        callback(null, list[0]!.address, list[0]!.family);
-      });
-    }) as unknown as LookupFunction;
-    this.agent = new Agent({ connect: { lookup: guardedLookup, timeout: opts.timeoutMs } });
+    // The address check runs in the connection's own lookup (guarded-agent.ts).
+    this.agent = guardedAgent({ allowPrivateNetworks: opts.allowPrivateNetworks, connectTimeoutMs: opts.timeoutMs });
   }
 
   /** `signal` (the client's request) aborts the fetch too; each fetch also has an overall deadline. */

@@ -8,6 +8,37 @@
  * production, so instances with skewed clocks still agree on one window).
  */
 
+/** Every script's clock (see above): `now` in ms and `sec`, the current one-second bucket. */
+const CLOCK = `
+local now = tonumber(ARGV[1])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local sec = math.floor(now / 1000)
+`;
+
+/**
+ * take_back(key, prefix, amount): removes `amount` from the newest buckets of one dimension ('r' or
+ * 't') of a scope hash first, never below zero, within the window (needs `sec` and `W`).
+ */
+const TAKE_BACK = `
+local function take_back(key, prefix, amount)
+  local left = amount
+  local s = sec
+  while left > 0 and s > sec - W do
+    local f = prefix .. s
+    local v = tonumber(redis.call('HGET', key, f)) or 0
+    if v > 0 then
+      local n = math.min(v, left)
+      if n == v then redis.call('HDEL', key, f) else redis.call('HINCRBY', key, f, -n) end
+      left = left - n
+    end
+    s = s - 1
+  end
+end
+`;
+
 /**
  * KEYS[i]: scope hashes. ARGV[2]: tokens asked. ARGV[3]: window seconds.
  * ARGV[2+2i], ARGV[3+2i]: rpm, tpm of scope i (0 = unlimited in that dimension).
@@ -15,15 +46,9 @@
  * used and reset describe the window after consumption when allowed; a wait is -1 when that
  * dimension has room.
  */
-export const ADMIT_LUA = `
-local now = tonumber(ARGV[1])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+export const ADMIT_LUA = `${CLOCK}
 local tokens = tonumber(ARGV[2])
 local W = tonumber(ARGV[3])
-local sec = math.floor(now / 1000)
 local oldest = sec - W + 1
 
 local function wait_for(buckets, amount)
@@ -108,32 +133,16 @@ return out
  * A positive delta lands in the current second; a negative one is taken back from the newest
  * buckets first, never below zero (the admission it corrects is recent).
  */
-export const ADJUST_LUA = `
-local now = tonumber(ARGV[1])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+export const ADJUST_LUA = `${CLOCK}
 local delta = tonumber(ARGV[2])
 local W = tonumber(ARGV[3])
-local sec = math.floor(now / 1000)
+${TAKE_BACK}
 for i = 1, #KEYS do
   if delta > 0 then
     redis.call('HINCRBY', KEYS[i], 't' .. sec, delta)
     redis.call('PEXPIRE', KEYS[i], (W + 1) * 1000)
   else
-    local left = -delta
-    local s = sec
-    while left > 0 and s > sec - W do
-      local f = 't' .. s
-      local v = tonumber(redis.call('HGET', KEYS[i], f)) or 0
-      if v > 0 then
-        local take = math.min(v, left)
-        if take == v then redis.call('HDEL', KEYS[i], f) else redis.call('HINCRBY', KEYS[i], f, -take) end
-        left = left - take
-      end
-      s = s - 1
-    end
+    take_back(KEYS[i], 't', -delta)
   end
 end
 return 1
@@ -144,32 +153,13 @@ return 1
  * Takes back one request and the tokens of an admission that did no work, from the newest
  * buckets first, never below zero.
  */
-export const RELEASE_LUA = `
-local now = tonumber(ARGV[1])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+export const RELEASE_LUA = `${CLOCK}
 local tokens = tonumber(ARGV[2])
 local W = tonumber(ARGV[3])
-local sec = math.floor(now / 1000)
-local function take(key, prefix, amount)
-  local left = amount
-  local s = sec
-  while left > 0 and s > sec - W do
-    local f = prefix .. s
-    local v = tonumber(redis.call('HGET', key, f)) or 0
-    if v > 0 then
-      local n = math.min(v, left)
-      if n == v then redis.call('HDEL', key, f) else redis.call('HINCRBY', key, f, -n) end
-      left = left - n
-    end
-    s = s - 1
-  end
-end
+${TAKE_BACK}
 for i = 1, #KEYS do
-  take(KEYS[i], 'r', 1)
-  if tokens > 0 then take(KEYS[i], 't', tokens) end
+  take_back(KEYS[i], 'r', 1)
+  if tokens > 0 then take_back(KEYS[i], 't', tokens) end
 end
 return 1
 `;
@@ -180,14 +170,8 @@ return 1
  * to the shared window so the minute after an outage counts it. Seconds that left the window are
  * skipped; a second ahead of the server's clock counts as now.
  */
-export const RECORD_LUA = `
-local now = tonumber(ARGV[1])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+export const RECORD_LUA = `${CLOCK}
 local W = tonumber(ARGV[2])
-local sec = math.floor(now / 1000)
 for i = 3, #ARGV, 3 do
   local s = math.min(tonumber(ARGV[i]), sec)
   local r = tonumber(ARGV[i + 1])

@@ -1,4 +1,4 @@
-import type { ConfigFile } from '../config/schema.js';
+import { COMMON_UPSTREAM_KEYS, type ConfigFile } from '../config/schema.js';
 import type { JsonObject } from '../core/json.js';
 import { toMicros, type Micros } from '../core/money.js';
 import type { Upstream } from '../http/types.js';
@@ -16,9 +16,6 @@ export interface ModelInfo {
   price: { perSecond?: Micros; perMillionInput?: Micros; perMillionOutput?: Micros };
 }
 
-const CORE_UPSTREAM_KEYS = new Set([
-  'name', 'vendor', 'base_url', 'api_key', 'models', 'model_map', 'priority', 'weight', 'timeout_ms', 'enabled',
-]);
 
 /** Models, upstreams and the order in which upstreams are tried. Built once at start. */
 export class Catalog {
@@ -35,7 +32,7 @@ export class Catalog {
     for (const u of cfg.upstreams) {
       if (!u.enabled) continue;
       const options: JsonObject = {};
-      for (const [k, v] of Object.entries(u)) if (!CORE_UPSTREAM_KEYS.has(k)) options[k] = v as JsonObject[string];
+      for (const [k, v] of Object.entries(u)) if (!COMMON_UPSTREAM_KEYS.has(k)) options[k] = v as JsonObject[string];
       const up: Upstream = {
         name: u.name,
         vendor: u.vendor,

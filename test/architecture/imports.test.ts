@@ -31,7 +31,7 @@ const all = files(SRC).map((f) => ({ file: relative(SRC, f), imports: importsOf(
 /** What a file of vendor folder `feature/vendors/<id>/` may import besides its own folder. */
 const FEATURE_TYPES: Record<string, readonly string[]> = {
   video: ['video/types.ts', 'video/duration.ts', 'video/vendors/module.ts'],
-  embeddings: ['embeddings/types.ts', 'embeddings/verdicts.ts', 'embeddings/vectors.ts'],
+  embeddings: ['embeddings/types.ts', 'embeddings/verdicts.ts', 'embeddings/vectors.ts', 'embeddings/upstream-options.ts', 'embeddings/vendors/module.ts'],
 };
 const SHARED = /^(core|http|protocols|sim)\//;
 

@@ -1,15 +1,12 @@
 import { view } from '../../admin/service.js';
 import type { KeyAction } from '../../store/types.js';
 import type { CliCommand } from '../command.js';
-import { csv, printJson, withAdmin } from '../local.js';
-
-type WithConfig = { config?: string };
+import { CONFIG_OPTION, csv, printJson, withAdmin, type WithConfig } from '../local.js';
 
 /** API key administration straight on the configured database (the same operations as /admin/keys). */
 export const keysCommand: CliCommand = {
   register(program, run) {
     const keys = program.command('keys').description('create, list and revoke API keys');
-    const configOpt = ['--config <path>', 'configuration file (or GATEWAY_CONFIG)'] as const;
 
     keys
       .command('create')
@@ -18,7 +15,7 @@ export const keysCommand: CliCommand = {
       .option('--actions <list>', 'comma-separated: video, embeddings, chat, models (default: all)')
       .option('--expires <duration>', 'lifetime such as 30d, 12h or 45m (default: never)')
       .option('--name <text>', 'a label for the key')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(
         run(async (o: WithConfig & { account: string; models?: string; actions?: string; expires?: string; name?: string }) =>
           withAdmin(o.config, async (admin) => {
@@ -38,11 +35,11 @@ export const keysCommand: CliCommand = {
     keys
       .command('list')
       .option('--account <name>', 'only this account')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(run(async (o: WithConfig & { account?: string }) => withAdmin(o.config, async (admin) => printJson((await admin.listKeys(o.account)).map(view.key)))));
     keys
       .command('revoke <idOrPrefix>')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(run(async (id: string, o: WithConfig) => withAdmin(o.config, async (admin) => printJson(view.key(await admin.revokeKey(id))))));
   },
 };

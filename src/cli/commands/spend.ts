@@ -1,10 +1,7 @@
 import { view, type BudgetInput } from '../../admin/service.js';
 import { adminUsage } from '../../routes/usage.js';
 import type { CliCommand } from '../command.js';
-import { printJson, withAdmin } from '../local.js';
-
-type WithConfig = { config?: string };
-const configOpt = ['--config <path>', 'configuration file (or GATEWAY_CONFIG)'] as const;
+import { CONFIG_OPTION, printJson, withAdmin, type WithConfig } from '../local.js';
 
 /** `gateway usage` (the admin report) and `gateway budget` (a key's budget), straight on the configured database. */
 export const spendCommand: CliCommand = {
@@ -19,7 +16,7 @@ export const spendCommand: CliCommand = {
       .option('--to <date>', 'end (a date includes that day; default: end of today)')
       .option('--group-by <what>', 'day, model or key', 'model')
       .option('--csv', 'CSV instead of JSON')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(
         run(async (o: WithConfig & { account?: string; key?: string; model?: string; from?: string; to?: string; groupBy: string; csv?: boolean }) =>
           withAdmin(o.config, async (admin) => {
@@ -37,7 +34,7 @@ export const spendCommand: CliCommand = {
       .option('--period <day|month>', 'reset the period cap every UTC day or month')
       .option('--period-limit <amount>', 'cap per period')
       .option('--clear', 'remove the budget')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(
         run(async (id: string, o: WithConfig & { total?: string; period?: 'day' | 'month'; periodLimit?: string; clear?: boolean }) =>
           withAdmin(o.config, async (admin) => {

@@ -1,10 +1,7 @@
 import { WebhookAdmin, webhookView } from '../../webhooks/admin.js';
 import { systemClock } from '../../core/clock.js';
 import type { CliCommand } from '../command.js';
-import { csv, localConfig, printJson, withAdmin } from '../local.js';
-
-type WithConfig = { config?: string };
-const configOpt = ['--config <path>', 'configuration file (or GATEWAY_CONFIG)'] as const;
+import { CONFIG_OPTION, csv, localConfig, printJson, withAdmin, type WithConfig } from '../local.js';
 
 /** Runs `fn` with webhook administration over the configured store (same rules as /admin/webhooks). */
 function withWebhooks<T>(configPath: string | undefined, fn: (w: WebhookAdmin) => Promise<T>): Promise<T> {
@@ -21,7 +18,7 @@ export const webhooksCommand: CliCommand = {
       .requiredOption('--account <name>', 'account whose video events are sent')
       .requiredOption('--url <url>', 'https URL that receives the events')
       .option('--events <list>', 'comma-separated: video.completed, video.failed, video.cancelled (default: all)')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(
         run(async (o: WithConfig & { account: string; url: string; events?: string }) =>
           withWebhooks(o.config, async (w) => {
@@ -35,15 +32,15 @@ export const webhooksCommand: CliCommand = {
     hooks
       .command('list')
       .option('--account <name>', 'only this account')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(run(async (o: WithConfig & { account?: string }) => withWebhooks(o.config, async (w) => printJson((await w.list(o.account)).map((e) => webhookView.endpoint(e))))));
     hooks
       .command('disable <id>')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(run(async (id: string, o: WithConfig) => withWebhooks(o.config, async (w) => printJson(webhookView.endpoint(await w.disable(id))))));
     hooks
       .command('deliveries <id>')
-      .option(...configOpt)
+      .option(...CONFIG_OPTION)
       .action(
         run(async (id: string, o: WithConfig) =>
           withWebhooks(o.config, async (w) => {

@@ -1,3 +1,4 @@
+import type { ZodTypeAny } from 'zod';
 import type { JsonObject } from '../../core/json.js';
 import type { SimServer } from '../../sim/framework.js';
 import type { VideoCapabilities, VideoVendor } from '../types.js';
@@ -23,8 +24,40 @@ export interface VideoVendorModule {
   vendor: VideoVendor;
   /** What each model of this vendor accepts and can do (GET /v1/models, create validation). */
   capabilities(model: string): VideoCapabilities;
+  /** The upstream options this vendor reads (keys beyond the common upstream keys), checked at start. */
+  optionsSchema: ZodTypeAny;
   simulator: {
     start(opts?: SimulatorOptions): Promise<SimServer>;
     demo(sim: SimServer): DemoUpstream;
+  };
+}
+
+/** What a vendor folder declares in its index.ts; `defineVideoVendor` adds the embedded default's wiring. */
+export interface VideoVendorDefinition {
+  vendor: VideoVendor;
+  capabilities(model: string): VideoCapabilities;
+  optionsSchema: ZodTypeAny;
+  startSimulator(opts?: SimulatorOptions): Promise<SimServer>;
+  /** The models the embedded default offers through this vendor's simulator. */
+  demoModels: DemoUpstream['models'];
+  /** Upstream options of the embedded default (none unless given). */
+  demoOptions?(sim: SimServer): JsonObject;
+  /** The embedded default sends the simulator's key as `api_key` unless the options carry the credentials. */
+  demoCredentials?: 'simulator-key' | 'in-options';
+}
+
+export function defineVideoVendor(d: VideoVendorDefinition): VideoVendorModule {
+  return {
+    vendor: d.vendor,
+    capabilities: d.capabilities,
+    optionsSchema: d.optionsSchema,
+    simulator: {
+      start: (opts) => d.startSimulator(opts),
+      demo: (sim) => ({
+        ...(d.demoCredentials === 'in-options' ? {} : { apiKey: String(sim.settings['apiKey'] ?? 'sim-key') }),
+        options: d.demoOptions?.(sim) ?? {},
+        models: d.demoModels,
+      }),
+    },
   };
 }

@@ -1,61 +1,22 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../../src/core/json.js';
-import { Executor } from '../../../src/http/executor.js';
-import type { Upstream, UpstreamRequest } from '../../../src/http/types.js';
-import { sleep, type SimServer } from '../../../src/sim/framework.js';
+import type { UpstreamRequest } from '../../../src/http/types.js';
 import { sampleMp4 } from '../../../src/sim/media.js';
-import type { CreateInput, StandardVideoRequest, TaskRef, VendorStatus } from '../../../src/video/types.js';
+import type { CreateInput, StandardVideoRequest } from '../../../src/video/types.js';
 import { videoModule } from '../../../src/video/vendors/wan/index.js';
+import { overHttp } from '../../kit/over-http.js';
 
 const vendor = videoModule.vendor;
-let sim: SimServer;
-let up: Upstream;
-const ex = new Executor();
-
-beforeAll(async () => {
-  sim = await videoModule.simulator.start({ taskMs: 80, apiKey: 'sk-sim-wan' });
-  const demo = videoModule.simulator.demo(sim);
-  up = { name: 'wan-sim', vendor: 'wan', baseUrl: sim.url, apiKey: demo.apiKey, models: demo.models.map((m) => m.name), priority: 0, weight: 1, timeoutMs: 5000, options: demo.options };
-});
-afterAll(async () => {
-  await sim.close();
-  await ex.close();
-});
-beforeEach(() => {
-  sim.reset();
-  sim.settings.taskMs = 80;
-  delete sim.settings.videoBytes;
-});
+const t = overHttp(videoModule, { apiKey: 'sk-sim-wan', statusOf: (j) => (j.output as JsonObject).task_status });
+const { create, settle } = t;
 
 function input(model: string, s: Partial<StandardVideoRequest> = {}, native: JsonObject = {}): CreateInput {
   const std: StandardVideoRequest = { model, prompt: 'a paper boat on a river', frameImages: [], inputReferences: [], sent: { size: false, resolution: false, aspectRatio: false }, ...s };
   return { model, upstreamModel: model, std, native, media: new Map() };
 }
 
-async function create(ci: CreateInput): Promise<TaskRef> {
-  vendor.validate?.(ci);
-  const r = await ex.send(vendor.buildCreate(ci, up), 5000);
-  expect(r.status).toBe(200);
-  const { taskId, meta } = vendor.parseCreate(r, ci, up);
-  return { taskId, model: ci.model, upstreamModel: ci.upstreamModel, meta: meta ?? {} };
-}
-
-async function settle(task: TaskRef): Promise<{ final: VendorStatus; seen: Set<string> }> {
-  const seen = new Set<string>();
-  for (let i = 0; i < 200; i++) {
-    const r = await ex.send(vendor.buildPoll(task, up), 5000);
-    expect(r.status).toBe(200);
-    seen.add(String(((r.json as JsonObject).output as JsonObject).task_status));
-    const st = vendor.parsePoll(r, task, up);
-    if ('next' in st) throw new Error('unexpected follow-up');
-    if (st.state !== 'processing') return { final: st, seen };
-    await sleep(10);
-  }
-  throw new Error('task never finished');
-}
-
 async function download(req: UpstreamRequest): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
-  const r = await ex.sendRaw(req, 5000);
+  const r = await t.ex.sendRaw(req, 5000);
   return { status: r.status, headers: r.headers, bytes: r.raw };
 }
 
@@ -64,9 +25,9 @@ describe('wan over real HTTP against the DashScope simulator', () => {
     const ci = input('wan2.6-t2v', { seconds: 5, size: { width: 1280, height: 720 }, sent: { size: true, resolution: false, aspectRatio: false } }, { duration: 10, prompt_extend: false });
     expect(vendor.estimateSeconds(ci)).toBe(10);
     // Long enough that the first poll lands before the end, so the intermediate states are observed.
-    sim.settings.taskMs = 400;
+    t.sim.settings.taskMs = 400;
     const task = await create(ci);
-    const created = sim.lastReceived('POST', '/api/v1/services/aigc/video-generation/video-synthesis')!;
+    const created = t.sim.lastReceived('POST', '/api/v1/services/aigc/video-generation/video-synthesis')!;
     expect(created.headers['x-dashscope-async']).toBe('enable');
     expect(created.headers['authorization']).toBe('Bearer sk-sim-wan');
     expect(created.json).toEqual({
@@ -81,7 +42,7 @@ describe('wan over real HTTP against the DashScope simulator', () => {
     expect(final.seconds).toBe(10);
     expect(final.vendorData.sim_trace_id).toMatch(/^trace-/);
     expect((final.vendorData.usage as JsonObject).duration).toBe(10);
-    const content = vendor.buildContent(task, final.outputs[0]!, up);
+    const content = vendor.buildContent(task, final.outputs[0]!, t.up);
     expect(content.headers.authorization).toBeUndefined();
     const got = await download(content);
     expect(got.status).toBe(200);
@@ -90,8 +51,8 @@ describe('wan over real HTTP against the DashScope simulator', () => {
 
   it('the actual duration is the one the task reports, not the one asked for', async () => {
     const ci = input('wan2.6-t2v', { seconds: 5 }, { duration: 10 });
-    sim.settings.taskMs = 50;
-    sim.settings.reportSeconds = 7;
+    t.sim.settings.taskMs = 50;
+    t.sim.settings.reportSeconds = 7;
     try {
       const { final } = await settle(await create(ci));
       expect(final.state).toBe('completed');
@@ -99,7 +60,7 @@ describe('wan over real HTTP against the DashScope simulator', () => {
       expect(final.seconds).toBe(7);
       expect(final.billableSeconds ?? final.seconds).toBe(7);
     } finally {
-      delete sim.settings.reportSeconds;
+      delete t.sim.settings.reportSeconds;
     }
   });
 
@@ -113,7 +74,7 @@ describe('wan over real HTTP against the DashScope simulator', () => {
       ],
     });
     const task = await create(ci);
-    const created = sim.lastReceived('POST', '/api/v1/services/aigc/image2video/video-synthesis')!;
+    const created = t.sim.lastReceived('POST', '/api/v1/services/aigc/image2video/video-synthesis')!;
     expect(created.json.input).toMatchObject({ first_frame_url: 'https://img.example/a.png', last_frame_url: 'https://img.example/b.png' });
     expect(created.json.parameters).toEqual({ resolution: '720P' });
     const { final } = await settle(task);
@@ -147,35 +108,35 @@ describe('wan over real HTTP against the DashScope simulator', () => {
   });
 
   it('input moderation at create is a DashScope 400 classified as moderation', async () => {
-    const r = await ex.send(vendor.buildCreate(input('wan2.6-t2v', { prompt: 'x [moderation-input]' }), up), 5000);
+    const r = await t.ex.send(vendor.buildCreate(input('wan2.6-t2v', { prompt: 'x [moderation-input]' }), t.up), 5000);
     expect(r.status).toBe(400);
     expect(vendor.classifyError(r)).toMatchObject({ kind: 'moderation', code: 'DataInspectionFailed' });
   });
 
   it('a wrong key is a native 401 classified as auth; the async header is mandatory', async () => {
-    const bad = await ex.send(vendor.buildCreate(input('wan2.6-t2v'), { ...up, apiKey: 'sk-wrong-123456' }), 5000);
+    const bad = await t.ex.send(vendor.buildCreate(input('wan2.6-t2v'), { ...t.up, apiKey: 'sk-wrong-123456' }), 5000);
     expect(bad.status).toBe(401);
     expect(bad.json).toMatchObject({ code: 'InvalidApiKey' });
     expect(vendor.classifyError(bad)).toMatchObject({ kind: 'auth', status: 401 });
     expect(vendor.classifyError(bad).message).not.toContain('sk-wrong');
 
-    const req = vendor.buildCreate(input('wan2.6-t2v'), up);
+    const req = vendor.buildCreate(input('wan2.6-t2v'), t.up);
     const { 'x-dashscope-async': _dropped, ...headers } = req.headers;
-    const sync = await ex.send({ ...req, headers }, 5000);
+    const sync = await t.ex.send({ ...req, headers }, 5000);
     expect(sync.status).toBe(403);
     expect(sync.json).toMatchObject({ message: 'current user api does not support synchronous calls' });
   });
 
   it('a size the model family does not take is refused upstream (proving the derivation matters)', async () => {
-    const r = await ex.send(vendor.buildCreate(input('wan2.6-i2v', { frameImages: [{ url: 'https://i/1.png', frameType: 'first_frame' }] }, { size: '1280*720' }), up), 5000);
+    const r = await t.ex.send(vendor.buildCreate(input('wan2.6-i2v', { frameImages: [{ url: 'https://i/1.png', frameType: 'first_frame' }] }, { size: '1280*720' }), t.up), 5000);
     expect(r.status).toBe(400);
     expect(vendor.classifyError(r)).toMatchObject({ kind: 'client', status: 400, code: 'InvalidParameter' });
   });
 
   it('cancel while PENDING ends CANCELED; an unknown task id is UNKNOWN -> expired', async () => {
-    sim.settings.taskMs = 2000;
+    t.sim.settings.taskMs = 2000;
     const task = await create(input('wan2.6-t2v'));
-    const c = await ex.send({ method: 'POST', url: `${sim.url}/api/v1/tasks/${task.taskId}/cancel`, headers: { authorization: `Bearer ${up.apiKey}` } }, 5000);
+    const c = await t.ex.send({ method: 'POST', url: `${t.sim.url}/api/v1/tasks/${task.taskId}/cancel`, headers: { authorization: `Bearer ${t.up.apiKey}` } }, 5000);
     expect(c.status).toBe(200);
     const cancelled = await settle(task);
     expect(cancelled.final).toMatchObject({ state: 'failed', code: 'cancelled' });
@@ -184,11 +145,11 @@ describe('wan over real HTTP against the DashScope simulator', () => {
   });
 
   it('injected upstream trouble is classified retryable with Retry-After', async () => {
-    sim.inject({ kind: 'status', status: 429, json: { request_id: 'r', code: 'Throttling.RateQuota', message: 'Requests rate limit exceeded' }, headers: { 'retry-after': '3' } });
-    const r = await ex.send(vendor.buildCreate(input('wan2.6-t2v'), up), 5000);
+    t.sim.inject({ kind: 'status', status: 429, json: { request_id: 'r', code: 'Throttling.RateQuota', message: 'Requests rate limit exceeded' }, headers: { 'retry-after': '3' } });
+    const r = await t.ex.send(vendor.buildCreate(input('wan2.6-t2v'), t.up), 5000);
     expect(vendor.classifyError(r)).toEqual({ kind: 'retryable', status: 429, message: 'Requests rate limit exceeded', retryAfterSeconds: 3 });
-    sim.inject({ kind: 'status', status: 503, json: { request_id: 'r', code: 'InternalError', message: 'busy' } });
-    const r2 = await ex.send(vendor.buildCreate(input('wan2.6-t2v'), up), 5000);
+    t.sim.inject({ kind: 'status', status: 503, json: { request_id: 'r', code: 'InternalError', message: 'busy' } });
+    const r2 = await t.ex.send(vendor.buildCreate(input('wan2.6-t2v'), t.up), 5000);
     expect(vendor.classifyError(r2)).toMatchObject({ kind: 'retryable', status: 503 });
   });
 
@@ -196,23 +157,23 @@ describe('wan over real HTTP against the DashScope simulator', () => {
     const task = await create(input('wan2.6-t2v'));
     const { final } = await settle(task);
     if (final.state !== 'completed') throw new Error('expected completion');
-    const req = vendor.buildContent(task, final.outputs[0]!, up);
+    const req = vendor.buildContent(task, final.outputs[0]!, t.up);
     const part = await download({ ...req, headers: { range: 'bytes=10-109' } });
     expect(part.status).toBe(206);
     expect(part.headers['content-range']).toBe(`bytes 10-109/${sampleMp4().length}`);
     expect(part.bytes.equals(sampleMp4().subarray(10, 110))).toBe(true);
     const beyond = await download({ ...req, headers: { range: `bytes=${sampleMp4().length}-` } });
     expect(beyond.status).toBe(416);
-    const leaky = await download({ ...req, headers: { authorization: `Bearer ${up.apiKey}` } });
+    const leaky = await download({ ...req, headers: { authorization: `Bearer ${t.up.apiKey}` } });
     expect(leaky.status).toBe(400);
   });
 
   it('serves a large synthetic body when videoBytes is set', async () => {
-    sim.settings.videoBytes = 3 * 1024 * 1024 + 17;
+    t.sim.settings.videoBytes = 3 * 1024 * 1024 + 17;
     const task = await create(input('wan2.6-t2v'));
     const { final } = await settle(task);
     if (final.state !== 'completed') throw new Error('expected completion');
-    const s = await ex.stream(vendor.buildContent(task, final.outputs[0]!, up), 5000);
+    const s = await t.ex.stream(vendor.buildContent(task, final.outputs[0]!, t.up), 5000);
     let total = 0;
     let head: Buffer | undefined;
     for await (const chunk of s.body) {

@@ -1,7 +1,7 @@
 import { errors } from '../../../core/errors.js';
 import type { VideoVendor } from '../../types.js';
 import { TASKS_PATH } from './models.js';
-import { authHeaders, buildWanCreate, estimateWanSeconds, validateWan } from './request.js';
+import { authHeaders, buildWanCreate, estimateWanSeconds, validateWan, WAN_INPUT_FIELDS } from './request.js';
 import { classifyWanError, parseWanCreate, parseWanPoll } from './response.js';
 
 /**
@@ -15,21 +15,8 @@ export const wanVendor: VideoVendor = {
   ownedParams: new Set([
     'input',
     'parameters',
-    'media',
-    'template',
-    'img_url',
-    'first_frame_url',
-    'last_frame_url',
-    'audio_url',
-    'reference_url',
-    'reference_urls',
-    'reference_video_urls',
-    'reference_video_description',
-    'head_frame',
-    'tail_frame',
-    'ref_images_url',
-    'mask_image_url',
-    'mask_video_url',
+    ...WAN_INPUT_FIELDS,
+    // parameters.* fields only Wan takes
     'prompt_extend',
     'watermark',
     'audio',

@@ -5,11 +5,10 @@ import type { CreateInput, StandardVideoRequest } from '../../types.js';
 import { DEFAULT_SECONDS, sizeFor, tierOfSize, wanModelInfo, type WanModelInfo } from './models.js';
 
 /**
- * Native names that DashScope reads from `input` rather than `parameters`. Clients write them at the
- * top level; placement is ours. Names ending in `_url`/`_urls` are media inputs on every Wan endpoint,
- * so they go to `input` too, which lets new media fields work without a code change.
+ * The media and template fields of DashScope's `input` that only Wan has: the adapter owns these names
+ * (ownedParams) and places them in `input`.
  */
-export const INPUT_NATIVES: ReadonlySet<string> = new Set([
+export const WAN_INPUT_FIELDS: readonly string[] = [
   'media',
   'template',
   'img_url',
@@ -22,12 +21,22 @@ export const INPUT_NATIVES: ReadonlySet<string> = new Set([
   'reference_video_description',
   'head_frame',
   'tail_frame',
-  'negative_prompt',
-  'function',
-  'extend_prompt',
   'ref_images_url',
   'mask_image_url',
   'mask_video_url',
+];
+
+/**
+ * Native names that DashScope reads from `input` rather than `parameters`. Clients write them at the
+ * top level; placement is ours. Names ending in `_url`/`_urls` are media inputs on every Wan endpoint,
+ * so they go to `input` too, which lets new media fields work without a code change. The extra names
+ * here are also `input` fields but not Wan's alone (negative_prompt is common to many vendors).
+ */
+export const INPUT_NATIVES: ReadonlySet<string> = new Set([
+  ...WAN_INPUT_FIELDS,
+  'negative_prompt',
+  'function',
+  'extend_prompt',
   'mask_frame_id',
   'video_url',
 ]);
