@@ -32,6 +32,7 @@ import { registerModelRoutes } from './routes/models.js';
 import { registerVideoRoutes } from './routes/videos.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerOpenAiVideoRoutes } from './routes/openai-videos.js';
+import { registerFileRoutes } from './routes/files.js';
 import { installCookieAuth } from './console/cookie-auth.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import { SessionStore } from './console/sessions.js';
@@ -191,6 +192,7 @@ export function buildApp(s: Services): FastifyInstance {
     registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
     registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
+    registerFileRoutes(api, { authorizer: s.authorizer, files: s.video.deps.files });
     registerCallbackRoutes(api, { video: s.video, shutdown: s.shutdown });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });

@@ -27,6 +27,8 @@ import type { Store } from './store/types.js';
 import { LocalBlobStore, type BlobStore } from './video/blobs.js';
 import { withOverride, type VideoCapabilities } from './video/capabilities.js';
 import { Uploads } from './video/uploads.js';
+import { FrameExtractor } from './video/frames.js';
+import { FilesService } from './files/service.js';
 import { UpstreamClient } from './http/upstream-client.js';
 import { LinkSigner } from './video/links.js';
 import { VideoPoller } from './video/poller.js';
@@ -158,6 +160,35 @@ export function capabilitiesSource(cfg: ConfigFile, catalog: Catalog): (model: s
   };
 }
 
+/** A thumbnail the gateway can extract itself (ffmpeg found) is a variant of every video model. */
+function withGatewayThumbnails(
+  source: (model: string) => VideoCapabilities | undefined,
+  frames: FrameExtractor | undefined,
+): (model: string) => VideoCapabilities | undefined {
+  return (model) => {
+    const caps = source(model);
+    if (!caps || caps.variants.includes('thumbnail') || !frames?.availableNow()) return caps;
+    return { ...caps, variants: [...caps.variants, 'thumbnail'] };
+  };
+}
+
+function frameExtractorFor(cfg: ConfigFile, log: { warn(obj: object, msg?: string): void }): FrameExtractor | undefined {
+  const t = cfg.video.thumbnails;
+  if (!t.enabled) return undefined;
+  return new FrameExtractor(
+    {
+      ffmpegPath: t.ffmpeg_path,
+      concurrency: t.concurrency,
+      queueLimit: t.queue_limit,
+      timeoutMs: t.timeout_ms,
+      maxInputBytes: t.max_input_bytes,
+      maxOutputBytes: t.max_output_bytes,
+      tmpDir: join(cfg.data_dir, 'tmp'),
+    },
+    log,
+  );
+}
+
 export async function buildServices(
   cfg: ConfigFile,
   opts: { logger?: Logger; logSink?: LogSink; clock?: Clock; spanExporter?: SpanExporter } = {},
@@ -192,7 +223,10 @@ export async function buildServices(
   });
   const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
   const blobs = await blobStoreFor(cfg);
-  const capabilities = capabilitiesSource(cfg, catalog);
+  const frames = frameExtractorFor(cfg, logger);
+  // Looked for once at start, so the models list can say whether the gateway makes thumbnails.
+  void frames?.available();
+  const capabilities = withGatewayThumbnails(capabilitiesSource(cfg, catalog), frames);
   const links = new LinkSigner(secrets.idSecrets[secrets.idSecrets.length - 1]!, cfg.video.link_ttl_ms);
   const settings = {
     pollIntervalMs: cfg.video.poll_interval_ms,
@@ -200,6 +234,8 @@ export async function buildServices(
     leaseMs: cfg.video.lease_ms,
     publicUrl,
     uploadMaxBytes: cfg.video.uploads.max_bytes,
+    uploadVideoMaxBytes: cfg.video.uploads.max_video_bytes,
+    uploadVideoMaxSeconds: cfg.video.uploads.max_video_seconds,
     uploadRetentionMs: cfg.video.uploads.retention_ms,
     vendorCallbacks: cfg.server.public_url !== undefined,
     callbackRefreshesPerMinute: cfg.video.callback_refreshes_per_minute,
@@ -217,6 +253,8 @@ export async function buildServices(
     uploads: new Uploads(blobs, links, () => settings.publicUrl),
     capabilities,
     media,
+    frames,
+    files: new FilesService(store, blobs, clock, { maxBytes: cfg.video.files.max_bytes, retentionMs: cfg.video.files.retention_ms }),
     limiter,
     limitDefaults: cfg.limits.defaults.video,
     clock,

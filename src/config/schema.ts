@@ -51,6 +51,7 @@ const modelSchema = z
         last_frame: z.boolean(),
         references: z.boolean(),
         audio: z.boolean(),
+        video_reference: z.boolean(),
         remix: z.boolean(),
         cancel: z.boolean(),
         variants: z.array(z.enum(['video', 'thumbnail', 'spritesheet'])),
@@ -152,8 +153,34 @@ export const configSchema = z
         uploads: z
           .object({
             max_bytes: z.number().int().positive().default(10 * 1024 * 1024),
+            /** A video input_reference (MP4, MOV, WebM) for models that take one. */
+            max_video_bytes: z.number().int().positive().default(50 * 1024 * 1024),
+            max_video_seconds: z.number().positive().default(60),
             /** Kept this long after the job settles (vendors may fetch late), then removed. */
             retention_ms: z.number().int().min(0).default(60 * 60 * 1000),
+          })
+          .strict()
+          .default({}),
+        /** OpenAI Files API uploads (POST /v1/files), usable as a video create's input_reference {file_id}. */
+        files: z
+          .object({
+            max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+            /** Removed this long after upload (a shorter expires_after wins). */
+            retention_ms: z.number().int().positive().default(30 * 24 * 60 * 60 * 1000),
+          })
+          .strict()
+          .default({}),
+        /** Thumbnails the gateway extracts with ffmpeg for vendors that make none. */
+        thumbnails: z
+          .object({
+            /** false: such thumbnails stay unavailable (404 variant_unavailable). */
+            enabled: z.boolean().default(true),
+            ffmpeg_path: z.string().min(1).default('ffmpeg'),
+            concurrency: z.number().int().positive().default(2),
+            queue_limit: z.number().int().min(0).default(16),
+            timeout_ms: z.number().int().positive().default(30_000),
+            max_input_bytes: z.number().int().positive().default(512 * 1024 * 1024),
+            max_output_bytes: z.number().int().positive().default(2 * 1024 * 1024),
           })
           .strict()
           .default({}),

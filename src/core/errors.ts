@@ -101,10 +101,10 @@ export const errors = {
   /** 400 rather than HTTP's 417: the spec's statuses (7.2) do not include 417. */
   expectationFailed: () =>
     new GatewayError(400, 'invalid_request_error', "The only 'Expect' the gateway meets is '100-continue'.", { code: 'expectation_failed' }),
-  uploadTooLarge: (limit: number) =>
+  uploadTooLarge: (limit: number, param = 'input_reference') =>
     new GatewayError(413, 'invalid_request_error', `The uploaded file exceeds the limit of ${limit} bytes.`, {
       code: 'upload_too_large',
-      param: 'input_reference',
+      param,
     }),
   rangeNotSatisfiable: (size: number) =>
     new GatewayError(416, 'invalid_request_error', 'The requested range is not satisfiable.', {
@@ -139,6 +139,17 @@ export const errors = {
     new GatewayError(503, 'server_error', 'This gateway instance is shutting down; retry shortly.', {
       code: 'shutting_down',
       headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+  /** ffmpeg could not make a thumbnail of a finished video (its own words stay in the log). */
+  thumbnailFailed: (message = 'The gateway could not extract a frame from this video.') =>
+    new GatewayError(500, 'server_error', message, { code: 'thumbnail_failed' }),
+  thumbnailTimeout: (message = 'Making the thumbnail took too long; retry later.') =>
+    new GatewayError(504, 'server_error', message, { code: 'thumbnail_timeout' }),
+  /** More thumbnails are being made than the configured concurrency and queue allow. */
+  thumbnailBusy: (retryAfterSeconds = 2) =>
+    new GatewayError(503, 'server_error', 'The gateway is making other thumbnails right now; retry shortly.', {
+      code: 'overloaded',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     }),
   upstreamTimeout: (message = 'Timed out waiting for the upstream.') =>
     new GatewayError(504, 'server_error', message, { code: 'upstream_timeout' }),

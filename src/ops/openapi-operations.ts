@@ -13,7 +13,7 @@ type Schema = Record<string, unknown>;
  */
 export interface OperationDoc {
   summary: string;
-  tag: 'videos' | 'embeddings' | 'chat' | 'models' | 'usage' | 'admin' | 'operations';
+  tag: 'videos' | 'files' | 'embeddings' | 'chat' | 'models' | 'usage' | 'admin' | 'operations';
   description?: string;
   /** Who may call it: an API key (default), the admin token, or anyone. */
   auth?: 'key' | 'admin' | 'none';
@@ -50,6 +50,20 @@ const keyUsage: OperationDoc = {
   success: { status: 200, description: 'The key usage object.', content: json({ type: 'object', properties: { object: { const: 'key_usage' }, data: { type: 'object', additionalProperties: true } } }) },
   errors: [400, 401, 408, 500],
 };
+/** The FileObject of OpenAI's Files API. */
+const FILE_OBJECT: Schema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    object: { const: 'file' },
+    bytes: { type: 'integer' },
+    created_at: { type: 'integer' },
+    expires_at: { type: 'integer' },
+    filename: { type: 'string' },
+    purpose: { type: 'string' },
+    status: { const: 'processed' },
+  },
+};
 const list = (item: string) => json({ type: 'object', properties: { data: { type: 'array', items: ref(item) } } });
 
 /** Keyed by `METHOD /fastify/route/:param`. */
@@ -85,7 +99,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     description: 'Streams the MP4; honours Range (206, 416). Works with an API key or as the signed output_url.',
     query: {
       index: { type: 'integer', minimum: 0, maximum: 16, description: 'Which video of a multi-video job.' },
-      variant: { type: 'string', enum: ['video', 'thumbnail', 'spritesheet'], description: "The vendor's preview image instead of the MP4, where it makes one." },
+      variant: { type: 'string', enum: ['video', 'thumbnail', 'spritesheet'], description: "A preview image instead of the MP4: the vendor's where it makes one; a thumbnail is otherwise a JPEG frame the gateway extracts (ffmpeg)." },
       expires: { type: 'string', description: 'Part of a signed output_url.' },
       signature: { type: 'string', description: 'Part of a signed output_url.' },
     },
@@ -97,7 +111,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Create a video (OpenAI Videos API)',
     tag: 'videos',
     description:
-      'JSON or multipart/form-data as the official SDKs send it: model, prompt, seconds (string), size, input_reference (an image file, {image_url} or a URL); other fields are native. Answers in the OpenAI video shape (queued).',
+      'JSON or multipart/form-data as the official SDKs send it: model, prompt, seconds (string), size, input_reference (an image file, a video file for models whose capabilities say video_reference, {image_url}, {file_id} of a file uploaded to /v1/files, or a URL); other fields are native. Answers in the OpenAI video shape (queued).',
     body: ref('OpenAiVideoCreateRequest'),
     success: { status: 200, description: 'The video, queued.', content: json(ref('OpenAiVideo')) },
     errors: [...KEY_ERRORS, ...UPSTREAM_ERRORS],
@@ -153,8 +167,59 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     auth: 'none',
     description: 'Only through the signed, expiring link the gateway hands to the vendor; no API key can read an upload.',
     query: { expires: { type: 'string' }, signature: { type: 'string' } },
-    success: { status: 200, description: 'The image.', content: { 'image/*': { type: 'string' } } },
+    success: { status: 200, description: 'The uploaded image or video.', content: { 'image/*': { type: 'string' }, 'video/*': { type: 'string' } } },
     errors: [404, 500],
+  },
+  'POST /v1/files': {
+    summary: 'Upload a file (OpenAI Files API)',
+    tag: 'files',
+    description:
+      "multipart/form-data: file, purpose (assistants, batch, fine-tune, vision, user_data, evals), optional expires_after[anchor]=created_at and expires_after[seconds] (3600-2592000). The file belongs to the caller's account; a video create takes it as input_reference {file_id}.",
+    success: { status: 200, description: 'The file object.', content: json(FILE_OBJECT) },
+    errors: [400, 401, 403, 408, 413, 429, 500],
+  },
+  'GET /v1/files': {
+    summary: "List the account's files",
+    tag: 'files',
+    description: 'Newest first by default; `after` is a file id.',
+    query: {
+      after: { type: 'string', description: 'The id of the last file of the previous page.' },
+      limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'Page size (default 20).' },
+      order: { type: 'string', enum: ['asc', 'desc'] },
+      purpose: { type: 'string', description: 'Only files of this purpose.' },
+    },
+    success: {
+      status: 200,
+      description: 'One page.',
+      content: json({
+        type: 'object',
+        properties: { object: { const: 'list' }, data: { type: 'array', items: FILE_OBJECT }, first_id: { type: ['string', 'null'] }, last_id: { type: ['string', 'null'] }, has_more: { type: 'boolean' } },
+      }),
+    },
+    errors: [400, 401, 403, 408, 429, 500],
+  },
+  'GET /v1/files/:id': {
+    summary: 'Get a file',
+    tag: 'files',
+    success: { status: 200, description: 'The file object.', content: json(FILE_OBJECT) },
+    errors: [400, 401, 403, 404, 408, 429, 500],
+  },
+  'DELETE /v1/files/:id': {
+    summary: 'Delete a file',
+    tag: 'files',
+    description: 'Removes the file and its bytes. Videos created from it keep their own copy.',
+    success: {
+      status: 200,
+      description: 'Deleted.',
+      content: json({ type: 'object', properties: { id: { type: 'string' }, object: { const: 'file' }, deleted: { const: true } } }),
+    },
+    errors: [400, 401, 403, 404, 408, 429, 500],
+  },
+  'GET /v1/files/:id/content': {
+    summary: "Download a file's bytes",
+    tag: 'files',
+    success: { status: 200, description: 'The bytes, with the content type sniffed at upload.', content: { 'application/octet-stream': { type: 'string' } } },
+    errors: [400, 401, 403, 404, 408, 429, 500],
   },
   'POST /v1/embeddings': {
     summary: 'Create embeddings',

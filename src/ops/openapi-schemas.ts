@@ -55,7 +55,7 @@ export const componentSchemas: Record<string, Schema> = {
       prompt: { type: 'string' },
       seconds: { type: 'string', description: 'Seconds as a string, e.g. "8".' },
       size: { type: 'string', description: 'WxH, e.g. 1280x720.' },
-      input_reference: { description: 'An image file (multipart), {image_url}, or an image URL.' },
+      input_reference: { description: 'An image or video file (multipart), {image_url}, {file_id} (a file uploaded to /v1/files), or an image URL.' },
     },
     required: ['prompt'],
     additionalProperties: true,

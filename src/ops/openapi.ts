@@ -21,16 +21,16 @@ export const ERROR_CODES: Record<number, string[]> = {
   402: ['insufficient_quota', 'key_budget_exceeded'],
   403: ['permission_denied', 'csrf_token_invalid'],
   404: ['model_not_found', 'not_found', 'route_not_found', 'video_not_found', 'video_expired', 'account_not_found', 'key_not_found',
-    'variant_unavailable', 'upload_not_found', 'webhook_not_found', 'callback_not_found'],
+    'variant_unavailable', 'upload_not_found', 'file_not_found', 'webhook_not_found', 'callback_not_found'],
   408: ['request_timeout'],
   413: ['body_too_large', 'upload_too_large'],
   416: ['range_not_satisfiable'],
   422: ['unprocessable_parameter'],
   429: ['rate_limit_exceeded'],
-  500: ['internal_error'],
+  500: ['internal_error', 'thumbnail_failed'],
   502: ['upstream_error', 'upstream_answer_too_large'],
   503: ['upstream_unavailable', 'overloaded', 'shutting_down'],
-  504: ['upstream_timeout'],
+  504: ['upstream_timeout', 'thumbnail_timeout'],
 };
 
 const REQUEST_ID = { $ref: '#/components/headers/RequestId' };
@@ -93,6 +93,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       tags: [
         { name: 'videos', description: 'Asynchronous video generation' },
+        { name: 'files', description: 'Files (OpenAI Files API) a video create takes as input_reference {file_id}' },
         { name: 'embeddings', description: 'Text and multimodal embeddings' },
         { name: 'chat', description: 'Chat completions' },
         { name: 'models', description: 'Models the key may use' },

@@ -3,10 +3,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
-import type { InlineMedia } from '../video/types.js';
 import { OPENAI_DEFAULT_MODEL, foldFormFields, toSpecBody } from '../video/openai/request.js';
+import { fileForReference, prepareUpload } from '../video/openai/upload.js';
 import type { VideoService } from '../video/service.js';
-import { checkUpload } from '../video/uploads.js';
 
 const MAX_FORM_FIELDS = 64;
 const MAX_FIELD_BYTES = 256 * 1024;
@@ -65,34 +64,31 @@ async function readCreate(req: FastifyRequest, maxBytes: number): Promise<Parsed
  */
 export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService }): void {
   const { settings, uploads } = deps.video.deps;
+  // Images and videos share the one file field; each kind's own limit is checked once it is sniffed.
+  const maxUpload = Math.max(settings.uploadMaxBytes, settings.uploadVideoMaxBytes);
 
   app.register(async (scope) => {
     await scope.register(multipart, {
-      limits: { fileSize: settings.uploadMaxBytes, files: 1, fields: MAX_FORM_FIELDS, parts: MAX_FORM_FIELDS + 1, fieldSize: MAX_FIELD_BYTES },
+      limits: { fileSize: maxUpload, files: 1, fields: MAX_FORM_FIELDS, parts: MAX_FORM_FIELDS + 1, fieldSize: MAX_FIELD_BYTES },
     });
 
     scope.post('/v1/videos', async (req) => {
-      const { fields, file } = await readCreate(req, settings.uploadMaxBytes);
+      const parsed = await readCreate(req, maxUpload);
+      const fields: JsonObject = { ...parsed.fields };
       const model = deps.authorizer.model(req.auth, 'video', fields.model ?? OPENAI_DEFAULT_MODEL, 'video');
-      if (!file) return deps.video.create(req.auth, model, toSpecBody(fields, undefined), { signal: req.abortSignal, commit: () => req.commit() }, { dialect: 'openai' });
+      const fromFiles = await fileForReference(deps.video.deps, req.auth, fields);
+      if (fromFiles && parsed.file) throw errors.invalidRequest("Send 'input_reference' once: as a file or as a reference, not both.", 'input_reference');
+      if (fromFiles) delete fields.input_reference;
+      const file = parsed.file ?? fromFiles;
+      const control = { signal: req.abortSignal, commit: () => req.commit() };
+      if (!file) return deps.video.create(req.auth, model, toSpecBody(fields, undefined), control, { dialect: 'openai' });
 
-      const checked = checkUpload(file, 'input_reference');
-      const caps = deps.video.deps.capabilities(model.name);
-      if (caps && !caps.first_frame)
-        throw errors.invalidRequest(`${model.name} does not take an input_reference image.`, 'input_reference', 'unsupported_input_reference');
-      const name = await uploads.store(req.auth.account.id, file, checked);
-      const url = uploads.url(name, deps.video.deps.clock.now());
-      // Vendors that take the image inline (Veo, Azure's multipart) get these bytes, never a fetch of our own link.
-      const prefetched = new Map<string, InlineMedia>([[url, { base64: file.toString('base64'), mimeType: checked.mime }]]);
+      const prepared = await prepareUpload(deps.video.deps, req.auth, model.name, fields, file);
       try {
-        return await deps.video.create(req.auth, model, toSpecBody(fields, url), { signal: req.abortSignal, commit: () => req.commit() }, {
-          dialect: 'openai',
-          uploads: [name],
-          prefetched,
-        });
+        return await deps.video.create(req.auth, model, prepared.spec, control, { dialect: 'openai', uploads: prepared.uploads, prefetched: prepared.prefetched });
       } catch (e) {
         // No job took the upload (a refusal, or a create no upstream accepted): nothing may keep it.
-        await deps.video.deps.blobs.delete(name).catch(() => undefined);
+        for (const name of prepared.uploads) await deps.video.deps.blobs.delete(name).catch(() => undefined);
         throw e;
       }
     });

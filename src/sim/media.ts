@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import { parseRange } from '../video/range.js';
+import { sniffVideo } from '../core/sniff.js';
 import type { SimReply, SimRequest } from './framework.js';
 
 /** The committed fixtures: a real, playable 2-second H.264 MP4 and a small PNG. */
@@ -65,4 +66,38 @@ export function serveVideo(
   const status = range ? 206 : 200;
   if (req.method === 'HEAD') return { status, headers };
   return { status, headers, body: synthetic !== undefined ? syntheticVideo(synthetic, start, end) : sampleMp4().subarray(start, end + 1) };
+}
+
+const FETCH_TIMEOUT_MS = 5_000;
+const FETCH_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What a vendor finds when it downloads a reference video a client gave by URL: undefined when the
+ * URL serves an MP4, MOV or WebM, else the problem in words (unreachable, refused, not a video).
+ * Simulators call it when `settings.fetchReferenceMedia` is on, as the real vendors fetch.
+ */
+export async function referenceVideoProblem(url: unknown): Promise<string | undefined> {
+  if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) return 'the video URL must be http(s)';
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  } catch {
+    return 'the video could not be downloaded';
+  }
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => undefined);
+    return `downloading the video answered ${res.status}`;
+  }
+  const declared = Number(res.headers.get('content-length') ?? '0');
+  if (declared > FETCH_MAX_BYTES) {
+    await res.body?.cancel().catch(() => undefined);
+    return 'the video is too large';
+  }
+  let bytes: Buffer;
+  try {
+    bytes = Buffer.from(await res.arrayBuffer());
+  } catch {
+    return 'the video download broke off';
+  }
+  return sniffVideo(bytes) ? undefined : 'the downloaded file is not a video';
 }

@@ -206,6 +206,25 @@ CREATE INDEX webhook_attempts_outbox ON webhook_attempts (outbox_id, id);
     name: 'jobs across accounts by time (the operator job list)',
     sql: () => `CREATE INDEX jobs_created_list ON jobs (created_at, id);`,
   },
+  {
+    version: 7,
+    name: 'files uploaded through the OpenAI Files API',
+    sql: () => `
+CREATE TABLE files (
+  id TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL,
+  purpose TEXT NOT NULL,
+  filename TEXT NOT NULL,
+  bytes BIGINT NOT NULL,
+  mime TEXT NOT NULL,
+  blob TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX files_account_list ON files (account_id, created_at, id);
+CREATE INDEX files_expiry ON files (expires_at);
+`,
+  },
 ];
 
 /**

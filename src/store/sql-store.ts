@@ -9,6 +9,7 @@ import { operationsOps } from './ops.js';
 import { tracedTransactions } from './traced.js';
 import type { Store } from './types.js';
 import { webhookOps } from './webhooks.js';
+import { fileOps } from './files.js';
 
 /** A Store plus the driver under it (for tooling and tests that need raw SQL). */
 export interface SqlStore extends Store {
@@ -34,6 +35,7 @@ export function createSqlStore(raw: SqlDriver): SqlStore {
     ...jobOps(driver),
     ...budgetOps(driver),
     ...webhookOps(driver),
+    ...fileOps(driver),
     ...operationsOps(driver),
   };
 }

@@ -1,6 +1,7 @@
 import type { JsonObject } from '../core/json.js';
 import type { Micros } from '../core/money.js';
 import type { WebhookStore } from './webhook-types.js';
+import type { FileStore } from './file-types.js';
 
 /** Per-minute quotas; undefined means "use the configured default". */
 export interface RateLimits {
@@ -224,7 +225,7 @@ export interface ReconcileRecord {
   createdAt: number;
 }
 
-export interface Store extends WebhookStore {
+export interface Store extends WebhookStore, FileStore {
   /** Runs pending versioned migrations. */
   migrate(): Promise<void>;
   close(): Promise<void>;

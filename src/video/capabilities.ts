@@ -19,7 +19,7 @@ export function checkCapabilities(model: string, caps: VideoCapabilities, std: S
     throw errors.invalidRequest(`${model} does not take a first frame image (input_reference).`, 'frame_images', 'unsupported_input_reference');
   if (!caps.last_frame && std.frameImages.some((f) => f.frameType === 'last_frame'))
     throw errors.invalidRequest(`${model} can pin only the first frame; last_frame is not supported.`, 'frame_images');
-  if (!caps.references && std.inputReferences.length > 0)
+  if (!caps.references && !caps.video_reference && std.inputReferences.length > 0)
     throw errors.invalidRequest(`${model} does not take input_references.`, 'input_references', 'unsupported_input_reference');
 }
 

@@ -117,12 +117,17 @@ async function followRedirects(
  * Only an image is passed on: a vendor answering with anything else (the MP4 itself, say) is an
  * upstream error, never the video under another name.
  */
+/** Whether the job's vendor makes this preview asset itself (declared, and its adapter can fetch it). */
+export function vendorMakesVariant(deps: VideoDeps, job: JobRecord, variant: 'thumbnail' | 'spritesheet'): boolean {
+  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  return !!(deps.capabilities(job.model)?.variants.includes(variant) && deps.vendors.get(job.vendor)?.buildVariant && up);
+}
+
 export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thumbnail' | 'spritesheet', signal: AbortSignal): Promise<ContentReply> {
   if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
-  const caps = deps.capabilities(job.model);
   const vendor = deps.vendors.get(job.vendor);
   const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
-  if (!caps?.variants.includes(variant) || !vendor?.buildVariant || !up)
+  if (!vendorMakesVariant(deps, job, variant) || !vendor?.buildVariant || !up)
     throw errors.notFound(`No ${variant} is available for videos of '${job.model}'.`, 'variant_unavailable');
   const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up));
   const res = await followRedirects(deps, req, up.timeoutMs, signal, up);

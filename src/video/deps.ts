@@ -6,6 +6,8 @@ import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import type { BlobStore } from './blobs.js';
 import type { VideoCapabilities } from './capabilities.js';
+import type { FilesService } from '../files/service.js';
+import type { FrameExtractor } from './frames.js';
 import type { Uploads } from './uploads.js';
 import type { UpstreamClient } from '../http/upstream-client.js';
 import type { LinkSigner } from './links.js';
@@ -25,6 +27,9 @@ export interface VideoSettings {
   publicUrl: string;
   /** Largest accepted upload (input_reference file). */
   uploadMaxBytes: number;
+  /** Largest video input_reference, and its longest duration. */
+  uploadVideoMaxBytes: number;
+  uploadVideoMaxSeconds: number;
   /** Uploads are removed this long after their job settles. */
   uploadRetentionMs: number;
   /**
@@ -51,6 +56,10 @@ export interface VideoDeps {
   /** The model's capabilities (vendor declaration with the config's override), undefined for a non-video model. */
   capabilities(model: string): VideoCapabilities | undefined;
   media: MediaFetcher;
+  /** OpenAI Files API uploads; a create's input_reference {file_id} reads them. */
+  files: FilesService;
+  /** Makes thumbnails for vendors that make none (ffmpeg); absent: those stay unavailable. */
+  frames?: FrameExtractor;
   limiter: RateLimiter;
   limitDefaults: Quota;
   clock: Clock;

@@ -5,6 +5,7 @@ import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
 import { parseJobFilter, type JobFilterQuery } from './list-filter.js';
 import { taskRefOf } from './refresh.js';
+import { thumbnailBlob } from './thumbnail.js';
 
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
@@ -69,7 +70,10 @@ export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<b
 /** Removes what the gateway keeps for a job: its uploads, and once deleted its stored outputs. */
 export async function purgeJob(deps: VideoDeps, job: JobRecord): Promise<void> {
   const names = [...job.uploads];
-  if (job.deletedAt !== null) for (const out of job.outputs) if (isObject(out) && typeof out.blob === 'string') names.push(out.blob);
+  if (job.deletedAt !== null) {
+    for (const out of job.outputs) if (isObject(out) && typeof out.blob === 'string') names.push(out.blob);
+    names.push(thumbnailBlob(job.id));
+  }
   for (const name of names) await deps.blobs.delete(name);
   await deps.store.markPurged(job.id);
 }

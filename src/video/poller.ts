@@ -61,6 +61,7 @@ export class VideoPoller {
       );
       // Uploads past their retention, and what deleted jobs left behind.
       await purgeDue(this.video.deps, this.batch);
+      await this.video.deps.files.purgeExpired(this.batch);
       return seen.size;
     } catch (e) {
       this.video.deps.log.error({ err: (e as Error).message }, 'video poller tick failed');

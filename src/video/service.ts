@@ -3,7 +3,8 @@ import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import type { JobRecord } from '../store/types.js';
-import { openContent, openVariant, type ContentReply } from './content.js';
+import { openContent, openVariant, vendorMakesVariant, type ContentReply } from './content.js';
+import { gatewayThumbnail } from './thumbnail.js';
 import { createVideoJob, type CreateControl, type CreateOptions } from './create.js';
 import type { VideoDeps } from './deps.js';
 import { cancelUpstream, deletedAnswer, listJobs, purgeJob, type ListQuery } from './manage.js';
@@ -141,6 +142,8 @@ export class VideoService {
     if (variant === 'video') return openContent(this.deps, job, index, range, signal);
     if (variant !== 'thumbnail' && variant !== 'spritesheet')
       throw errors.invalidRequest("'variant' must be one of video, thumbnail, spritesheet.", 'variant');
+    // Thumbnails: the vendor's where it makes one, else one the gateway extracts itself.
+    if (variant === 'thumbnail' && !vendorMakesVariant(this.deps, job, variant)) return gatewayThumbnail(this.deps, job, signal);
     return openVariant(this.deps, job, variant, signal);
   }
 

@@ -213,6 +213,12 @@ export interface VideoCapabilities {
   references: boolean;
   /** Generates an audio track. */
   audio: boolean;
+  /**
+   * Takes a video as input (an uploaded MP4/MOV/WebM `input_reference`, or an `input_references`
+   * item of type video): Veo extends it, Azure's jobs API inpaints from it, wan r2v and Seedance 2.0
+   * take it as a reference. Absent means no.
+   */
+  video_reference?: boolean;
   /** POST /v1/videos/{id}/remix. */
   remix: boolean;
   /** A processing job can be cancelled upstream (DELETE releases the hold at no charge). */

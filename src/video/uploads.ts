@@ -10,6 +10,12 @@ const IMAGE_TYPES: Record<string, { mime: string; ext: string }> = {
   jpg: { mime: 'image/jpeg', ext: 'jpg' },
   webp: { mime: 'image/webp', ext: 'webp' },
 };
+/** Video inputs (see video-upload.ts), served back to the vendor under these types. */
+const VIDEO_TYPES = [
+  { mime: 'video/mp4', ext: 'mp4' },
+  { mime: 'video/quicktime', ext: 'mov' },
+  { mime: 'video/webm', ext: 'webm' },
+];
 const MIN_SIDE = 16;
 const MAX_SIDE = 8192;
 
@@ -37,7 +43,7 @@ export function checkUpload(bytes: Buffer, param: string): CheckedUpload {
     const isVideo = bytes.length > 12 && bytes.subarray(4, 8).toString('latin1') === 'ftyp';
     throw errors.invalidRequest(
       isVideo
-        ? `'${param}' is a video; the models here take an image (PNG, JPEG or WebP) as input_reference.`
+        ? `'${param}' looks like a video but could not be read as MP4, MOV or WebM.`
         : `'${param}' must be a PNG, JPEG or WebP image (the content was sniffed; the declared type does not count).`,
       param,
       'unsupported_media_type',
@@ -61,7 +67,7 @@ export class Uploads {
     private readonly publicUrl: () => string,
   ) {}
 
-  async store(accountId: string, bytes: Buffer, checked: CheckedUpload): Promise<string> {
+  async store(accountId: string, bytes: Buffer, checked: { mime: string; ext: string }): Promise<string> {
     const name = `uploads/${accountId.replace(/[^A-Za-z0-9_-]/g, '_')}/${randomBytes(18).toString('base64url')}.${checked.ext}`;
     await this.blobs.put(name, bytes, checked.mime);
     return name;
@@ -74,12 +80,12 @@ export class Uploads {
   }
 
   verify(name: string, expires: unknown, signature: unknown, now: number): boolean {
-    return /^uploads\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.(png|jpg|webp)$/.test(name) && this.links.verify(`upload:${name}`, expires, signature, now);
+    return /^uploads\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\.(png|jpg|webp|mp4|mov|webm)$/.test(name) && this.links.verify(`upload:${name}`, expires, signature, now);
   }
 
   mimeOf(name: string): string {
     const ext = name.slice(name.lastIndexOf('.') + 1);
-    return Object.values(IMAGE_TYPES).find((t) => t.ext === ext)?.mime ?? 'application/octet-stream';
+    return [...Object.values(IMAGE_TYPES), ...VIDEO_TYPES].find((t) => t.ext === ext)?.mime ?? 'application/octet-stream';
   }
 
   async bytes(name: string): Promise<Buffer> {

@@ -3,6 +3,11 @@ import { FORBIDDEN_KEYS, isObject, type Json, type JsonObject } from '../../core
 
 /** Fields of OpenAI's create that are strings by definition: never read as numbers or JSON. */
 const STRING_FIELDS = new Set(['model', 'prompt', 'seconds', 'size']);
+/**
+ * The role an uploaded video input_reference carries among the input_references: the video itself
+ * is the input (Veo extends it, Azure inpaints from it), not soft guidance that a vendor may ignore.
+ */
+export const SOURCE_VIDEO_ROLE = 'source_video';
 /** OpenAI's default when `model` is left out. */
 export const OPENAI_DEFAULT_MODEL = 'sora-2';
 const MAX_FIELDS = 64;
@@ -73,26 +78,27 @@ function setPath(root: JsonObject, path: string[], value: Json, rawKey: string):
 
 /**
  * An OpenAI Videos create, translated into the spec's create body: `seconds` and `size` are the
- * standard fields already (strings are accepted); `input_reference` (an uploaded file, whose
- * signed gateway link is `uploadUrl`, or `{image_url}`, or a URL string) becomes the first frame.
+ * standard fields already (strings are accepted); `input_reference` (an uploaded image, whose
+ * signed gateway link is `upload.url`, or `{image_url}`, or a URL string) becomes the first frame,
+ * and an uploaded video becomes an `input_references` item of type video.
  * Every other field stays native and follows spec 2.3.
  */
-export function toSpecBody(fields: JsonObject, uploadUrl: string | undefined): JsonObject {
+export function toSpecBody(fields: JsonObject, upload: { url: string; kind: 'image' | 'video' } | undefined): JsonObject {
   const { input_reference: ref, ...rest } = fields;
   const body: JsonObject = { ...rest };
   if (body.model === undefined) body.model = OPENAI_DEFAULT_MODEL;
-  let firstFrame: string | undefined = uploadUrl;
+  let firstFrame: string | undefined = upload?.kind === 'image' ? upload.url : undefined;
   if (ref !== undefined && ref !== null) {
-    if (uploadUrl) throw errors.invalidRequest("Send 'input_reference' once: as a file or as a reference, not both.", 'input_reference');
+    if (upload) throw errors.invalidRequest("Send 'input_reference' once: as a file or as a reference, not both.", 'input_reference');
     if (typeof ref === 'string') firstFrame = ref;
     else if (isObject(ref) && typeof ref.image_url === 'string' && ref.file_id === undefined) firstFrame = ref.image_url;
-    else if (isObject(ref) && ref.file_id !== undefined)
-      throw errors.invalidRequest(
-        "'input_reference.file_id' is not supported by this gateway: upload the image as the 'input_reference' file, or pass {image_url}.",
-        'input_reference.file_id',
-        'unsupported_parameter',
-      );
     else throw errors.invalidRequest("'input_reference' must be an uploaded image, {image_url}, or an image URL.", 'input_reference');
+  }
+  if (upload?.kind === 'video') {
+    // A video is input the vendor reads as its kind of video input (see each vendor's adapter).
+    if (body.input_references !== undefined)
+      throw errors.invalidRequest("Send either a video 'input_reference' or 'input_references', not both.", 'input_reference');
+    body.input_references = [{ type: 'video', url: upload.url, role: SOURCE_VIDEO_ROLE }];
   }
   if (firstFrame !== undefined) {
     if (body.frame_images !== undefined)

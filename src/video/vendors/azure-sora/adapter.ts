@@ -141,6 +141,15 @@ function buildContent(task: TaskRef, output: VideoOutput, up: Upstream): Upstrea
   return { method: 'GET', url: contentUrl(up, version, decodeURIComponent(m[1]!)), headers: authHeaders(up) };
 }
 
+/**
+ * Azure's jobs API has one DELETE for a job: a job still queued or running is cancelled (its status
+ * turns `cancelled` and no generation is billed), a finished one is removed. Kept on the job's own
+ * api-version, like polls.
+ */
+function buildCancel(task: TaskRef, up: Upstream): UpstreamRequest {
+  return { method: 'DELETE', url: jobUrl(up, taskVersion(task, up), task.taskId), headers: authHeaders(up) };
+}
+
 export const azureSoraVendor: VideoVendor = {
   id: 'azure-sora',
   label: LABEL,
@@ -156,6 +165,7 @@ export const azureSoraVendor: VideoVendor = {
   buildPoll,
   parsePoll,
   buildContent,
+  buildCancel,
   classifyError: (res) =>
     classifyOpenAiStyle(
       res,

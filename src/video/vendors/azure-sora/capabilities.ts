@@ -3,7 +3,8 @@ import { AZURE_DEFAULT_SECONDS } from './request.js';
 
 /**
  * Azure OpenAI's Sora preview jobs API: whole seconds 1-20, any width x height (the vendor judges),
- * a first frame (uploaded as multipart). No remix or cancel in this API; Azure keeps generations 24 hours.
+ * a first frame (uploaded as multipart). No remix in this API; a queued or running job is cancelled by
+ * DELETE /jobs/{id}. Azure keeps generations 24 hours.
  */
 export function azureSoraCapabilities(_model: string): VideoCapabilities {
   return {
@@ -13,9 +14,11 @@ export function azureSoraCapabilities(_model: string): VideoCapabilities {
     first_frame: true,
     last_frame: false,
     references: false,
+    // inpaint_items of type video, the video uploaded as a multipart `files` part.
+    video_reference: true,
     audio: false,
     remix: false,
-    cancel: false,
+    cancel: true,
     variants: ['video'],
     content_ttl_seconds: 24 * 3600,
   };

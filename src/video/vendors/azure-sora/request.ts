@@ -92,8 +92,16 @@ export function mediaUrls(input: Omit<CreateInput, 'media'>): string[] {
   if (Array.isArray(items)) return items.flatMap((it) => (isObject(it) && typeof it.url === 'string' ? [it.url] : []));
   if (items !== undefined) return [];
   const first = input.std.frameImages.find((f) => f.frameType === 'first_frame');
-  return first ? [first.url] : [];
+  const video = sourceVideo(input);
+  return [...(first ? [first.url] : []), ...(video ? [video.url] : [])];
 }
+
+/** A video in input_references with role `source_video` (an uploaded video input_reference) is inpainted from, as Azure's `video` item. */
+function sourceVideo(input: Omit<CreateInput, 'media'>): { url: string } | undefined {
+  return input.std.inputReferences.find((r) => /video/i.test(r.type) && r.role === 'source_video');
+}
+
+const WHOLE_FRAME = { left_fraction: 0, top_fraction: 0, right_fraction: 1, bottom_fraction: 1 };
 
 const EXTENSIONS: Record<string, string> = {
   'image/png': 'png',
@@ -107,7 +115,7 @@ const EXTENSIONS: Record<string, string> = {
 
 function upload(input: CreateInput, url: string, base: string, files: FilePart[], name?: string): string {
   const media = input.media.get(url);
-  if (!media) throw errors.internal('The image to upload to azure-sora was not fetched.');
+  if (!media) throw errors.internal('The media to upload to azure-sora was not fetched.');
   const filename = name ?? `${base}.${EXTENSIONS[media.mimeType] ?? 'bin'}`;
   files.push({ field: 'files', filename, contentType: media.mimeType, data: Buffer.from(media.base64, 'base64') });
   return filename;
@@ -128,17 +136,12 @@ function inpaintItems(input: CreateInput, files: FilePart[]): Json | undefined {
     });
   }
   if (items !== undefined) return items;
+  const derived: JsonObject[] = [];
   const first = input.std.frameImages.find((f) => f.frameType === 'first_frame');
-  if (!first) return undefined;
-  const fileName = upload(input, first.url, 'first_frame', files);
-  return [
-    {
-      frame_index: 0,
-      type: 'image',
-      file_name: fileName,
-      crop_bounds: { left_fraction: 0, top_fraction: 0, right_fraction: 1, bottom_fraction: 1 },
-    },
-  ];
+  if (first) derived.push({ frame_index: 0, type: 'image', file_name: upload(input, first.url, 'first_frame', files), crop_bounds: WHOLE_FRAME });
+  const video = sourceVideo(input);
+  if (video) derived.push({ frame_index: 0, type: 'video', file_name: upload(input, video.url, 'source_video', files), crop_bounds: WHOLE_FRAME });
+  return derived.length > 0 ? derived : undefined;
 }
 
 /** The create fields (native merged over derived) and the files that make it a multipart request. */

@@ -1,3 +1,4 @@
+import { sniffVideo } from '../../../core/sniff.js';
 import { randomBytes } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { samplePng } from '../../../sim/media.js';
@@ -95,8 +96,13 @@ function inpaint(body: SimBody): unknown[] | SimReply | undefined {
     if (!it || typeof it !== 'object' || (it.type !== 'image' && it.type !== 'video') || int(it.frame_index ?? 0) === undefined) {
       return azErr(400, 'BadRequest', 'Each inpaint item needs type image|video and an integer frame_index.', { param: 'inpaint_items' });
     }
-    if (!body.files.some((f) => f.field === 'files' && f.filename === it.file_name)) {
+    const file = body.files.find((f) => f.field === 'files' && f.filename === it.file_name);
+    if (!file) {
       return azErr(400, 'BadRequest', `No uploaded file matches inpaint item file_name '${String(it.file_name)}'.`, { param: 'inpaint_items' });
+    }
+    // A video item's file must be a video (MP4, MOV, WebM), judged from its bytes.
+    if (it.type === 'video' && !sniffVideo(file.data)) {
+      return azErr(400, 'BadRequest', `The file '${String(it.file_name)}' of a video inpaint item is not a supported video.`, { param: 'inpaint_items' });
     }
   }
   return items;

@@ -14,6 +14,8 @@ export function seedanceCapabilities(model: string): VideoCapabilities {
     first_frame: true,
     last_frame: true,
     references: caps.references.size > 0,
+    // Seedance 2.0 reads video_url content items (role reference_video).
+    video_reference: caps.references.has('video'),
     audio: caps.family === '1.5-pro' || caps.family === '2.0',
     remix: false,
     cancel: true,

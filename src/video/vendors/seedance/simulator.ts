@@ -1,3 +1,4 @@
+import { referenceVideoProblem } from '../../../sim/media.js';
 import { randomBytes } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
@@ -95,10 +96,17 @@ function validate(body: any): SimReply | undefined {
   return undefined;
 }
 
-function create(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
+async function create(req: SimRequest, sim: SimServer, book: TaskBook): Promise<SimReply> {
   const invalid = validate(req.json);
   if (invalid) return invalid;
   const body = req.json;
+  // Ark downloads reference videos at submit; one it cannot read fails the request.
+  if (sim.settings.fetchReferenceMedia) {
+    for (const c of body.content.filter((x: any) => x?.type === 'video_url')) {
+      const problem = await referenceVideoProblem(c.video_url?.url);
+      if (problem) return bad('InvalidParameter', `The video_url content is invalid: ${problem}.`, 'content');
+    }
+  }
   const prompt: string = body.content.find((c: any) => c?.type === 'text')?.text ?? '';
   // With -1 the model chooses the length; the simulator "chooses" 8 s.
   const seconds = body.frames !== undefined ? body.frames / DEFAULT_FPS : body.duration === -1 ? 8 : (body.duration ?? 5);
@@ -170,7 +178,7 @@ function remove(book: TaskBook, deleted: Set<string>, task: SimTask): SimReply {
 export async function startSeedanceSimulator(opts: SimulatorOptions = {}): Promise<SimServer> {
   const book = new TaskBook();
   const deleted = new Set<string>();
-  const handler = (req: SimRequest, sim: SimServer): SimReply => {
+  const handler = (req: SimRequest, sim: SimServer): SimReply | Promise<SimReply> => {
     if (req.method === 'GET' && req.path.startsWith(VIDEO_PREFIX)) return serveSignedVideo(req, sim, tosStore);
     if (bearer(req) !== (sim.settings.apiKey ?? DEFAULT_KEY)) {
       return arkError(401, 'AuthenticationError', 'The API key or AK/SK in the request is missing or invalid.', 'Unauthorized');

@@ -1,5 +1,6 @@
 import type { VideoCapabilities } from '../../types.js';
 import { DEFAULT_DURATION_SECONDS, isVeo2 } from './names.js';
+import { extendsVideo } from './request.js';
 
 /**
  * Vertex AI Veo: first and last frames and reference images (sent inline as base64), audio on Veo 3
@@ -17,6 +18,8 @@ export function veoCapabilities(model: string): VideoCapabilities {
     first_frame: true,
     last_frame: true,
     references: true,
+    // instances[].video: Veo 2 and 3.1 extend a given video; Veo 3.0 takes none.
+    video_reference: extendsVideo(model),
     audio: !veo2,
     remix: false,
     cancel: false,

@@ -122,6 +122,10 @@ export function buildInstances(input: Input, resolve: MediaResolver): JsonObject
   if (n['image'] !== undefined) inst['image'] = toVertexMedia(n['image'], src('image'), 'image', resolve);
   if (n['lastFrame'] !== undefined) inst['lastFrame'] = toVertexMedia(n['lastFrame'], src('lastFrame'), 'image', resolve);
   if (n['video'] !== undefined) inst['video'] = toVertexMedia(n['video'], src('video'), 'video', resolve);
+  else {
+    const video = extendedVideo(input);
+    if (video) inst['video'] = toVertexMedia(video.url, 'input_references', 'video', resolve);
+  }
   if (n['mask'] !== undefined) inst['mask'] = toVertexMedia(n['mask'], src('mask'), 'image', resolve);
   if (n['maskMode'] !== undefined) {
     const mask = inst['mask'];
@@ -151,6 +155,22 @@ export function buildInstances(input: Input, resolve: MediaResolver): JsonObject
   return [deepMerge(inst, head ?? {}), ...rest];
 }
 
+/** Models that extend a given video (instances[].video); the others ignore a video reference. */
+export function extendsVideo(model: string): boolean {
+  return isVeo2(model) || /^veo-3\.1/.test(model);
+}
+
+/**
+ * A video in input_references with role `source_video` (an uploaded video input_reference arrives
+ * so) becomes the video Veo extends, on the models that extend one, unless the native `video` says
+ * otherwise. Other video references stay soft guidance, which Veo ignores.
+ */
+function extendedVideo(input: Input): { url: string } | undefined {
+  if (!extendsVideo(input.upstreamModel) && !extendsVideo(input.model)) return undefined;
+  if (splitNatives(input.native).instance['video'] !== undefined) return undefined;
+  return input.std.inputReferences.find((r) => /video/i.test(r.type) && r.role === 'source_video');
+}
+
 /**
  * input_references are soft guidance: image references become Veo asset/style reference images,
  * but only when nothing else pins the instance (Vertex rejects referenceImages next to image,
@@ -160,6 +180,7 @@ function usesInputReferences(input: Input): boolean {
   const n = splitNatives(input.native).instance;
   if (input.std.frameImages.length > 0) return false;
   if (n['image'] !== undefined || n['lastFrame'] !== undefined || n['video'] !== undefined) return false;
+  if (extendedVideo(input)) return false;
   return imageReferences(input.std).length > 0;
 }
 
@@ -172,6 +193,8 @@ export function urlsToFetch(input: Input): string[] {
   const urls: string[] = input.std.frameImages.map((f) => f.url).filter((u) => /^https?:\/\//i.test(u));
   const n = splitNatives(input.native).instance;
   for (const k of ['image', 'lastFrame', 'video', 'mask']) if (n[k] !== undefined) urls.push(...mediaUrls(n[k]));
+  const video = extendedVideo(input);
+  if (video && /^https?:\/\//i.test(video.url)) urls.push(video.url);
   const refs = n['referenceImages'];
   if (Array.isArray(refs)) for (const r of refs) urls.push(...referenceImageUrls(r));
   else if (refs === undefined && usesInputReferences(input))

@@ -1,3 +1,4 @@
+import { sniffVideo } from '../../../core/sniff.js';
 import { randomUUID } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { sampleMp4 } from '../../../sim/media.js';
@@ -83,6 +84,14 @@ function create(req: SimRequest, sim: SimServer, st: State, project: string, loc
     if (problem) return invalid(`instances[0].${field}: ${problem}`);
   }
   if (inst.lastFrame && !inst.image) return invalid('lastFrame requires image.');
+  if (inst.video !== undefined) {
+    // Video extension: only the models that extend, and the bytes must be a video.
+    if (!veo2 && !/^veo-3\.1/.test(model)) return invalid(`Video extension is not supported by ${model}.`);
+    if (!String(inst.video.mimeType).startsWith('video/')) return invalid('instances[0].video: mimeType must be a video type.');
+    if (inst.video.bytesBase64Encoded && !sniffVideo(Buffer.from(inst.video.bytesBase64Encoded, 'base64')))
+      return invalid('instances[0].video: the bytes are not a supported video (MP4, MOV, WebM).');
+    if (inst.referenceImages !== undefined) return invalid('referenceImages cannot be combined with video.');
+  }
 
   const task = st.tasks.create({
     prompt: inst.prompt,

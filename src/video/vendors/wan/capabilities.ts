@@ -12,6 +12,8 @@ export function wanCapabilities(model: string): VideoCapabilities {
     first_frame: info.frames.first,
     last_frame: info.frames.last,
     references: info.takesReferences,
+    // r2v models take reference videos (input.media items of type reference_video).
+    video_reference: info.takesReferences,
     audio: info.mediaProtocol,
     remix: false,
     cancel: true,

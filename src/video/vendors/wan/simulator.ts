@@ -1,3 +1,4 @@
+import { referenceVideoProblem } from '../../../sim/media.js';
 import { randomUUID } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
@@ -38,7 +39,7 @@ function tierOf(params: Record<string, any>): number {
   return 720;
 }
 
-function create(req: SimRequest, sim: SimServer, book: TaskBook, endpoint: 'video-generation' | 'image2video'): SimReply {
+async function create(req: SimRequest, sim: SimServer, book: TaskBook, endpoint: 'video-generation' | 'image2video'): Promise<SimReply> {
   const body = req.json;
   if (req.headers['x-dashscope-async'] !== 'enable') {
     return fail(403, 'AccessDenied', 'current user api does not support synchronous calls');
@@ -71,6 +72,12 @@ function create(req: SimRequest, sim: SimServer, book: TaskBook, endpoint: 'vide
   }
   const media = (input.media ?? []) as Record<string, any>[];
   const referenceVideos = media.filter((m) => m?.type === 'reference_video').length;
+  if (referenceVideos > 0 && info.kind !== 'r2v') return fail(400, 'InvalidParameter', `Model ${body.model} does not take reference videos.`);
+  // DashScope downloads every reference video at submit and refuses what it cannot read.
+  for (const m of media.filter((x) => x?.type === 'reference_video')) {
+    const problem = sim.settings.fetchReferenceMedia ? await referenceVideoProblem(m.url) : typeof m.url === 'string' ? undefined : 'url is required';
+    if (problem) return fail(400, 'InvalidParameter.DataInspection', `The reference video is invalid: ${problem}.`);
+  }
   const task = book.create({
     prompt: input.prompt,
     // settings.reportSeconds: the model chose another length than asked (billing must follow it).
@@ -145,7 +152,7 @@ function cancel(book: TaskBook, id: string): SimReply {
 
 export async function startWanSimulator(opts: SimulatorOptions = {}): Promise<SimServer> {
   const book = new TaskBook();
-  const handler = (req: SimRequest, sim: SimServer): SimReply => {
+  const handler = (req: SimRequest, sim: SimServer): SimReply | Promise<SimReply> => {
     if (req.method === 'GET' && req.path.startsWith(VIDEO_PREFIX)) return serveSignedVideo(req, sim, ossStore);
     if (!authorised(req, sim)) return fail(401, 'InvalidApiKey', 'Invalid API-key provided.');
     if (req.method === 'POST' && req.path === VIDEO_GENERATION_PATH) return create(req, sim, book, 'video-generation');

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { imageSize } from 'image-size';
+import type { AuthContext } from '../auth/types.js';
+import type { Clock } from '../core/clock.js';
+import { errors } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { FileRecord, FileStore } from '../store/file-types.js';
+import type { BlobStore } from '../video/blobs.js';
+import { sniffVideo } from '../core/sniff.js';
+
+/** The purposes OpenAI's Files API takes; the gateway keeps them as labels (videos read any). */
+export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;
+/** OpenAI's bounds for `expires_after.seconds`. */
+const MIN_EXPIRY_S = 3_600;
+const MAX_EXPIRY_S = 30 * 24 * 3_600;
+const LIST_DEFAULT = 20;
+const LIST_MAX = 10_000;
+const IMAGE_MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
+
+export interface FilesSettings {
+  maxBytes: number;
+  /** Kept this long unless the upload asks for less (`expires_after`). */
+  retentionMs: number;
+}
+
+export interface NewFile {
+  bytes: Buffer;
+  filename: string;
+  purpose: unknown;
+  /** `expires_after` as sent: {anchor: 'created_at', seconds}. */
+  expiresAfter?: unknown;
+}
+
+/** A file's type from its bytes: an image or video the gateway can use, else opaque bytes. */
+function sniffMime(bytes: Buffer): string {
+  const video = sniffVideo(bytes);
+  if (video) return video.mime;
+  try {
+    const t = imageSize(bytes).type;
+    if (t && IMAGE_MIME[t]) return IMAGE_MIME[t]!;
+  } catch {
+    // not an image
+  }
+  return 'application/octet-stream';
+}
+
+/**
+ * OpenAI's Files API, as far as its SDKs use it to hand a video create an `input_reference`
+ * ({file_id}): upload, retrieve, list, delete, download. Files belong to the uploading account (a
+ * file of another account is a 404, as if it did not exist), live in the blob store, and are
+ * removed at their expiry (the configured retention, or a shorter `expires_after`).
+ */
+export class FilesService {
+  constructor(
+    private readonly store: FileStore,
+    private readonly blobs: BlobStore,
+    private readonly clock: Clock,
+    readonly settings: FilesSettings,
+  ) {}
+
+  async create(ctx: AuthContext, f: NewFile): Promise<JsonObject> {
+    if (typeof f.purpose !== 'string' || f.purpose === '')
+      throw errors.invalidRequest("'purpose' is required.", 'purpose', 'missing_required_parameter');
+    if (!(FILE_PURPOSES as readonly string[]).includes(f.purpose))
+      throw errors.invalidRequest(`'purpose' must be one of ${FILE_PURPOSES.join(', ')}.`, 'purpose');
+    if (f.bytes.length === 0) throw errors.invalidRequest("'file' is empty.", 'file', 'invalid_media');
+    const now = this.clock.now();
+    const expiresAt = now + this.lifetimeMs(f.expiresAfter);
+    const id = `file-${randomBytes(18).toString('base64url')}`;
+    const blob = `files/${ctx.account.id.replace(/[^A-Za-z0-9_-]/g, '_')}/${id}`;
+    const mime = sniffMime(f.bytes);
+    await this.blobs.put(blob, f.bytes, mime);
+    const filename = f.filename.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255) || 'file';
+    try {
+      const rec = await this.store.createFile({ id, accountId: ctx.account.id, purpose: f.purpose, filename, bytes: f.bytes.length, mime, blob, createdAt: now, expiresAt });
+      return present(rec);
+    } catch (e) {
+      await this.blobs.delete(blob).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  private lifetimeMs(expiresAfter: unknown): number {
+    if (expiresAfter === undefined || expiresAfter === null) return this.settings.retentionMs;
+    const e = expiresAfter as { anchor?: unknown; seconds?: unknown };
+    if (typeof expiresAfter !== 'object' || e.anchor !== 'created_at')
+      throw errors.invalidRequest("'expires_after' must be {anchor: 'created_at', seconds}.", 'expires_after.anchor');
+    const s = typeof e.seconds === 'string' && /^\d+$/.test(e.seconds) ? Number(e.seconds) : e.seconds;
+    if (typeof s !== 'number' || !Number.isInteger(s) || s < MIN_EXPIRY_S || s > MAX_EXPIRY_S)
+      throw errors.invalidRequest(`'expires_after.seconds' must be an integer from ${MIN_EXPIRY_S} to ${MAX_EXPIRY_S}.`, 'expires_after.seconds');
+    return Math.min(s * 1000, this.settings.retentionMs);
+  }
+
+  async record(accountId: string, id: unknown): Promise<FileRecord> {
+    const rec = typeof id === 'string' && /^file-[A-Za-z0-9_-]{1,64}$/.test(id) ? await this.store.getFile(id, accountId, this.clock.now()) : undefined;
+    if (!rec) throw errors.notFound(`No file '${String(id).slice(0, 80)}' (unknown, expired, deleted, or another account's).`, 'file_not_found');
+    return rec;
+  }
+
+  async get(ctx: AuthContext, id: string): Promise<JsonObject> {
+    return present(await this.record(ctx.account.id, id));
+  }
+
+  async list(ctx: AuthContext, q: { after?: string; limit?: string; order?: string; purpose?: string }): Promise<JsonObject> {
+    const order = q.order ?? 'desc';
+    if (order !== 'asc' && order !== 'desc') throw errors.invalidRequest("'order' must be 'asc' or 'desc'.", 'order');
+    const limit = q.limit === undefined ? LIST_DEFAULT : Number(q.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX) throw errors.invalidRequest(`'limit' must be an integer from 1 to ${LIST_MAX}.`, 'limit');
+    let after: { createdAt: number; id: string } | undefined;
+    if (q.after !== undefined && q.after !== '') {
+      const rec = await this.store.getFile(q.after, ctx.account.id, 0);
+      if (!rec) throw errors.invalidRequest("'after' is not the id of one of your files.", 'after', 'invalid_cursor');
+      after = { createdAt: rec.createdAt, id: rec.id };
+    }
+    const rows = await this.store.listFiles(ctx.account.id, this.clock.now(), { after, limit: limit + 1, order, purpose: q.purpose });
+    const data = rows.slice(0, limit).map(present);
+    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: rows.length > limit };
+  }
+
+  async delete(ctx: AuthContext, id: string): Promise<JsonObject> {
+    const rec = await this.record(ctx.account.id, id);
+    if (!(await this.store.deleteFile(rec.id, ctx.account.id))) throw errors.notFound(`No file '${id}'.`, 'file_not_found');
+    await this.blobs.delete(rec.blob);
+    return { id: rec.id, object: 'file', deleted: true };
+  }
+
+  async content(ctx: AuthContext, id: string): Promise<{ headers: Record<string, string>; body: Readable }> {
+    const rec = await this.record(ctx.account.id, id);
+    const body = await this.blobs.open(rec.blob);
+    if (!body) throw errors.notFound(`The content of file '${id}' is no longer available.`, 'file_not_found');
+    return { headers: { 'content-type': rec.mime, 'content-length': String(rec.bytes) }, body };
+  }
+
+  /** The bytes of one of the account's files (bounded: files are at most `maxBytes`). */
+  async bytes(rec: FileRecord): Promise<Buffer> {
+    const body = await this.blobs.open(rec.blob);
+    if (!body) throw errors.notFound(`The content of file '${rec.id}' is no longer available.`, 'file_not_found');
+    const chunks: Buffer[] = [];
+    for await (const c of body) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Removes expired files (blob first, then the row); run by the background refresher. */
+  async purgeExpired(batch: number): Promise<number> {
+    const due = await this.store.expiredFiles(this.clock.now(), batch);
+    for (const f of due) {
+      await this.blobs.delete(f.blob);
+      await this.store.forgetFile(f.id);
+    }
+    return due.length;
+  }
+}
+
+/** The FileObject of openai-node's resources/files.ts. */
+function present(f: FileRecord): JsonObject {
+  return {
+    id: f.id,
+    object: 'file',
+    bytes: f.bytes,
+    created_at: Math.floor(f.createdAt / 1000),
+    expires_at: Math.floor(f.expiresAt / 1000),
+    filename: f.filename,
+    purpose: f.purpose,
+    status: 'processed',
+  };
+}

@@ -1,0 +1,85 @@
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Authorizer } from '../auth/authorize.js';
+import { errors } from '../core/errors.js';
+import type { FilesService, NewFile } from '../files/service.js';
+
+const MAX_FIELDS = 8;
+
+/** The upload form of openai-node's files.create: `file`, `purpose`, `expires_after[anchor|seconds]`. */
+async function readUpload(req: FastifyRequest, maxBytes: number): Promise<NewFile> {
+  if (!req.isMultipart()) throw errors.invalidRequest('Upload a file as multipart/form-data (fields file and purpose).', undefined, 'unsupported_media_type');
+  let file: { bytes: Buffer; filename: string } | undefined;
+  let purpose: unknown;
+  const expires: Record<string, string> = {};
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') {
+          part.file.resume();
+          throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in 'file'.`, part.fieldname.slice(0, 100));
+        }
+        file = { bytes: await part.toBuffer(), filename: part.filename ?? 'file' };
+        continue;
+      }
+      const value = typeof part.value === 'string' ? part.value : String(part.value);
+      if (part.fieldname === 'purpose') purpose = value;
+      else if (part.fieldname === 'expires_after[anchor]' || part.fieldname === 'expires_after[seconds]') expires[part.fieldname.slice(14, -1)] = value;
+      else throw errors.invalidRequest(`Unknown field '${part.fieldname.slice(0, 100)}'.`, part.fieldname.slice(0, 100), 'unknown_parameter');
+    }
+  } catch (e) {
+    const code = (e as { code?: string })?.code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.uploadTooLarge(maxBytes, 'file');
+    if (code === 'FST_FILES_LIMIT') throw errors.invalidRequest('Send one file.', 'file', 'too_many_files');
+    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw errors.invalidRequest('Too many form fields.', undefined, 'too_many_fields');
+    throw e;
+  }
+  if (!file) throw errors.invalidRequest("'file' is required.", 'file', 'missing_required_parameter');
+  return { ...file, purpose, expiresAfter: Object.keys(expires).length > 0 ? expires : undefined };
+}
+
+/** OpenAI's Files API (the part its SDKs use to pass a video create an `input_reference: {file_id}`). */
+export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; files: FilesService }): void {
+  const maxBytes = deps.files.settings.maxBytes;
+  app.register(async (scope) => {
+    await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, parts: MAX_FIELDS + 1, fieldSize: 1024 } });
+    scope.post('/v1/files', async (req) => {
+      deps.authorizer.action(req.auth, 'video');
+      return deps.files.create(req.auth, await readUpload(req, maxBytes));
+    });
+  });
+
+  app.get<{ Querystring: { after?: string; limit?: string; order?: string; purpose?: string } }>('/v1/files', async (req) => {
+    deps.authorizer.action(req.auth, 'video');
+    return deps.files.list(req.auth, req.query);
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/files/:id', async (req) => {
+    deps.authorizer.action(req.auth, 'video');
+    return deps.files.get(req.auth, req.params.id);
+  });
+
+  // Like videos.delete, an SDK may send DELETE with an empty JSON body: an empty body is no body.
+  app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
+      if (String(text).trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(String(text)));
+      } catch {
+        done(errors.invalidJson('The request body is not valid JSON.'), undefined);
+      }
+    });
+    scope.delete<{ Params: { id: string } }>('/v1/files/:id', async (req) => {
+      deps.authorizer.action(req.auth, 'video');
+      return deps.files.delete(req.auth, req.params.id);
+    });
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/files/:id/content', async (req, reply) => {
+    deps.authorizer.action(req.auth, 'video');
+    const out = await deps.files.content(req.auth, req.params.id);
+    reply.headers(out.headers);
+    return reply.send(out.body);
+  });
+}
