@@ -10,7 +10,7 @@ import { TransportError, type Upstream } from '../http/types.js';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
-import { costUnits, withUsageCost } from '../billing/usage-cost.js';
+import { withUsageCost } from '../billing/usage-cost.js';
 import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
 import { moneyCharged, units } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
@@ -20,11 +20,11 @@ import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import type { Store } from '../store/types.js';
 import { sum } from './batching.js';
+import { renderEmbeddings } from './render.js';
 import { parseEmbeddingRequest } from './request.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
 import { estimateAll } from './tokens.js';
 import type { EmbeddingRequest, EmbeddingVendor } from './types.js';
-import { toClientForm } from './vectors.js';
 import { embeddingVendors } from './vendors/registry.js';
 
 export interface EmbeddingsDeps {
@@ -180,7 +180,7 @@ export class EmbeddingsService {
       });
 
     return {
-      body: answer.raw ? withUsageCost(answer.raw, costMicros) : render(req, answer, costMicros),
+      body: answer.raw ? withUsageCost(answer.raw, costMicros) : await renderEmbeddings(req, answer, costMicros),
       headers: admission.headers,
       requestId,
       promptTokens,
@@ -201,16 +201,3 @@ export class EmbeddingsService {
   }
 }
 
-/** The spec 2.6 body, with every vector in the client's encoding and `index` = input position. */
-function render(req: EmbeddingRequest, answer: UpstreamAnswer, costMicros: number): string {
-  const vectors = answer.vectors!;
-  const data = new Array(vectors.length);
-  for (let i = 0; i < vectors.length; i++)
-    data[i] = { object: 'embedding', index: i, embedding: toClientForm(vectors[i]!, req.encodingFormat) };
-  return JSON.stringify({
-    object: 'list',
-    data,
-    model: req.model,
-    usage: { prompt_tokens: answer.promptTokens, total_tokens: answer.promptTokens, cost: costUnits(costMicros) },
-  });
-}

@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
+import { acceptEmptyJsonBody } from './empty-json-body.js';
 import type { FilesService, NewFile } from '../files/service.js';
 
 const MAX_FIELDS = 8;
@@ -61,15 +62,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Aut
 
   // Like videos.delete, an SDK may send DELETE with an empty JSON body: an empty body is no body.
   app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
-      if (String(text).trim() === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(String(text)));
-      } catch {
-        done(errors.invalidJson('The request body is not valid JSON.'), undefined);
-      }
-    });
+    acceptEmptyJsonBody(scope);
     scope.delete<{ Params: { id: string } }>('/v1/files/:id', async (req) => {
       deps.authorizer.action(req.auth, 'video');
       return deps.files.delete(req.auth, req.params.id);

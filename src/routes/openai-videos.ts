@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
+import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, foldFormFields, toSpecBody } from '../video/openai/request.js';
 import { fileForReference, prepareUpload } from '../video/openai/upload.js';
@@ -101,15 +102,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
 
   // The Python SDK sends DELETE with an empty JSON body; an empty body here is no body.
   app.register(async (scope) => {
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
-      if (String(text).trim() === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(String(text)));
-      } catch {
-        done(errors.invalidJson('The request body is not valid JSON.'), undefined);
-      }
-    });
+    acceptEmptyJsonBody(scope);
     scope.delete<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
       deps.authorizer.action(req.auth, 'video');
       return deps.video.delete(req.auth, req.params.id);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, query } from '../api';
+import { AccountSelect } from '../components/account-select';
 import { ErrorNote } from '../components/error-note';
 import { Field } from '../components/field';
 import { StatusBadge } from '../components/status-badge';
@@ -77,18 +78,7 @@ export function Jobs({ operator }: { operator: boolean }) {
         <Field id="f-to" label="Created to">
           <input id="f-to" type="date" value={draft.to} onInput={set('to')} />
         </Field>
-        {operator && (
-          <Field id="f-account" label="Account">
-            <select id="f-account" value={draft.account} onChange={set('account')}>
-              <option value="">all</option>
-              {(accounts.data?.data ?? []).map((a) => (
-                <option key={a.id} value={a.name}>
-                  {a.name}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
+        {operator && <AccountSelect id="f-account" value={draft.account} accounts={accounts.data?.data ?? []} onChange={set('account')} />}
         <button type="submit">Apply</button>
         <button type="button" onClick={page.reload}>
           Refresh

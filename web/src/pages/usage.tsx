@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api';
 import { BarChart } from '../components/bar-chart';
+import { AccountSelect } from '../components/account-select';
 import { ErrorNote } from '../components/error-note';
 import { Field } from '../components/field';
 import { useLoad } from '../components/use-load';
@@ -62,18 +63,7 @@ export function Usage({ operator }: { operator: boolean }) {
         <Field id="u-to" label="To (inclusive)">
           <input id="u-to" type="date" value={draft.to} onInput={set('to')} />
         </Field>
-        {operator && (
-          <Field id="u-account" label="Account">
-            <select id="u-account" value={draft.account} onChange={set('account')}>
-              <option value="">all</option>
-              {(accounts.data?.data ?? []).map((a) => (
-                <option key={a.id} value={a.name}>
-                  {a.name}
-                </option>
-              ))}
-            </select>
-          </Field>
-        )}
+        {operator && <AccountSelect id="u-account" value={draft.account} accounts={accounts.data?.data ?? []} onChange={set('account')} />}
         <button type="submit">Show</button>
       </form>
       <ErrorNote error={report.error} />
