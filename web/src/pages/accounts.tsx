@@ -6,6 +6,7 @@ import { useLoad } from '../components/use-load';
 import { money, when } from '../format';
 import { go, href } from '../router';
 import type { Account } from '../types';
+import { TableHead } from '../components/table-head';
 
 /** Operator: every account (GET /admin/accounts) and a form to open one (POST /admin/accounts). */
 export function Accounts() {
@@ -31,15 +32,7 @@ export function Accounts() {
       <ErrorNote error={list.error} />
       <div class="table-wrap">
         <table>
-          <caption class="sr-only">Accounts</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Balance</th>
-              <th scope="col">Upstreams</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
+          <TableHead caption='Accounts' columns={['Name', 'Balance', 'Upstreams', 'Created']} />
           <tbody>
             {(list.data?.data ?? []).map((a) => (
               <tr key={a.id}>

@@ -6,6 +6,7 @@ import { Field } from '../components/field';
 import { useLoad } from '../components/use-load';
 import { text, when } from '../format';
 import type { Key } from '../types';
+import { TableHead } from '../components/table-head';
 
 const ACTIONS = ['video', 'embeddings', 'chat', 'models'];
 
@@ -68,19 +69,7 @@ export function KeysPanel({ account }: { account: string }) {
       )}
       <div class="table-wrap">
         <table>
-          <caption class="sr-only">Keys of {account}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Name</th>
-              <th scope="col">Actions</th>
-              <th scope="col">Models</th>
-              <th scope="col">Budget</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
+          <TableHead caption={`Keys of ${account}`} columns={['Key', 'Name', 'Actions', 'Models', 'Budget', 'Expires', 'Last used', 'State']} />
           <tbody>
             {(keys.data?.data ?? []).map((k) => (
               <tr key={k.id}>

@@ -5,6 +5,7 @@ import { Field } from '../components/field';
 import { useLoad } from '../components/use-load';
 import { money, text, when } from '../format';
 import type { LedgerEntry } from '../types';
+import { TableHead } from '../components/table-head';
 
 const PAGE = 50;
 
@@ -56,18 +57,7 @@ export function LedgerPanel({ account, refresh }: { account: string; refresh: nu
       <ErrorNote error={page.error} />
       <div class="table-wrap">
         <table>
-          <caption class="sr-only">Ledger entries of {account}</caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Model</th>
-              <th scope="col">Upstream</th>
-              <th scope="col">Note</th>
-              <th scope="col">When</th>
-            </tr>
-          </thead>
+          <TableHead caption={`Ledger entries of ${account}`} columns={['#', 'Kind', 'Amount', 'Model', 'Upstream', 'Note', 'When']} />
           <tbody>
             {rows.map((e) => (
               <tr key={e.id}>

@@ -2,6 +2,7 @@ import { api } from '../api';
 import { ErrorNote } from '../components/error-note';
 import { useLoad } from '../components/use-load';
 import { when } from '../format';
+import { TableHead } from '../components/table-head';
 
 interface Record {
   id: number;
@@ -24,16 +25,7 @@ export function Reconcile() {
       {rows.length > 0 && (
         <div class="table-wrap">
           <table>
-            <caption class="sr-only">Reconciliation records</caption>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Job</th>
-                <th scope="col">Upstream</th>
-                <th scope="col">Reason</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
+            <TableHead caption='Reconciliation records' columns={['#', 'Job', 'Upstream', 'Reason', 'When']} />
             <tbody>
               {rows.map((r) => (
                 <tr key={r.id}>

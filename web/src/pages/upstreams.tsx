@@ -3,6 +3,7 @@ import { ErrorNote } from '../components/error-note';
 import { useLoad } from '../components/use-load';
 import { when } from '../format';
 import type { Upstream } from '../types';
+import { TableHead } from '../components/table-head';
 
 /** Operator: each upstream's circuit, calls by outcome, latency and recent failures (GET /admin/upstreams). */
 export function Upstreams() {
@@ -17,17 +18,7 @@ export function Upstreams() {
       <ErrorNote error={list.error} />
       <div class="table-wrap">
         <table>
-          <caption class="sr-only">Upstreams</caption>
-          <thead>
-            <tr>
-              <th scope="col">Upstream</th>
-              <th scope="col">Vendor</th>
-              <th scope="col">Circuit</th>
-              <th scope="col">Calls</th>
-              <th scope="col">p50 / p95 ms</th>
-              <th scope="col">Recent failures</th>
-            </tr>
-          </thead>
+          <TableHead caption='Upstreams' columns={['Upstream', 'Vendor', 'Circuit', 'Calls', 'p50 / p95 ms', 'Recent failures']} />
           <tbody>
             {(list.data?.data ?? []).map((u) => (
               <tr key={u.name}>

@@ -6,6 +6,7 @@ import { Field } from '../components/field';
 import { useLoad } from '../components/use-load';
 import { text, when } from '../format';
 import type { Account } from '../types';
+import { TableHead } from '../components/table-head';
 
 interface Endpoint {
   id: string;
@@ -64,16 +65,7 @@ export function Webhooks() {
       )}
       <div class="table-wrap">
         <table>
-          <caption class="sr-only">Webhook endpoints</caption>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Account</th>
-              <th scope="col">Events</th>
-              <th scope="col">Created</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
+          <TableHead caption='Webhook endpoints' columns={['URL', 'Account', 'Events', 'Created', 'State']} />
           <tbody>
             {(list.data?.data ?? []).map((w) => (
               <tr key={w.id}>
@@ -103,17 +95,7 @@ export function Webhooks() {
           <h2 id="deliveries-title">Delivery log</h2>
           <div class="table-wrap">
             <table>
-              <caption class="sr-only">Attempts, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Delivery</th>
-                  <th scope="col">Attempt</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Latency ms</th>
-                  <th scope="col">When</th>
-                </tr>
-              </thead>
+              <TableHead caption='Attempts, newest first' columns={['Delivery', 'Attempt', 'Status', 'Error', 'Latency ms', 'When']} />
               <tbody>
                 {log.data.attempts.map((a) => (
                   <tr key={`${a.delivery_id}-${a.attempt}`}>
