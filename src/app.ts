@@ -6,12 +6,13 @@ class AccessLog extends LogController {
   override incomingRequest(_req: FastifyRequest, _reply: FastifyReply): void {}
   override requestCompleted(_err: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
     // The path only: query strings may carry signed-link signatures.
-    const path = req.url.split('?')[0];
+    const q = req.url.indexOf('?');
+    const path = q < 0 ? req.url : req.url.slice(0, q);
     req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
   }
 }
 import { randomUUID } from 'node:crypto';
-import { errors } from './core/errors.js';
+import { errors, type GatewayError } from './core/errors.js';
 import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
 import { answerUnmetExpectations } from './http/expect.js';
@@ -33,7 +34,7 @@ import { registerVideoRoutes } from './routes/videos.js';
 import { registerUsageRoutes } from './routes/usage.js';
 import { registerOpenAiVideoRoutes } from './routes/openai-videos.js';
 import { registerFileRoutes } from './routes/files.js';
-import { installCookieAuth } from './console/cookie-auth.js';
+import { installRequestGate } from './auth/request-gate.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import { SessionStore } from './console/sessions.js';
 import { SignInLimiter } from './console/sign-in-limit.js';
@@ -64,6 +65,14 @@ function tooDeep(value: unknown, max: number): boolean {
     for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return false;
+}
+
+/** The refusal of a query parameter sent more than once, or undefined (no parameter is repeated). */
+function repeatedQueryParameter(q: Record<string, unknown> | undefined): GatewayError | undefined {
+  // for-in, not Object.entries: most requests have no query at all, and this allocates nothing.
+  for (const name in q)
+    if (Array.isArray(q[name])) return errors.invalidRequest(`Query parameter '${name.slice(0, 100)}' is repeated; send it once.`, name.slice(0, 100), 'repeated_parameter');
+  return undefined;
 }
 
 /** Builds the HTTP app from the services; no business logic lives here. */
@@ -120,17 +129,13 @@ export function buildApp(s: Services): FastifyInstance {
   });
 
   // First hook of all: every answer carries the id, whichever path writes it (errors, 404s, 408s,
-  // hijacked streams), because it goes on the raw response before anything else runs.
+  // hijacked streams), because it goes on the raw response before anything else runs. Then a
+  // repeated query parameter, which arrives as an array no route expects, is refused for every
+  // route, before any hook or handler reads the query. (Callback hooks throughout the per-request
+  // path: an async hook costs a promise and a microtask hop on every request.)
   app.addHook('onRequest', (req, reply, done) => {
     reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
-    done();
-  });
-  // A repeated query parameter arrives as an array, which no route expects: refuse it for every
-  // route here, before any hook or handler reads the query.
-  app.addHook('onRequest', async (req) => {
-    const q = req.query as Record<string, unknown> | undefined;
-    for (const [name, value] of Object.entries(q ?? {}))
-      if (Array.isArray(value)) throw errors.invalidRequest(`Query parameter '${name.slice(0, 100)}' is repeated; send it once.`, name.slice(0, 100), 'repeated_parameter');
+    done(repeatedQueryParameter(req.query as Record<string, unknown> | undefined));
   });
   installServerSpans(app);
   installHttpMetrics(app);
@@ -149,33 +154,16 @@ export function buildApp(s: Services): FastifyInstance {
   answerUnmetExpectations(app.server);
 
   // Bodies nested deeper than any API needs are refused before any code walks them recursively.
-  app.addHook('preValidation', async (req) => {
+  app.addHook('preValidation', (req, _reply, done) => {
     if (req.body !== undefined && tooDeep(req.body, MAX_JSON_DEPTH))
-      throw errors.invalidRequest(`The body is nested deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'too_deep');
+      return done(errors.invalidRequest(`The body is nested deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'too_deep'));
+    done();
   });
 
-  // Console sessions (cookie) stand in for the bearer credential on /v1 and /admin: before the checks below.
+  // Console sessions (cookie) stand in for the bearer credential on /v1 and /admin, then every
+  // matched /v1 route needs a bearer key (or, where the route allows it, a signed link).
   const sessions = new SessionStore(() => s.clock.now());
-  installCookieAuth(app, sessions);
-
-  // Every matched /v1 route needs a bearer key (or, where the route allows it, a signed link).
-  app.addHook('onRequest', async (req) => {
-    if (!req.routeOptions.url?.startsWith('/v1/')) return;
-    const q = req.query as Record<string, unknown>;
-    if (req.routeOptions.config.signedLinks && q.signature !== undefined && req.headers.authorization === undefined) {
-      const id = (req.params as { id?: string }).id ?? '';
-      const account = s.video.accountForSignedLink(id, q.expires, q.signature);
-      if (!account) throw errors.unauthenticated('The signed link is invalid or has expired.');
-      req.signedAccountId = account;
-      return;
-    }
-    // Node keeps only the first of repeated Authorization headers; refuse the ambiguity outright.
-    const raw = req.raw.rawHeaders;
-    let seen = 0;
-    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen++;
-    if (seen > 1) throw errors.unauthenticated('Send exactly one Authorization header.');
-    req.auth = await s.authenticator.authenticate(req.headers.authorization);
-  });
+  installRequestGate(app, { sessions, authenticator: s.authenticator, video: s.video });
 
   // The OpenAPI plugin loads first, so that it sees every route registered after it (in the plugin
   // below, and any added later by other plugins).

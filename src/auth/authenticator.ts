@@ -45,13 +45,33 @@ export class Authenticator {
     // Keyed by the presented key itself, so a cache hit costs no hashing; the store is only ever
     // asked by hash.
     let entry = this.cache.get(key);
-    if (!entry || now - entry.at > this.ttlMs) {
-      entry = await this.lookup(key, now);
-    } else if (now - entry.at > this.ttlMs / 2 && !entry.refreshing) {
-      const stale = entry;
-      stale.refreshing = true;
-      this.lookup(key, now).catch(() => (stale.refreshing = false));
-    }
+    if (!entry || now - entry.at > this.ttlMs) entry = await this.lookup(key, now);
+    else this.refreshWhenHalfStale(key, entry, now);
+    return this.admit(entry, now);
+  }
+
+  /**
+   * `authenticate` without waiting, for the request hook: the answer when the cache holds one
+   * young enough to use, undefined when the store must be asked first (then call `authenticate`).
+   * Throws the same 401s. Saves the promise and the microtask hop of every cached request.
+   */
+  authenticateCached(header: string | string[] | undefined): AuthContext | undefined {
+    const key = parseBearer(header);
+    const now = this.clock.now();
+    const entry = this.cache.get(key);
+    if (!entry || now - entry.at > this.ttlMs) return undefined;
+    this.refreshWhenHalfStale(key, entry, now);
+    return this.admit(entry, now);
+  }
+
+  /** Past half the TTL the next request starts a lookup in the background and goes on with the cached answer. */
+  private refreshWhenHalfStale(key: string, entry: CacheEntry, now: number): void {
+    if (now - entry.at <= this.ttlMs / 2 || entry.refreshing) return;
+    entry.refreshing = true;
+    this.lookup(key, now).catch(() => (entry.refreshing = false));
+  }
+
+  private admit(entry: CacheEntry, now: number): AuthContext {
     const ctx = entry.ctx;
     if (!ctx) throw errors.unauthenticated();
     if (ctx.key.revokedAt !== null) throw errors.unauthenticated('This API key has been revoked.');

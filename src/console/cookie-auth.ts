@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parse as parseCookie, serialize as serializeCookie } from 'cookie';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.js';
 import type { ConsoleSession, SessionStore } from './sessions.js';
 
@@ -46,22 +46,20 @@ export function checkCsrf(req: FastifyRequest, s: ConsoleSession): void {
  * with no Authorization header but a live session cookie is handled as if it carried the session's
  * bearer credential (the operator's admin token on /admin, the key holder's key on /v1), so every
  * check those routes make (revocation, scopes, account isolation) applies unchanged. A request that
- * brings its own Authorization header is never touched. Runs before the /v1 authentication hook.
+ * brings its own Authorization header is never touched. Called by the request gate
+ * (auth/request-gate.ts) for matched /v1 and /admin routes, before the bearer check; throws 403 for
+ * a write without the session's CSRF token.
  */
-export function installCookieAuth(app: FastifyInstance, sessions: SessionStore): void {
-  app.addHook('onRequest', async (req) => {
-    const route = req.routeOptions.url;
-    if (!route) return;
-    const admin = route.startsWith('/admin/');
-    if (!admin && !route.startsWith('/v1/')) return;
-    if (req.headers.authorization !== undefined) return;
-    // A signed link stands on its own (it may be another account's shared output_url).
-    if (req.routeOptions.config.signedLinks && (req.query as Record<string, unknown>).signature !== undefined) return;
-    const s = sessions.get(sessionIdOf(req));
-    if (!s) return;
-    // Each role reaches only its own API: an operator session is no key, a key holder no operator.
-    if ((s.role === 'operator') !== admin) return;
-    checkCsrf(req, s);
-    req.headers.authorization = `Bearer ${s.credential}`;
-  });
+export function useConsoleSession(req: FastifyRequest, sessions: SessionStore, admin: boolean, signedLinks: boolean | undefined): void {
+  if (req.headers.authorization !== undefined) return;
+  // A signed link stands on its own (it may be another account's shared output_url).
+  if (signedLinks && (req.query as Record<string, unknown>).signature !== undefined) return;
+  // Most requests carry no cookie at all: nothing to parse or look up.
+  if (req.headers.cookie === undefined) return;
+  const s = sessions.get(sessionIdOf(req));
+  if (!s) return;
+  // Each role reaches only its own API: an operator session is no key, a key holder no operator.
+  if ((s.role === 'operator') !== admin) return;
+  checkCsrf(req, s);
+  req.headers.authorization = `Bearer ${s.credential}`;
 }

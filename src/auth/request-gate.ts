@@ -1,0 +1,65 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errors } from '../core/errors.js';
+import { useConsoleSession } from '../console/cookie-auth.js';
+import type { SessionStore } from '../console/sessions.js';
+import type { VideoService } from '../video/service.js';
+import type { Authenticator } from './authenticator.js';
+import './types.js';
+
+export interface RequestGateDeps {
+  sessions: SessionStore;
+  authenticator: Authenticator;
+  video: Pick<VideoService, 'accountForSignedLink'>;
+}
+
+/**
+ * Who is calling, for every matched /v1 and /admin route, in one hook: first a console session
+ * (cookie) stands in for the bearer credential on both, then every /v1 route needs a bearer key
+ * (or, where the route allows it, a signed link); /admin routes check their token in their own
+ * plugin. A callback hook, not an async one: a key found in the authenticator's cache (nearly every
+ * request) is accepted without a promise or a microtask hop, and the route's options are read once.
+ */
+export function installRequestGate(app: FastifyInstance, deps: RequestGateDeps): void {
+  app.addHook('onRequest', (req, _reply, done) => {
+    const route = req.routeOptions;
+    const url = route.url;
+    if (url === undefined) return done();
+    const v1 = url.startsWith('/v1/');
+    if (!v1 && !url.startsWith('/admin/')) return done();
+    let pending: Promise<void> | undefined;
+    try {
+      useConsoleSession(req, deps.sessions, !v1, route.config.signedLinks);
+      if (v1) pending = authenticateV1(req, deps, route.config.signedLinks);
+    } catch (e) {
+      return done(e as Error);
+    }
+    if (!pending) return done();
+    pending.then(() => done(), done);
+  });
+}
+
+/** Sets `req.auth` (or `req.signedAccountId`); a promise only when the key must be looked up in the store. */
+function authenticateV1(req: FastifyRequest, deps: RequestGateDeps, signedLinks: boolean | undefined): Promise<void> | undefined {
+  const q = req.query as Record<string, unknown>;
+  if (signedLinks && q.signature !== undefined && req.headers.authorization === undefined) {
+    const id = (req.params as { id?: string }).id ?? '';
+    const account = deps.video.accountForSignedLink(id, q.expires, q.signature);
+    if (!account) throw errors.unauthenticated('The signed link is invalid or has expired.');
+    req.signedAccountId = account;
+    return undefined;
+  }
+  // Node keeps only the first of repeated Authorization headers; refuse the ambiguity outright.
+  const raw = req.raw.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen++;
+  if (seen > 1) throw errors.unauthenticated('Send exactly one Authorization header.');
+  const header = req.headers.authorization;
+  const cached = deps.authenticator.authenticateCached(header);
+  if (cached) {
+    req.auth = cached;
+    return undefined;
+  }
+  return deps.authenticator.authenticate(header).then((ctx) => {
+    req.auth = ctx;
+  });
+}
