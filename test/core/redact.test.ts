@@ -137,6 +137,15 @@ describe('redact: the one-pass pre-check', () => {
     );
   });
 
+  it('finds a 32-hex-digit key wherever it starts in the text', () => {
+    const hex = '0123456789abcdef0123456789ABCDEF';
+    for (let at = 0; at < 40; at++) {
+      const text = `${'x'.repeat(at)} ${hex} tail`;
+      expect(redact(text)).toBe(everyShape(text));
+      expect(redact(text)).not.toContain(hex);
+    }
+  });
+
   it('leaves an access log line as it is', () => {
     const line = '{"level":30,"time":1763835000000,"pid":1,"hostname":"h","request_id":"6f1c2a8e-3b1d-4c55-9a0e-2f7f1b9c1d2e","method":"POST","path":"/v1/embeddings","status":200,"ms":0.8,"msg":"request completed"}';
     expect(redact(line)).toBe(line);
