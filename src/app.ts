@@ -1,16 +1,6 @@
 import { STATUS_CODES } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 
-/** One access line per request ("request completed", with status and time) instead of two. */
-class AccessLog extends LogController {
-  override incomingRequest(_req: FastifyRequest, _reply: FastifyReply): void {}
-  override requestCompleted(_err: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
-    // The path only: query strings may carry signed-link signatures.
-    const q = req.url.indexOf('?');
-    const path = q < 0 ? req.url : req.url.slice(0, q);
-    req.log.info({ method: req.method, path, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
-  }
-}
 import { randomUUID } from 'node:crypto';
 import { errors, type GatewayError } from './core/errors.js';
 import { BodyBudget, installBodyBudget } from './http/body-budget.js';
@@ -20,6 +10,7 @@ import { installLingeringClose } from './http/linger.js';
 import { installHttpMetrics } from './ops/http-metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './ops/request-id.js';
+import { AccessLog, lazyRequestLogger } from './ops/request-logger.js';
 import { registerOpsRoutes } from './ops/routes.js';
 import { installServerSpans } from './ops/tracing-setup.js';
 import { logError, sendError, toGatewayError } from './http/render.js';
@@ -82,7 +73,9 @@ export function buildApp(s: Services): FastifyInstance {
     loggerInstance: s.logger as FastifyBaseLogger,
     bodyLimit: server.body_limit_bytes,
     trustProxy: server.trust_proxy,
-    logController: new AccessLog({ requestIdLogLabel: 'request_id' }),
+    logController: new AccessLog(s.logger as FastifyBaseLogger),
+    // req.log is made only when a request logs through it; the access line needs none.
+    childLoggerFactory: lazyRequestLogger,
     return503OnClosing: true,
     // Slow headers (a client trickling its request head to hold a connection) are cut off; Node
     // checks every 30 s by default, which would let the timeout run far past its value.
