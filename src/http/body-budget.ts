@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.js';
@@ -61,6 +62,9 @@ export class BodyBudget {
   }
 }
 
+/** The declared body bytes a response gives back to the budget when it closes. */
+const TAKEN = Symbol('bodyBytesTaken');
+
 /**
  * Wires the budget into the request lifecycle. A body with a Content-Length takes its size when the
  * request arrives; a chunked body takes bytes as they arrive and is cut with 503 when the budget runs
@@ -68,11 +72,17 @@ export class BodyBudget {
  * over `bodyLimit` takes nothing: it is answered 413 without being read.
  */
 export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, bodyLimit: number): void {
+  // One listener function for every response (no closure per request); `this` is the response.
+  function giveBack(this: ServerResponse & { [TAKEN]?: number }): void {
+    budget.give(this[TAKEN] ?? 0);
+  }
   app.addHook('onRequest', (req, reply, done) => {
     const declared = Number(req.headers['content-length']);
     if (!(declared > 0) || declared > bodyLimit) return done();
     if (!budget.tryTake(declared)) return done(errors.overloaded());
-    reply.raw.once('close', () => budget.give(declared));
+    const raw = reply.raw as ServerResponse & { [TAKEN]?: number };
+    raw[TAKEN] = declared;
+    raw.on('close', giveBack);
     done();
   });
 
