@@ -1,0 +1,79 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { holdOf } from '../../src/http/answer-budget.js';
+import { installRequestLifecycle } from '../../src/http/lifecycle.js';
+
+const apps: ReturnType<typeof Fastify>[] = [];
+afterEach(async () => {
+  while (apps.length) await apps.pop()!.close();
+});
+
+async function listen(timeoutMs: number, register: (app: ReturnType<typeof Fastify>) => void): Promise<string> {
+  const app = Fastify();
+  apps.push(app);
+  installRequestLifecycle(app, timeoutMs);
+  register(app);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+const until = async (check: () => boolean): Promise<void> => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe('the request lifecycle (signal and hold made on first use)', () => {
+  it('a route that never reads the signal is answered, and one that reads it gets a live signal with a hold', async () => {
+    const url = await listen(60_000, (app) => {
+      app.get('/plain', async () => ({ ok: true }));
+      app.get('/signal', async (req) => ({ aborted: req.abortSignal.aborted, held: holdOf(req.abortSignal) !== undefined, same: req.abortSignal === req.abortSignal }));
+    });
+    expect(await (await fetch(`${url}/plain`)).json()).toEqual({ ok: true });
+    expect(await (await fetch(`${url}/signal`)).json()).toEqual({ aborted: false, held: true, same: true });
+  });
+
+  it('a signal first read after the client left starts aborted', async () => {
+    let lateSignal: AbortSignal | undefined;
+    let clientGone!: () => void;
+    const gone = new Promise<void>((r) => (clientGone = r));
+    const url = await listen(60_000, (app) => {
+      app.get('/slow', async (req, reply) => {
+        req.raw.socket.once('close', () => clientGone());
+        await gone;
+        await new Promise((r) => setImmediate(r));
+        lateSignal = req.abortSignal;
+        return reply.send({ late: true });
+      });
+    });
+    const r = httpRequest(`${url}/slow`);
+    r.on('error', () => {});
+    r.end();
+    await new Promise((res) => setTimeout(res, 100));
+    r.destroy();
+    await until(() => lateSignal !== undefined);
+    expect(lateSignal?.aborted).toBe(true);
+  });
+
+  it('a request past its deadline gets a 408 and its signal aborts, unless it committed', async () => {
+    let signal: AbortSignal | undefined;
+    const url = await listen(40, (app) => {
+      app.get('/stuck', async (req) => {
+        signal = req.abortSignal;
+        await new Promise((r) => setTimeout(r, 400));
+        return { late: true };
+      });
+      app.get('/committed', async (req) => {
+        req.commit();
+        await new Promise((r) => setTimeout(r, 200));
+        return { done: true };
+      });
+    });
+    const stuck = await fetch(`${url}/stuck`);
+    expect(stuck.status).toBe(408);
+    expect(signal?.aborted).toBe(true);
+    const committed = await fetch(`${url}/committed`);
+    expect(committed.status).toBe(200);
+    expect(await committed.json()).toEqual({ done: true });
+  });
+});
