@@ -1,16 +1,16 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { holdOf } from '../../src/http/answer-budget.js';
 import { installRequestLifecycle } from '../../src/http/lifecycle.js';
 
-const apps: ReturnType<typeof Fastify>[] = [];
+const apps: FastifyInstance[] = [];
 afterEach(async () => {
   while (apps.length) await apps.pop()!.close();
 });
 
-async function listen(timeoutMs: number, register: (app: ReturnType<typeof Fastify>) => void): Promise<string> {
+async function listen(timeoutMs: number, register: (app: FastifyInstance) => void): Promise<string> {
   const app = Fastify();
   apps.push(app);
   installRequestLifecycle(app, timeoutMs);
