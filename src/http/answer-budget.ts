@@ -79,7 +79,7 @@ export interface AnswerLimits {
  * concurrent answers do not each get half-way), and an answer that does not fit is abandoned with
  * 503 `overloaded`. Every byte taken goes back: to the request's hold, or here on any failure.
  */
-export async function readAnswer(
+export function readAnswer(
   body: Readable,
   declaredLength: string | string[] | undefined,
   limits: AnswerLimits,
@@ -90,7 +90,7 @@ export async function readAnswer(
   const declared = typeof declaredLength === 'string' && /^\d+$/.test(declaredLength) ? Number(declaredLength) : undefined;
   if (declared !== undefined && declared > maxBytes) {
     discard(body);
-    throw new TransportError('too_large', `upstream answer of ${declared} bytes is over ${maxBytes}`, true);
+    return Promise.reject(new TransportError('too_large', `upstream answer of ${declared} bytes is over ${maxBytes}`, true));
   }
   let taken = 0;
   const take = (bytes: number): void => {
@@ -100,22 +100,44 @@ export async function readAnswer(
   };
   const chunks: Buffer[] = [];
   let size = 0;
-  try {
-    if (declared !== undefined && declared > SMALL_ANSWER_BYTES) take(declared);
-    for await (const chunk of body) {
-      const b = chunk as Buffer;
-      size += b.length;
-      if (size > maxBytes) throw new TransportError('too_large', `upstream answer over ${maxBytes} bytes`, true);
-      if (Date.now() > deadline) throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
-      // Without a declared length (chunked), bytes are taken as they arrive past the small size.
-      if (size - SMALL_ANSWER_BYTES > taken) take(size - SMALL_ANSWER_BYTES - taken);
-      chunks.push(b);
+  // Listeners rather than `for await`: the async iterator costs a few promises per chunk and per
+  // answer, on the path every embeddings and chat answer takes.
+  return new Promise<Buffer>((resolve, reject) => {
+    let settled = false;
+    const fail = (e: unknown): void => {
+      if (settled) return;
+      settled = true;
+      discard(body);
+      budget?.give(taken);
+      reject(e);
+    };
+    try {
+      if (declared !== undefined && declared > SMALL_ANSWER_BYTES) take(declared);
+    } catch (e) {
+      fail(e);
+      return;
     }
-  } catch (e) {
-    discard(body);
-    budget?.give(taken);
-    throw e;
-  }
-  if (budget && taken > 0 && !holdOf(signal)?.keep(budget, taken)) budget.give(taken);
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    body.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      try {
+        size += chunk.length;
+        if (size > maxBytes) throw new TransportError('too_large', `upstream answer over ${maxBytes} bytes`, true);
+        if (Date.now() > deadline) throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
+        // Without a declared length (chunked), bytes are taken as they arrive past the small size.
+        if (size - SMALL_ANSWER_BYTES > taken) take(size - SMALL_ANSWER_BYTES - taken);
+        chunks.push(chunk);
+      } catch (e) {
+        fail(e);
+      }
+    });
+    body.once('error', fail);
+    // A body closed before its end without an error of its own (a destroy elsewhere) is a cut answer.
+    body.once('close', () => fail(Object.assign(new Error('upstream answer closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    body.once('end', () => {
+      if (settled) return;
+      settled = true;
+      if (budget && taken > 0 && !holdOf(signal)?.keep(budget, taken)) budget.give(taken);
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+  });
 }
