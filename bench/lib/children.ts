@@ -33,6 +33,8 @@ export interface StartOptions {
   logFile?: string;
   /** How long the child may take to report ready. */
   readyTimeoutMs?: number;
+  /** Environment variables added to the parent's (e.g. the allocator settings `npm start` uses). */
+  env?: Record<string, string>;
 }
 
 export function useCompiledChildren(dir: string | undefined): void {
@@ -51,7 +53,7 @@ export async function startChild<Info>(name: string, script: string, options: un
   const out = opts.logFile ? openSync(opts.logFile, 'a') : 'ignore';
   const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...entry], {
     cwd: repoRoot,
-    env: { ...process.env, BENCH_CHILD_OPTIONS: JSON.stringify(options) },
+    env: { ...process.env, ...opts.env, BENCH_CHILD_OPTIONS: JSON.stringify(options) },
     stdio: ['ignore', out, 'inherit', 'ipc'],
   });
   if (typeof out === 'number') closeSync(out);

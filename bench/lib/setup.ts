@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { EmbeddingsUpstreamInfo } from '../children/embeddings-upstream.js';
 import type { FloorProxyInfo } from '../children/floor-proxy.js';
 import type { GatewayChildInfo, GatewayChildOptions } from '../children/gateway.js';
@@ -14,6 +15,8 @@ import { BENCH_REDIS_URL, pgSchema, pgUrl, STORES, type StoreName } from './stor
  */
 
 /** Seals video ids; the parent needs it too, to mint ids for the jobs it writes into the store. */
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
 export const BENCH_SECRET = 'bench-id-secret-0123456789abcdef';
 export const EMBEDDING_MODEL = 'text-embedding-3-small';
 export const VIDEO_MODEL = 'sora-2';
@@ -87,6 +90,7 @@ export function startGateway(run: BenchRun, name: string, config: Record<string,
   return startChild<GatewayChildInfo>(`gateway ${name}`, 'gateway.ts', options, {
     nodeArgs: run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [],
     logFile: join(run.dir, `${name}.log`),
+    env: productionEnv(),
     // Several gateways start at once; on a busy machine each can take a while to load.
     readyTimeoutMs: 90_000,
   });
@@ -101,5 +105,22 @@ export function startEmbeddingsUpstream(): Promise<Child<EmbeddingsUpstreamInfo>
 }
 
 export function startFloorProxy(name: string, upstream: string): Promise<Child<FloorProxyInfo>> {
-  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream });
+  // The same process settings as the gateway, so the memory comparison stays fair.
+  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream }, { env: productionEnv() });
+}
+
+/**
+ * The environment `npm start` gives the gateway (the `VAR=value` words before `node` in
+ * package.json's start script: glibc allocator thresholds that return freed memory), read from
+ * there so the bench runs the gateway exactly as production does.
+ */
+export function productionEnv(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const env: Record<string, string> = {};
+  for (const word of (pkg.scripts?.start ?? '').split(/\s+/)) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(word);
+    if (!m) break;
+    env[m[1]!] = m[2]!;
+  }
+  return env;
 }
