@@ -87,10 +87,12 @@ export function videoGatewayConfig(
 
 export function startGateway(run: BenchRun, name: string, config: Record<string, unknown>, poller = false): Promise<Child<GatewayChildInfo>> {
   const options: GatewayChildOptions = { config, account: { name: 'bench', balance: 100_000_000 }, poller };
+  // Started as `npm start` starts it (allocator settings, V8 flags).
+  const production = productionProcess();
   return startChild<GatewayChildInfo>(`gateway ${name}`, 'gateway.ts', options, {
-    nodeArgs: run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [],
+    nodeArgs: [...production.nodeArgs, ...(run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [])],
     logFile: join(run.dir, `${name}.log`),
-    env: productionEnv(),
+    env: production.env,
     // Several gateways start at once; on a busy machine each can take a while to load.
     readyTimeoutMs: 90_000,
   });
@@ -106,21 +108,25 @@ export function startEmbeddingsUpstream(): Promise<Child<EmbeddingsUpstreamInfo>
 
 export function startFloorProxy(name: string, upstream: string): Promise<Child<FloorProxyInfo>> {
   // The same process settings as the gateway, so the memory comparison stays fair.
-  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream }, { env: productionEnv() });
+  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream }, productionProcess());
 }
 
 /**
- * The environment `npm start` gives the gateway (the `VAR=value` words before `node` in
- * package.json's start script: glibc allocator thresholds that return freed memory), read from
- * there so the bench runs the gateway exactly as production does.
+ * How `npm start` runs the gateway, read from package.json's start script so the bench runs it the
+ * same way: the `VAR=value` words before `node` (glibc allocator thresholds that return freed
+ * memory) and the node flags after it (V8's heap growing factor).
  */
-export function productionEnv(): Record<string, string> {
+export function productionProcess(): { env: Record<string, string>; nodeArgs: string[] } {
   const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const words = (pkg.scripts?.start ?? '').split(/\s+/).filter(Boolean);
   const env: Record<string, string> = {};
-  for (const word of (pkg.scripts?.start ?? '').split(/\s+/)) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(word);
+  let i = 0;
+  for (; i < words.length; i++) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(words[i]!);
     if (!m) break;
     env[m[1]!] = m[2]!;
   }
-  return env;
+  const nodeArgs: string[] = [];
+  if (words[i] === 'node') for (i++; i < words.length && words[i]!.startsWith('--'); i++) nodeArgs.push(words[i]!);
+  return { env, nodeArgs };
 }
