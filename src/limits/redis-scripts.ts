@@ -40,15 +40,22 @@ end
 `;
 
 /**
- * KEYS[i]: scope hashes. ARGV[2]: tokens asked. ARGV[3]: window seconds.
- * ARGV[2+2i], ARGV[3+2i]: rpm, tpm of scope i (0 = unlimited in that dimension).
- * Returns {allowed, now, then per scope: usedReq, usedTok, resetReqMs, resetTokMs, waitReqMs, waitTokMs};
- * used and reset describe the window after consumption when allowed; a wait is -1 when that
- * dimension has room.
+ * Admissions, several in one call, decided one after the other exactly as if each had been its own
+ * call (the gateway sends those of one event-loop turn together: one round trip and one script run
+ * instead of one each).
+ *
+ * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: admissions.
+ * Then per admission: scope count k, tokens asked, and per scope (KEYS index, rpm, tpm), 0 meaning
+ * unlimited in that dimension.
+ * Returns per admission {allowed, now, then per scope: usedReq, usedTok, resetReqMs, resetTokMs,
+ * waitReqMs, waitTokMs}; used and reset describe the window after consumption when allowed; a wait
+ * is -1 when that dimension has room.
+ *
+ * Each hash is read once per call into a Lua table that later admissions of the batch see (with
+ * the consumption of the earlier ones), and what the batch consumed is written once per hash.
  */
-export const ADMIT_LUA = `${CLOCK}
-local tokens = tonumber(ARGV[2])
-local W = tonumber(ARGV[3])
+export const ADMIT_MANY_LUA = `${CLOCK}
+local W = tonumber(ARGV[2])
 local oldest = sec - W + 1
 
 local function wait_for(buckets, amount)
@@ -65,14 +72,14 @@ local function reset_ms(newest)
   return math.max(0, (newest + W) * 1000 - now)
 end
 
-local allowed = 1
-local stats = {}
-for i = 1, #KEYS do
-  local rpm = tonumber(ARGV[2 + 2 * i])
-  local tpm = tonumber(ARGV[3 + 2 * i])
+-- The window of KEYS[i] as this batch sees it; stale buckets are dropped on the first read.
+local windows = {}
+local function window(i)
+  local w = windows[i]
+  if w then return w end
+  w = { req = {}, tok = {}, usedR = 0, usedT = 0, newestR = -1, newestT = -1, addR = 0, addT = 0 }
   local flat = redis.call('HGETALL', KEYS[i])
-  local req, tok, stale = {}, {}, {}
-  local usedR, usedT, newestR, newestT = 0, 0, -1, -1
+  local stale = {}
   for j = 1, #flat, 2 do
     local f = flat[j]
     local s = tonumber(string.sub(f, 2))
@@ -80,69 +87,110 @@ for i = 1, #KEYS do
     if s == nil or s < oldest then
       stale[#stale + 1] = f
     elseif string.sub(f, 1, 1) == 'r' then
-      req[s] = v
-      usedR = usedR + v
-      if v > 0 and s > newestR then newestR = s end
+      w.req[s] = v
+      w.usedR = w.usedR + v
+      if v > 0 and s > w.newestR then w.newestR = s end
     else
-      tok[s] = v
-      usedT = usedT + v
-      if v > 0 and s > newestT then newestT = s end
+      w.tok[s] = v
+      w.usedT = w.usedT + v
+      if v > 0 and s > w.newestT then w.newestT = s end
     end
   end
   if #stale > 0 then redis.call('HDEL', KEYS[i], unpack(stale)) end
-  local waitR, waitT = -1, -1
-  if rpm > 0 and usedR + 1 > rpm then
-    waitR = wait_for(req, usedR + 1 - rpm)
-    allowed = 0
-  end
-  local need = tokens
-  if need < 1 then need = 1 end
-  if tpm > 0 and usedT + need > tpm then
-    waitT = wait_for(tok, usedT + need - tpm)
-    allowed = 0
-  end
-  stats[i] = { usedR, usedT, newestR, newestT, waitR, waitT }
+  windows[i] = w
+  return w
 end
 
-local out = { allowed, now }
-for i = 1, #KEYS do
-  local st = stats[i]
-  if allowed == 1 then
-    redis.call('HINCRBY', KEYS[i], 'r' .. sec, 1)
-    st[1] = st[1] + 1
-    st[3] = sec
-    if tokens > 0 then
-      redis.call('HINCRBY', KEYS[i], 't' .. sec, tokens)
-      st[2] = st[2] + tokens
-      st[4] = sec
+local out = {}
+local p = 4
+for a = 1, tonumber(ARGV[3]) do
+  local k = tonumber(ARGV[p])
+  local tokens = tonumber(ARGV[p + 1])
+  p = p + 2
+  local allowed = 1
+  local ws, stats = {}, {}
+  for i = 1, k do
+    local w = window(tonumber(ARGV[p]))
+    local rpm = tonumber(ARGV[p + 1])
+    local tpm = tonumber(ARGV[p + 2])
+    p = p + 3
+    local waitR, waitT = -1, -1
+    if rpm > 0 and w.usedR + 1 > rpm then
+      waitR = wait_for(w.req, w.usedR + 1 - rpm)
+      allowed = 0
     end
+    local need = tokens
+    if need < 1 then need = 1 end
+    if tpm > 0 and w.usedT + need > tpm then
+      waitT = wait_for(w.tok, w.usedT + need - tpm)
+      allowed = 0
+    end
+    ws[i] = w
+    stats[i] = { w.usedR, w.usedT, w.newestR, w.newestT, waitR, waitT }
+  end
+  local reply = { allowed, now }
+  for i = 1, k do
+    local w, st = ws[i], stats[i]
+    if allowed == 1 then
+      w.req[sec] = (w.req[sec] or 0) + 1
+      w.usedR = w.usedR + 1
+      w.newestR = sec
+      w.addR = w.addR + 1
+      st[1] = st[1] + 1
+      st[3] = sec
+      if tokens > 0 then
+        w.tok[sec] = (w.tok[sec] or 0) + tokens
+        w.usedT = w.usedT + tokens
+        w.newestT = sec
+        w.addT = w.addT + tokens
+        st[2] = st[2] + tokens
+        st[4] = sec
+      end
+    end
+    reply[#reply + 1] = st[1]
+    reply[#reply + 1] = st[2]
+    reply[#reply + 1] = reset_ms(st[3])
+    reply[#reply + 1] = reset_ms(st[4])
+    reply[#reply + 1] = st[5]
+    reply[#reply + 1] = st[6]
+  end
+  out[a] = reply
+end
+
+for i, w in pairs(windows) do
+  if w.addR > 0 then
+    redis.call('HINCRBY', KEYS[i], 'r' .. sec, w.addR)
+    if w.addT > 0 then redis.call('HINCRBY', KEYS[i], 't' .. sec, w.addT) end
     redis.call('PEXPIRE', KEYS[i], (W + 1) * 1000)
   end
-  out[#out + 1] = st[1]
-  out[#out + 1] = st[2]
-  out[#out + 1] = reset_ms(st[3])
-  out[#out + 1] = reset_ms(st[4])
-  out[#out + 1] = st[5]
-  out[#out + 1] = st[6]
 end
 return out
 `;
 
 /**
- * KEYS[i]: scope hashes. ARGV[2]: token delta. ARGV[3]: window seconds.
+ * Token corrections, several in one call, applied in the order given (the same as one call each).
+ * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: corrections.
+ * Then per correction: scope count k, token delta, and k KEYS indexes.
  * A positive delta lands in the current second; a negative one is taken back from the newest
  * buckets first, never below zero (the admission it corrects is recent).
  */
-export const ADJUST_LUA = `${CLOCK}
-local delta = tonumber(ARGV[2])
-local W = tonumber(ARGV[3])
+export const ADJUST_MANY_LUA = `${CLOCK}
+local W = tonumber(ARGV[2])
 ${TAKE_BACK}
-for i = 1, #KEYS do
-  if delta > 0 then
-    redis.call('HINCRBY', KEYS[i], 't' .. sec, delta)
-    redis.call('PEXPIRE', KEYS[i], (W + 1) * 1000)
-  else
-    take_back(KEYS[i], 't', -delta)
+local p = 4
+for a = 1, tonumber(ARGV[3]) do
+  local k = tonumber(ARGV[p])
+  local delta = tonumber(ARGV[p + 1])
+  p = p + 2
+  for i = 1, k do
+    local key = KEYS[tonumber(ARGV[p])]
+    p = p + 1
+    if delta > 0 then
+      redis.call('HINCRBY', key, 't' .. sec, delta)
+      redis.call('PEXPIRE', key, (W + 1) * 1000)
+    else
+      take_back(key, 't', -delta)
+    end
   end
 end
 return 1
