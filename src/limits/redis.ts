@@ -287,9 +287,13 @@ export class RedisRateLimiter implements RateLimiter {
     return `${this.prefix}rl:instances`;
   }
 
-  /** Hash-tagged by family so all keys of one admission live in one Redis Cluster slot. */
+  /**
+   * Hash-tagged by family so all keys of one admission live in one Redis Cluster slot. `w2` is the
+   * window layout with a summary (redis-window-lua.ts): the scripts of the earlier layout would
+   * change buckets without it, so during a rolling upgrade the two versions count apart.
+   */
   private key(family: LimitFamily, scope: LimitScope): string {
-    return `${this.prefix}rl:{${family}}:${scope.id}`;
+    return `${this.prefix}rl:{${family}}:w2:${scope.id}`;
   }
 
   private usable(): boolean {
