@@ -24,7 +24,7 @@ local sec = math.floor(now / 1000)
 
 /**
  * open(key) -> window table; add(w, prefix, second, n); take_back(w, prefix, amount);
- * bucket_values(w, prefix) -> {second = value} over the window; save(w).
+ * bucket_values(w, prefix) -> {second = value} over the window; save(w) writes what changed.
  * Needs `now`, `sec` and `W` (window seconds) defined before it.
  */
 export const WINDOW = `
@@ -55,14 +55,20 @@ local function rebuild(w)
   if #stale > 0 then redis.call('HDEL', w.key, unpack(stale)) end
   w.o = oldest
   w.dirty = true
+  w.meta = true
 end
 
 local function open(key)
   local v = redis.call('HMGET', key, 'R', 'T', 'o', 'nr', 'nt')
   local w = { key = key, R = tonumber(v[1]) or 0, T = tonumber(v[2]) or 0, o = tonumber(v[3]),
-              nr = tonumber(v[4]) or -1, nt = tonumber(v[5]) or -1, dirty = false }
+              nr = tonumber(v[4]) or -1, nt = tonumber(v[5]) or -1, pending = {} }
   if w.o == nil then
-    if redis.call('EXISTS', key) == 1 then rebuild(w) else w.o = oldest end
+    if redis.call('EXISTS', key) == 1 then
+      rebuild(w)
+    else
+      w.o = oldest
+      w.meta = true
+    end
   elseif oldest - w.o > W then
     rebuild(w)
   elseif w.o < oldest then
@@ -79,22 +85,41 @@ local function open(key)
     redis.call('HDEL', key, unpack(fields))
     w.o = oldest
     w.dirty = true
+    w.meta = true
   end
   return w
 end
 
+-- Buckets grow in memory during a script and are written once each (flush), however many
+-- admissions of a batch added to them.
 local function add(w, prefix, s, n)
-  redis.call('HINCRBY', w.key, prefix .. s, n)
+  local f = prefix .. s
+  w.pending[f] = (w.pending[f] or 0) + n
   if prefix == 'r' then
     w.R = w.R + n
-    if s > w.nr then w.nr = s end
+    if s > w.nr then
+      w.nr = s
+      w.meta = true
+      w.newsecond = true
+    end
   else
     w.T = w.T + n
-    if s > w.nt then w.nt = s end
+    if s > w.nt then
+      w.nt = s
+      w.meta = true
+      w.newsecond = true
+    end
   end
-  if s < w.o then w.o = s end
+  if s < w.o then
+    w.o = s
+    w.meta = true
+  end
   w.dirty = true
-  w.grew = true
+end
+
+local function flush(w)
+  for f, n in pairs(w.pending) do redis.call('HINCRBY', w.key, f, n) end
+  w.pending = {}
 end
 
 -- The newest second at or before 'from' whose bucket holds something, or -1.
@@ -107,6 +132,7 @@ end
 
 -- Removes 'amount' from the newest buckets first, never below zero, within the window.
 local function take_back(w, prefix, amount)
+  flush(w)
   local left = amount
   local s = sec
   local emptied = false
@@ -129,6 +155,7 @@ local function take_back(w, prefix, amount)
   end
   if emptied then
     if prefix == 'r' then w.nr = newest_from(w, 'r', w.nr) else w.nt = newest_from(w, 't', w.nt) end
+    w.meta = true
   end
 end
 
@@ -138,14 +165,21 @@ local function bucket_values(w, prefix)
   for s = oldest, sec do fields[#fields + 1] = prefix .. s end
   local vals = redis.call('HMGET', w.key, unpack(fields))
   local out = {}
-  for j = 1, #fields do out[oldest + j - 1] = tonumber(vals[j]) or 0 end
+  for j = 1, #fields do out[oldest + j - 1] = (tonumber(vals[j]) or 0) + (w.pending[fields[j]] or 0) end
   return out
 end
 
+-- Writes the grown buckets and the summary. The expiry moves when a bucket of a new second appears:
+-- set in that second's first write, it still outlives every bucket by the time they leave the window.
 local function save(w)
+  flush(w)
   if not w.dirty then return end
-  redis.call('HSET', w.key, 'R', w.R, 'T', w.T, 'o', w.o, 'nr', w.nr, 'nt', w.nt)
-  if w.grew then redis.call('PEXPIRE', w.key, (W + 1) * 1000) end
-  w.dirty = false
+  if w.meta then
+    redis.call('HSET', w.key, 'R', w.R, 'T', w.T, 'o', w.o, 'nr', w.nr, 'nt', w.nt)
+  else
+    redis.call('HSET', w.key, 'R', w.R, 'T', w.T)
+  end
+  if w.newsecond then redis.call('PEXPIRE', w.key, (W + 1) * 1000) end
+  w.dirty, w.meta, w.newsecond = false, false, false
 end
 `;
