@@ -52,6 +52,10 @@ const consoleLogger: LimiterLogger = {
  * last reported and hold this instance's share of each quota (see fallback.ts), and goes back to
  * Redis as soon as a command succeeds again, handing it what was admitted meanwhile: a limiter
  * outage costs some precision across instances, never a failed request.
+ *
+ * The admissions (and token corrections) of one event-loop turn share one script call, decided in
+ * the order they were made (redis-batch.ts): under load a round trip and a script run serve many
+ * requests, and a request waits at most for the end of its turn before its admission is sent.
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly fallback: LocalFallback;
