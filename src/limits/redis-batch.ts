@@ -1,3 +1,4 @@
+import type { LimitDecision } from './decision.js';
 import type { LimitScope } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
 
@@ -52,6 +53,16 @@ export interface QueuedAdmission {
 export interface QueuedAdjustment {
   limited: readonly LimitScope[];
   delta: number;
+}
+
+/** An admission as the limiter queues it: with every scope (the local fallback takes them all) and its caller. */
+export interface PendingAdmission extends QueuedAdmission {
+  scopes: readonly LimitScope[];
+  resolve(decision: LimitDecision): void;
+}
+
+export interface PendingAdjustment extends QueuedAdjustment {
+  resolve(): void;
 }
 
 /** KEYS and ARGV of one batched script call (see redis-scripts.ts for the layout). */

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
-import { admitManyCall, adjustManyCall, TurnQueue, type QueuedAdjustment, type QueuedAdmission } from './redis-batch.js';
+import { admitManyCall, adjustManyCall, TurnQueue, type PendingAdjustment, type PendingAdmission } from './redis-batch.js';
 import { decide, usedPerScope } from './redis-reply.js';
 import { ADJUST_MANY_LUA, ADMIT_MANY_LUA, HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA } from './redis-scripts.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
@@ -324,14 +324,4 @@ export class RedisRateLimiter implements RateLimiter {
     this.degraded = false;
     this.logger.info('rate limiter: Redis answers again; limits are shared across instances once more');
   }
-}
-
-interface PendingAdmission extends QueuedAdmission {
-  /** Every scope of the request (the local fallback takes them all, as a direct call would). */
-  scopes: readonly LimitScope[];
-  resolve(decision: LimitDecision): void;
-}
-
-interface PendingAdjustment extends QueuedAdjustment {
-  resolve(): void;
 }
