@@ -138,7 +138,8 @@ export async function benchEmbeddings(
     };
 
     const p50One = added(one, 'p50', 'added p50, 1 connection (ms)');
-    p50One.target = { text: '<= +0.20', met: p50One.gateway! <= 0.2 };
+    // An absolute target: the note says whether this machine's bare proxy itself meets it.
+    p50One.target = { text: `<= +0.20 (floor: +${p50One.floor!.toFixed(3)})`, met: p50One.gateway! <= 0.2 };
     const p99At1000 = added(r1000, 'p99', 'added p99 at 1,000 req/s (ms)');
     p99At1000.target = { text: `<= floor +1 (${(p99At1000.floor! + 1).toFixed(3)})`, met: p99At1000.gateway! <= p99At1000.floor! + 1 };
     const rss: Row = { section, measure: 'RSS after load (MB)', ...memory(rssBytes), digits: 1 };
