@@ -231,11 +231,15 @@ export class RedisRateLimiter implements RateLimiter {
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
       const reply = replies?.[i];
-      if (Array.isArray(reply)) {
+      try {
+        if (!Array.isArray(reply)) throw new Error('no reply for this admission');
         // Remember what the shared windows hold, so an outage continues from it.
         for (let j = 0; j < it.limited.length; j++) this.fallback.learn(family, it.limited[j]!, ...usedPerScope(reply, j));
         it.resolve(decide(family, it.limited, it.tokens, reply));
-      } else it.resolve(this.fallback.admit(family, it.scopes, it.tokens, keyOf));
+      } catch {
+        // Every queued caller gets an answer, whatever happened to the others of its batch.
+        it.resolve(this.fallback.admit(family, it.scopes, it.tokens, keyOf));
+      }
     }
   }
 
