@@ -54,7 +54,8 @@ export class Reservations {
       this.settle(accountId, charged, durable);
     };
     try {
-      if ((await this.balance(accountId)) >= total) return release;
+      // A fresh cached view answers without a read (and without another promise).
+      if ((this.cachedBalance(accountId) ?? (await this.read(accountId, this.now()))) >= total) return release;
     } catch (e) {
       release();
       throw e;
@@ -74,21 +75,19 @@ export class Reservations {
   }
 
   /**
-   * The cached balance. Past half its lifetime a read starts in the background while requests go
-   * on with the cached figure; only a view past its whole lifetime (an account idle for a second)
-   * makes the request wait for the store.
+   * The cached balance, or undefined when there is none younger than its lifetime (an account idle
+   * for a second): the caller then waits for the store. Past half its lifetime a read starts in the
+   * background while requests go on with the cached figure.
    */
-  private async balance(accountId: string): Promise<Micros> {
+  private cachedBalance(accountId: string): Micros | undefined {
     const t = this.now();
     const v = this.views.get(accountId);
-    if (v && t - v.at < BALANCE_TTL_MS) {
-      if (t - v.at >= BALANCE_TTL_MS / 2 && !v.refreshing) {
-        v.refreshing = true;
-        void this.read(accountId, t).catch(() => (v.refreshing = false));
-      }
-      return v.balance;
+    if (!v || t - v.at >= BALANCE_TTL_MS) return undefined;
+    if (t - v.at >= BALANCE_TTL_MS / 2 && !v.refreshing) {
+      v.refreshing = true;
+      void this.read(accountId, t).catch(() => (v.refreshing = false));
     }
-    return this.read(accountId, t);
+    return v.balance;
   }
 
   private async read(accountId: string, t: number): Promise<Micros> {

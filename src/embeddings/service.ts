@@ -96,8 +96,9 @@ export class EmbeddingsService {
     const estimate = sum(tokens);
     const price = model.price.perMillionInput ?? 0;
     const estCost = costForTokens(price, estimate);
-    // The key's own budget first: its refusal names the key, not the account.
-    const settleBudget = await this.budgets.reserve(ctx.key, estCost);
+    // The key's own budget first: its refusal names the key, not the account. A key without a
+    // budget has nothing to reserve or settle, so the common case awaits nothing here.
+    const settleBudget = ctx.key.budget ? await this.budgets.reserve(ctx.key, estCost) : undefined;
     let charged = 0;
     try {
       const release = await this.reservations.reserve(ctx.account.id, estCost);
@@ -112,7 +113,7 @@ export class EmbeddingsService {
         release(charged, durable);
       }
     } finally {
-      await settleBudget(charged);
+      if (settleBudget) await settleBudget(charged);
     }
   }
 

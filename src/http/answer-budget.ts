@@ -71,51 +71,113 @@ export interface AnswerLimits {
 }
 
 /**
- * Reads a whole answer, at most `limits.maxBytes` bytes and until `deadline` (the upstream's timeout
- * after the headers): undici's body timeout only sees a stall between chunks, so an upstream
+ * Collects a whole answer, at most `limits.maxBytes` bytes and until `deadline` (the upstream's
+ * timeout after the headers): undici's body timeout only sees a stall between chunks, so an upstream
  * trickling a byte at a time is stopped here (checked per chunk, which needs no timer per request).
  * A declared Content-Length over the cap is refused before a byte is read; bytes beyond
  * SMALL_ANSWER_BYTES are taken from the budget (the declared length at once, when there is one, so
  * concurrent answers do not each get half-way), and an answer that does not fit is abandoned with
- * 503 `overloaded`. Every byte taken goes back: to the request's hold, or here on any failure.
+ * 503 `overloaded`. Every byte taken goes back: to the request's hold (`finish`), or on any failure
+ * (`abandon`). `start` and `add` throw the error that ends the answer; the caller then abandons it.
  */
-export async function readAnswer(
+export class WholeAnswer {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private taken = 0;
+  private deadline = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly limits: AnswerLimits,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /**
+   * Once the headers are in, before the first byte: the declared length, if any, is checked and
+   * taken from the budget; the body must be complete by `deadline`.
+   */
+  start(declaredLength: string | string[] | undefined, deadline: number): void {
+    this.deadline = deadline;
+    const { maxBytes } = this.limits;
+    const declared = typeof declaredLength === 'string' && /^\d+$/.test(declaredLength) ? Number(declaredLength) : undefined;
+    if (declared !== undefined && declared > maxBytes)
+      throw new TransportError('too_large', `upstream answer of ${declared} bytes is over ${maxBytes}`, true);
+    if (declared !== undefined && declared > SMALL_ANSWER_BYTES) this.take(declared);
+  }
+
+  add(chunk: Buffer): void {
+    const { maxBytes } = this.limits;
+    this.size += chunk.length;
+    if (this.size > maxBytes) throw new TransportError('too_large', `upstream answer over ${maxBytes} bytes`, true);
+    if (Date.now() > this.deadline) throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
+    // Without a declared length (chunked), bytes are taken as they arrive past the small size.
+    if (this.size - SMALL_ANSWER_BYTES > this.taken) this.take(this.size - SMALL_ANSWER_BYTES - this.taken);
+    this.chunks.push(chunk);
+  }
+
+  /** The whole answer; its bytes now belong to the request's hold (or go back when there is none). */
+  finish(): Buffer {
+    const { budget } = this.limits;
+    if (budget && this.taken > 0 && !holdOf(this.signal)?.keep(budget, this.taken)) budget.give(this.taken);
+    this.taken = 0;
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+  }
+
+  /** The answer is not read to its end: every byte taken goes back. */
+  abandon(): void {
+    this.limits.budget?.give(this.taken);
+    this.taken = 0;
+    this.chunks.length = 0;
+  }
+
+  private take(bytes: number): void {
+    const { budget } = this.limits;
+    if (!budget || bytes <= 0) return;
+    if (!budget.tryTake(bytes)) throw errors.overloaded();
+    this.taken += bytes;
+  }
+}
+
+/** Reads a whole answer from a stream (see WholeAnswer for the bounds). */
+export function readAnswer(
   body: Readable,
   declaredLength: string | string[] | undefined,
   limits: AnswerLimits,
   deadline: number,
   signal: AbortSignal | undefined,
 ): Promise<Buffer> {
-  const { budget, maxBytes } = limits;
-  const declared = typeof declaredLength === 'string' && /^\d+$/.test(declaredLength) ? Number(declaredLength) : undefined;
-  if (declared !== undefined && declared > maxBytes) {
-    discard(body);
-    throw new TransportError('too_large', `upstream answer of ${declared} bytes is over ${maxBytes}`, true);
-  }
-  let taken = 0;
-  const take = (bytes: number): void => {
-    if (!budget || bytes <= 0) return;
-    if (!budget.tryTake(bytes)) throw errors.overloaded();
-    taken += bytes;
-  };
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    if (declared !== undefined && declared > SMALL_ANSWER_BYTES) take(declared);
-    for await (const chunk of body) {
-      const b = chunk as Buffer;
-      size += b.length;
-      if (size > maxBytes) throw new TransportError('too_large', `upstream answer over ${maxBytes} bytes`, true);
-      if (Date.now() > deadline) throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
-      // Without a declared length (chunked), bytes are taken as they arrive past the small size.
-      if (size - SMALL_ANSWER_BYTES > taken) take(size - SMALL_ANSWER_BYTES - taken);
-      chunks.push(b);
+  const answer = new WholeAnswer(limits, signal);
+  // Listeners rather than `for await`: the async iterator costs a few promises per chunk and per
+  // answer, on the path every embeddings and chat answer takes.
+  return new Promise<Buffer>((resolve, reject) => {
+    let settled = false;
+    const fail = (e: unknown): void => {
+      if (settled) return;
+      settled = true;
+      discard(body);
+      answer.abandon();
+      reject(e);
+    };
+    try {
+      answer.start(declaredLength, deadline);
+    } catch (e) {
+      fail(e);
+      return;
     }
-  } catch (e) {
-    discard(body);
-    budget?.give(taken);
-    throw e;
-  }
-  if (budget && taken > 0 && !holdOf(signal)?.keep(budget, taken)) budget.give(taken);
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    body.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      try {
+        answer.add(chunk);
+      } catch (e) {
+        fail(e);
+      }
+    });
+    body.once('error', fail);
+    // A body closed before its end without an error of its own (a destroy elsewhere) is a cut answer.
+    body.once('close', () => fail(Object.assign(new Error('upstream answer closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })));
+    body.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(answer.finish());
+    });
+  });
 }

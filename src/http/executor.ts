@@ -5,7 +5,8 @@ import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
 import { recordUpstreamCall } from '../ops/upstream-health.js';
 import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
 import { GatewayError } from '../core/errors.js';
-import { readAnswer, type AnswerLimits } from './answer-budget.js';
+import { readAnswer, WholeAnswer, type AnswerLimits } from './answer-budget.js';
+import { dispatchWhole } from './dispatch-whole.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
 
@@ -68,9 +69,36 @@ export class Executor {
     signal?: AbortSignal,
     target?: UpstreamTarget,
   ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
-    const res = await this.dispatch(req, timeoutMs, signal, false, target);
-    const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal);
-    return { status: res.statusCode, headers: flatHeaders(res.headers), raw };
+    const { headers, body } = encode(req);
+    const t = req.timeoutMs ?? timeoutMs;
+    const url = new URL(req.url);
+    const span: UpstreamSpan | undefined = startUpstreamSpan(req.method, url, headers, target);
+    const started = target ? performance.now() : 0;
+    const answer = new WholeAnswer(this.answers, signal);
+    let answered = false;
+    try {
+      const res = await dispatchWhole(
+        this.agent,
+        { origin: url.origin, path: url.pathname + url.search, method: req.method, headers, body, headersTimeout: t, bodyTimeout: t },
+        answer,
+        signal,
+        t,
+        (status) => {
+          answered = true;
+          if (target) observe(target, statusClass(status), started);
+          span?.answered(status);
+        },
+      );
+      return { status: res.status, headers: flatHeaders(res.headers), raw: res.raw };
+    } catch (e) {
+      if (e instanceof GatewayError) throw e;
+      const err = toTransportError(e, answered || body !== undefined || req.method !== 'GET');
+      if (!answered) {
+        if (target) observe(target, err.reason, started);
+        span?.failed(err);
+      }
+      throw err;
+    }
   }
 
   /** The whole body, bounded in size, time and process-wide memory; a refusal for memory is the gateway's 503. */
@@ -90,14 +118,7 @@ export class Executor {
     streaming = false,
     target?: UpstreamTarget,
   ): Promise<Dispatcher.ResponseData> {
-    const headers: Record<string, string> = { ...req.headers };
-    let body: string | Buffer | undefined;
-    if (req.body === undefined) body = undefined;
-    else if (typeof req.body === 'string' || Buffer.isBuffer(req.body)) body = req.body;
-    else {
-      body = JSON.stringify(req.body);
-      if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
-    }
+    const { headers, body } = encode(req);
     const t = req.timeoutMs ?? timeoutMs;
     const url = new URL(req.url);
     // Undefined unless tracing is configured: then the span's traceparent goes into `headers`.
@@ -144,6 +165,19 @@ function observe(target: UpstreamTarget, outcome: string, started: number): void
   upstreamCalls.inc({ vendor: target.vendor, upstream: target.name, outcome });
   upstreamDuration.observe({ vendor: target.vendor, upstream: target.name }, ms / 1000);
   recordUpstreamCall(target.name, outcome, ms);
+}
+
+/** The headers (a copy, which tracing may add to) and the body as undici sends it. */
+function encode(req: UpstreamRequest): { headers: Record<string, string>; body: string | Buffer | undefined } {
+  const headers: Record<string, string> = { ...req.headers };
+  let body: string | Buffer | undefined;
+  if (req.body === undefined) body = undefined;
+  else if (typeof req.body === 'string' || Buffer.isBuffer(req.body)) body = req.body;
+  else {
+    body = JSON.stringify(req.body);
+    if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
+  }
+  return { headers, body };
 }
 
 function hasHeader(h: Record<string, string>, name: string): boolean {

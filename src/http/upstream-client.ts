@@ -29,8 +29,10 @@ export class UpstreamClient {
     return this.executor.send(await this.authorize(up, auth, req), up.timeoutMs, signal, up);
   }
 
-  async sendRaw(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: AbortSignal) {
-    return this.executor.sendRaw(await this.authorize(up, auth, req), up.timeoutMs, signal, up);
+  sendRaw(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: AbortSignal) {
+    // Static keys (most OpenAI-compatible upstreams) are already in the headers: no authorize step.
+    if (!auth.credentials && !auth.sign) return this.executor.sendRaw(req, up.timeoutMs, signal, up);
+    return this.authorize(up, auth, req).then((authorized) => this.executor.sendRaw(authorized, up.timeoutMs, signal, up));
   }
 
   async stream(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: AbortSignal): Promise<StreamResponse> {

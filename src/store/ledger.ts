@@ -108,16 +108,19 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
       for (const it of items) assertMicros('amount', it.amount);
       try {
         if (db.dialect === 'postgres') return await pgChargeMany(db, items);
+        // SQLite: one transaction; each account's balance moves once, by the sum of its new entries.
         return await db.transaction(async (tx) => {
           const out: ('ok' | 'duplicate')[] = [];
+          const totals = new Map<string, Micros>();
           for (const it of items) {
             const params = [it.accountId, 0 - it.amount, it.ref, it.note, it.now, ...attribution(it.by)];
             if ((await tx.run(CHARGE_ENTRY, params)) === 0) out.push('duplicate');
             else {
-              await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', [it.amount, it.accountId]);
+              totals.set(it.accountId, (totals.get(it.accountId) ?? 0) + it.amount);
               out.push('ok');
             }
           }
+          for (const [accountId, total] of totals) await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', [total, accountId]);
           return out;
         });
       } catch (e) {

@@ -232,3 +232,48 @@ describe('reservations with acknowledged charges', () => {
     expect(await r.reserve('acct', 50)).toBeUndefined(); // the background read brought 5
   });
 });
+
+describe('charge batching with a gather window (SQLite)', () => {
+  function recording(gatherMs = 30) {
+    const calls: string[][] = [];
+    const b = new ChargeBatcher(
+      {
+        chargeMany: async (items) => {
+          calls.push(items.map((i) => i.ref));
+          return items.map(() => 'ok' as const);
+        },
+      },
+      { gatherMs },
+    );
+    return { b, calls };
+  }
+
+  it('writes acknowledged charges of several turns in one write at the end of the window', async () => {
+    const { b, calls } = recording();
+    const { durable: d1 } = await b.submit('a', 1, 'r1', null, 0);
+    await new Promise((r) => setImmediate(r));
+    const { durable: d2 } = await b.submit('a', 1, 'r2', null, 0);
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toEqual([]);
+    expect(b.backlog).toBe(2);
+    await Promise.all([d1, d2]);
+    expect(calls).toEqual([['r1', 'r2']]);
+    expect(b.backlog).toBe(0);
+  });
+
+  it('a caller waiting for its charge does not wait for the window, and takes the gathered ones along', async () => {
+    // A window longer than the test's timeout: waiting for it would fail the test.
+    const { b, calls } = recording(60_000);
+    await b.submit('a', 1, 'r1', null, 0);
+    await expect(b.charge('a', 1, 'r2', null, 0)).resolves.toBe('ok');
+    expect(calls).toEqual([['r1', 'r2']]);
+  });
+
+  it('drain writes the gathered charges at once', async () => {
+    const { b, calls } = recording(60_000);
+    await b.submit('a', 1, 'r1', null, 0);
+    await b.drain();
+    expect(calls).toEqual([['r1']]);
+    expect(b.backlog).toBe(0);
+  });
+});

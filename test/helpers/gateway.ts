@@ -76,6 +76,9 @@ export async function startTestGateway(
       return { key: await gw.createKey(account, { models: o.models, actions: o.actions }), account };
     },
     async balance(account) {
+      // Embeddings charges are acknowledged before they are written (billing/charges.ts): the
+      // balance a test compares is the one with every answered request's charge in it.
+      await services.charges.drain();
       const a = await services.store.getAccountByName(account);
       return a ? a.balance : NaN;
     },

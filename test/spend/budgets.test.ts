@@ -108,6 +108,7 @@ describe('key budgets on SQLite', () => {
     const ok = results.filter((r) => r.status === 200).length;
     expect(ok).toBe(10);
     for (const r of results) if (r.status !== 200) expect(r.json.error.code).toBe('key_budget_exceeded');
+    await gw.services.charges.drain(); // acknowledged before written (billing/charges.ts)
     const accountId = (await gw.services.store.getAccountByName(account))!.id;
     const charges = (await gw.services.store.listLedger(accountId, { limit: 1000 })).filter((e) => e.kind === 'charge');
     expect(charges.reduce((s, e) => s - e.delta, 0)).toBe(9_000_000);
@@ -119,6 +120,7 @@ describe('key budgets on SQLite', () => {
     const created = await video(gw, limited);
     await pollUntilDone(gw, limited, created.json.id);
     expect((await embed(gw, limited)).status).toBe(200);
+    await gw.services.charges.drain(); // acknowledged before written (billing/charges.ts)
     const accountId = (await gw.services.store.getAccountByName(account))!.id;
     const entries = await gw.services.store.listLedger(accountId);
     const byKind = Object.fromEntries(entries.filter((e) => e.kind !== 'credit').map((e) => [e.kind, e]));

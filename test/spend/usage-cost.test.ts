@@ -66,6 +66,7 @@ describe('usage.cost on other answers', () => {
     for (const encoding_format of ['float', 'base64'] as const) {
       const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'one two three', encoding_format } });
       expect(r.status).toBe(200);
+      await gw.services.charges.drain(); // acknowledged before written (billing/charges.ts)
       const accountId = (await gw.services.store.getAccountByName(account))!.id;
       const charge = (await gw.services.store.listLedger(accountId)).find((e) => e.kind === 'charge')!;
       expect(r.json.usage.cost).toBe(-charge.delta / 1e6);
