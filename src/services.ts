@@ -210,7 +210,7 @@ export async function buildServices(
   const executor = new Executor({ answers: { budget: answerBudget, maxBytes: cfg.server.max_answer_bytes } });
   // The one upstream client (credentials, then signing, then the executor) for video, embeddings and chat.
   const client = new UpstreamClient(executor);
-  const limiter = createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
+  const limiter = await createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
   const authenticator = new Authenticator(store, clock);
   const authorizer = new Authorizer(catalog);
 

@@ -22,6 +22,8 @@ export interface Child<Info> {
   pid: number;
   /** What the child reported once it was ready (its URL, keys ...). */
   info: Info;
+  /** The child's own view of its memory (bench/children/child.ts), for children of this bench. */
+  memory?(): Promise<unknown>;
   /** Asks the child to exit (SIGTERM, so a --cpu-prof profile gets written), then kills it. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -33,6 +35,8 @@ export interface StartOptions {
   logFile?: string;
   /** How long the child may take to report ready. */
   readyTimeoutMs?: number;
+  /** Environment variables added to the parent's (e.g. the allocator settings `npm start` uses). */
+  env?: Record<string, string>;
 }
 
 export function useCompiledChildren(dir: string | undefined): void {
@@ -51,7 +55,7 @@ export async function startChild<Info>(name: string, script: string, options: un
   const out = opts.logFile ? openSync(opts.logFile, 'a') : 'ignore';
   const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...entry], {
     cwd: repoRoot,
-    env: { ...process.env, BENCH_CHILD_OPTIONS: JSON.stringify(options) },
+    env: { ...process.env, ...opts.env, BENCH_CHILD_OPTIONS: JSON.stringify(options) },
     stdio: ['ignore', out, 'inherit', 'ipc'],
   });
   if (typeof out === 'number') closeSync(out);
@@ -85,6 +89,17 @@ export async function startChild<Info>(name: string, script: string, options: un
     name,
     pid: proc.pid!,
     info,
+    memory() {
+      return new Promise((resolve, reject) => {
+        const onMessage = (m: { memory?: unknown }): void => {
+          if (m.memory === undefined) return;
+          proc.off('message', onMessage);
+          resolve(m.memory);
+        };
+        proc.on('message', onMessage);
+        if (!proc.send('memory')) reject(new Error(`${name}: IPC channel closed`));
+      });
+    },
     async stop(graceMs = 5_000) {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = new Promise<void>((r) => proc.once('exit', () => r()));

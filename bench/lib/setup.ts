@@ -1,5 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { EmbeddingsUpstreamInfo } from '../children/embeddings-upstream.js';
 import type { FloorProxyInfo } from '../children/floor-proxy.js';
 import type { GatewayChildInfo, GatewayChildOptions } from '../children/gateway.js';
@@ -14,6 +15,8 @@ import { BENCH_REDIS_URL, pgSchema, pgUrl, STORES, type StoreName } from './stor
  */
 
 /** Seals video ids; the parent needs it too, to mint ids for the jobs it writes into the store. */
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
 export const BENCH_SECRET = 'bench-id-secret-0123456789abcdef';
 export const EMBEDDING_MODEL = 'text-embedding-3-small';
 export const VIDEO_MODEL = 'sora-2';
@@ -84,9 +87,12 @@ export function videoGatewayConfig(
 
 export function startGateway(run: BenchRun, name: string, config: Record<string, unknown>, poller = false): Promise<Child<GatewayChildInfo>> {
   const options: GatewayChildOptions = { config, account: { name: 'bench', balance: 100_000_000 }, poller };
+  // Started as `npm start` starts it (allocator settings, V8 flags).
+  const production = productionProcess();
   return startChild<GatewayChildInfo>(`gateway ${name}`, 'gateway.ts', options, {
-    nodeArgs: run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [],
+    nodeArgs: [...production.nodeArgs, ...(run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [])],
     logFile: join(run.dir, `${name}.log`),
+    env: production.env,
     // Several gateways start at once; on a busy machine each can take a while to load.
     readyTimeoutMs: 90_000,
   });
@@ -101,5 +107,26 @@ export function startEmbeddingsUpstream(): Promise<Child<EmbeddingsUpstreamInfo>
 }
 
 export function startFloorProxy(name: string, upstream: string): Promise<Child<FloorProxyInfo>> {
-  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream });
+  // The same process settings as the gateway, so the memory comparison stays fair.
+  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream }, productionProcess());
+}
+
+/**
+ * How `npm start` runs the gateway, read from package.json's start script so the bench runs it the
+ * same way: the `VAR=value` words before `node` (glibc allocator thresholds that return freed
+ * memory) and the node flags after it (V8's heap growing factor).
+ */
+export function productionProcess(): { env: Record<string, string>; nodeArgs: string[] } {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const words = (pkg.scripts?.start ?? '').split(/\s+/).filter(Boolean);
+  const env: Record<string, string> = {};
+  let i = 0;
+  for (; i < words.length; i++) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(words[i]!);
+    if (!m) break;
+    env[m[1]!] = m[2]!;
+  }
+  const nodeArgs: string[] = [];
+  if (words[i] === 'node') for (i++; i < words.length && words[i]!.startsWith('--'); i++) nodeArgs.push(words[i]!);
+  return { env, nodeArgs };
 }

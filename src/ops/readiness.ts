@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { ShutdownState } from '../http/shutdown-state.js';
 import { MIGRATIONS } from '../store/migrations.js';
 import type { Store } from '../store/types.js';
@@ -26,27 +26,15 @@ type Check = () => Promise<string | undefined>;
  * stays a constant answer that touches nothing.
  */
 export class Readiness {
-  private readonly redis?: Redis;
+  /** The probe's Redis connection, once ioredis is loaded (only when the limiter uses Redis). */
+  private readonly redis?: Promise<Redis>;
 
   constructor(
     private readonly store: Pick<Store, 'appliedMigrations'>,
     private readonly shutdown: Pick<ShutdownState, 'isShuttingDown'>,
     redisUrl?: string,
   ) {
-    if (redisUrl) {
-      // Its own connection: the limiter's keeps retrying quietly and falls back to memory, so its
-      // state says little about whether Redis answers right now. No offline queue: a PING while
-      // disconnected fails at once instead of waiting for a reconnect.
-      this.redis = new Redis(redisUrl, {
-        lazyConnect: true,
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        connectTimeout: CHECK_TIMEOUT_MS,
-        retryStrategy: (n) => Math.min(n * 200, 2_000),
-      });
-      this.redis.on('error', () => undefined);
-      this.redis.connect().catch(() => undefined);
-    }
+    if (redisUrl) this.redis = connectProbe(redisUrl);
   }
 
   async report(): Promise<ReadinessReport> {
@@ -55,7 +43,7 @@ export class Readiness {
       applied = await this.store.appliedMigrations();
       return undefined;
     });
-    const redis = this.redis;
+    const redis = this.redis ? await this.redis : undefined;
     const redisCheck = redis ? timed(async () => ((await redis.ping()) === 'PONG' ? undefined : 'unexpected answer')) : undefined;
     const checks: Record<string, CheckResult> = { store: await storeCheck };
     checks.migrations = migrationsCheck(applied);
@@ -67,8 +55,28 @@ export class Readiness {
   }
 
   async close(): Promise<void> {
-    this.redis?.disconnect();
+    (await this.redis)?.disconnect();
   }
+}
+
+/**
+ * Its own connection: the limiter's keeps retrying quietly and falls back to memory, so its state
+ * says little about whether Redis answers right now. No offline queue: a PING while disconnected
+ * fails at once instead of waiting for a reconnect. ioredis (about 23 MB of RSS) is imported here,
+ * not at the top, so a gateway without Redis never loads it.
+ */
+async function connectProbe(url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: CHECK_TIMEOUT_MS,
+    retryStrategy: (n) => Math.min(n * 200, 2_000),
+  });
+  redis.on('error', () => undefined);
+  redis.connect().catch(() => undefined);
+  return redis;
 }
 
 /** Every migration this build knows must be applied (a newer instance may have applied more). */

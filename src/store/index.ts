@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { errors } from '../core/errors.js';
 import type { SqlDriver } from './driver.js';
-import { openPostgres } from './pg-driver.js';
 import { openSqlite } from './sqlite-driver.js';
 import { createSqlStore, type SqlStore } from './sql-store.js';
 
@@ -43,6 +42,8 @@ export async function openDriver(url: string, opts: OpenStoreOptions): Promise<S
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;
     parsed.searchParams.delete('schema');
+    // pg (about 16 MB of RSS) is imported only by a gateway configured for PostgreSQL.
+    const { openPostgres } = await import('./pg-driver.js');
     return openPostgres({ connectionString: parsed.toString(), schema });
   }
   // Never echo the URL: it may carry a password.

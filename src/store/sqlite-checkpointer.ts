@@ -24,6 +24,7 @@ parentPort.on('message', (m) => {
 export class Checkpointer {
   private readonly worker: Worker;
   private stopping = false;
+  private exited = false;
 
   /** `onFailure` runs if the worker dies, so the caller can turn automatic checkpoints back on. */
   constructor(path: string, onFailure: () => void, everyMs = 1_000) {
@@ -32,14 +33,26 @@ export class Checkpointer {
     this.worker.unref();
     this.worker.on('error', () => undefined);
     this.worker.once('exit', () => {
+      this.exited = true;
       if (!this.stopping) onFailure();
     });
   }
 
+  /**
+   * Asks the worker for a last checkpoint and waits (at most 2 s) for it to exit. The worker is
+   * unref'd so it never keeps a process alive on its own; while stopping it is ref'd, else a caller
+   * awaiting this with nothing else pending would see Node end the process mid-close (exit code 13).
+   */
   async stop(): Promise<void> {
     this.stopping = true;
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    if (this.exited) return;
+    this.worker.ref();
+    let timer: NodeJS.Timeout | undefined;
+    const exited = new Promise<boolean>((resolve) => this.worker.once('exit', () => resolve(true)));
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 2_000)));
     this.worker.postMessage('stop');
-    await Promise.race([exited, new Promise<void>((r) => setTimeout(r, 2_000).unref())]);
+    const stopped = await Promise.race([exited, late]);
+    clearTimeout(timer);
+    if (!stopped) await this.worker.terminate();
   }
 }

@@ -247,7 +247,7 @@ describe('RedisRateLimiter', () => {
   });
 
   it('is what createLimiter builds for the redis backend', async () => {
-    const l = createLimiter({ backend: 'redis', redis_url: REDIS_URL }, { keyPrefix: prefix, logger: recordingLogger().logger });
+    const l = await createLimiter({ backend: 'redis', redis_url: REDIS_URL }, { keyPrefix: prefix, logger: recordingLogger().logger });
     expect(l).toBeInstanceOf(RedisRateLimiter);
     open.push(l as RedisRateLimiter);
     const s = [scope({ rpm: 1 })];
