@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 
 /**
@@ -83,5 +84,21 @@ export async function dropBenchSchemas(which: 'mine' | 'stale'): Promise<string[
     return dropped;
   } finally {
     await client.end().catch(() => undefined);
+  }
+}
+
+/** The local Redis server's pid (from INFO), to read its CPU time in /proc; undefined when it is elsewhere. */
+export async function redisServerPid(): Promise<number | undefined> {
+  const r = new Redis(BENCH_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  r.on('error', () => undefined);
+  try {
+    await r.connect();
+    const pid = Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1]);
+    const local = ['127.0.0.1', 'localhost', '::1'].includes(new URL(BENCH_REDIS_URL).hostname);
+    return local && Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    r.disconnect();
   }
 }

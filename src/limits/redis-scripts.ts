@@ -1,56 +1,29 @@
+import { CLOCK, WINDOW } from './redis-window-lua.js';
+
 /**
- * Lua for the Redis limiter: the same per-second-bucket sliding window as window.ts, with one hash
- * per (family, scope) whose fields are r<second> (requests) and t<second> (tokens). Each script runs
- * atomically, so a check and its consumption across every scope of a request is all or nothing,
- * whichever gateway instance sends it.
+ * Lua for the Redis limiter: one hash per (family, scope) holding its sliding window (see
+ * redis-window-lua.ts for the layout). Each script runs atomically, so a check and its consumption
+ * across every scope of a request is all or nothing, whichever gateway instance sends it.
  *
  * Time: ARGV[1] is the caller's clock in ms, or -1 to use the Redis server's clock (the default in
  * production, so instances with skewed clocks still agree on one window).
  */
 
-/** Every script's clock (see above): `now` in ms and `sec`, the current one-second bucket. */
-const CLOCK = `
-local now = tonumber(ARGV[1])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local sec = math.floor(now / 1000)
-`;
-
 /**
- * take_back(key, prefix, amount): removes `amount` from the newest buckets of one dimension ('r' or
- * 't') of a scope hash first, never below zero, within the window (needs `sec` and `W`).
+ * Admissions, several in one call, decided one after the other exactly as if each had been its own
+ * call (the gateway sends those of one event-loop turn together: one round trip and one script run
+ * instead of one each).
+ *
+ * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: admissions.
+ * Then per admission: scope count k, tokens asked, and per scope (KEYS index, rpm, tpm), 0 meaning
+ * unlimited in that dimension.
+ * Returns per admission {allowed, now, then per scope: usedReq, usedTok, resetReqMs, resetTokMs,
+ * waitReqMs, waitTokMs}; used and reset describe the window after consumption when allowed; a wait
+ * is -1 when that dimension has room.
  */
-const TAKE_BACK = `
-local function take_back(key, prefix, amount)
-  local left = amount
-  local s = sec
-  while left > 0 and s > sec - W do
-    local f = prefix .. s
-    local v = tonumber(redis.call('HGET', key, f)) or 0
-    if v > 0 then
-      local n = math.min(v, left)
-      if n == v then redis.call('HDEL', key, f) else redis.call('HINCRBY', key, f, -n) end
-      left = left - n
-    end
-    s = s - 1
-  end
-end
-`;
-
-/**
- * KEYS[i]: scope hashes. ARGV[2]: tokens asked. ARGV[3]: window seconds.
- * ARGV[2+2i], ARGV[3+2i]: rpm, tpm of scope i (0 = unlimited in that dimension).
- * Returns {allowed, now, then per scope: usedReq, usedTok, resetReqMs, resetTokMs, waitReqMs, waitTokMs};
- * used and reset describe the window after consumption when allowed; a wait is -1 when that
- * dimension has room.
- */
-export const ADMIT_LUA = `${CLOCK}
-local tokens = tonumber(ARGV[2])
-local W = tonumber(ARGV[3])
-local oldest = sec - W + 1
-
+export const ADMIT_MANY_LUA = `${CLOCK}
+local W = tonumber(ARGV[2])
+${WINDOW}
 local function wait_for(buckets, amount)
   local freed = 0
   for s = oldest, sec do
@@ -61,90 +34,102 @@ local function wait_for(buckets, amount)
 end
 
 local function reset_ms(newest)
-  if newest < 0 then return 0 end
+  if newest < oldest then return 0 end
   return math.max(0, (newest + W) * 1000 - now)
 end
 
-local allowed = 1
-local stats = {}
-for i = 1, #KEYS do
-  local rpm = tonumber(ARGV[2 + 2 * i])
-  local tpm = tonumber(ARGV[3 + 2 * i])
-  local flat = redis.call('HGETALL', KEYS[i])
-  local req, tok, stale = {}, {}, {}
-  local usedR, usedT, newestR, newestT = 0, 0, -1, -1
-  for j = 1, #flat, 2 do
-    local f = flat[j]
-    local s = tonumber(string.sub(f, 2))
-    local v = tonumber(flat[j + 1]) or 0
-    if s == nil or s < oldest then
-      stale[#stale + 1] = f
-    elseif string.sub(f, 1, 1) == 'r' then
-      req[s] = v
-      usedR = usedR + v
-      if v > 0 and s > newestR then newestR = s end
-    else
-      tok[s] = v
-      usedT = usedT + v
-      if v > 0 and s > newestT then newestT = s end
-    end
+local windows = {}
+local function window(i)
+  local w = windows[i]
+  if not w then
+    w = open(KEYS[i])
+    windows[i] = w
   end
-  if #stale > 0 then redis.call('HDEL', KEYS[i], unpack(stale)) end
-  local waitR, waitT = -1, -1
-  if rpm > 0 and usedR + 1 > rpm then
-    waitR = wait_for(req, usedR + 1 - rpm)
-    allowed = 0
-  end
-  local need = tokens
-  if need < 1 then need = 1 end
-  if tpm > 0 and usedT + need > tpm then
-    waitT = wait_for(tok, usedT + need - tpm)
-    allowed = 0
-  end
-  stats[i] = { usedR, usedT, newestR, newestT, waitR, waitT }
+  return w
 end
 
-local out = { allowed, now }
-for i = 1, #KEYS do
-  local st = stats[i]
-  if allowed == 1 then
-    redis.call('HINCRBY', KEYS[i], 'r' .. sec, 1)
-    st[1] = st[1] + 1
-    st[3] = sec
-    if tokens > 0 then
-      redis.call('HINCRBY', KEYS[i], 't' .. sec, tokens)
-      st[2] = st[2] + tokens
-      st[4] = sec
+local out = {}
+local p = 4
+for a = 1, tonumber(ARGV[3]) do
+  local k = tonumber(ARGV[p])
+  local tokens = tonumber(ARGV[p + 1])
+  p = p + 2
+  local allowed = 1
+  local ws, stats = {}, {}
+  for i = 1, k do
+    local w = window(tonumber(ARGV[p]))
+    local rpm = tonumber(ARGV[p + 1])
+    local tpm = tonumber(ARGV[p + 2])
+    p = p + 3
+    local waitR, waitT = -1, -1
+    if rpm > 0 and w.R + 1 > rpm then
+      waitR = wait_for(bucket_values(w, 'r'), w.R + 1 - rpm)
+      allowed = 0
     end
-    redis.call('PEXPIRE', KEYS[i], (W + 1) * 1000)
+    local need = tokens
+    if need < 1 then need = 1 end
+    if tpm > 0 and w.T + need > tpm then
+      waitT = wait_for(bucket_values(w, 't'), w.T + need - tpm)
+      allowed = 0
+    end
+    ws[i] = w
+    stats[i] = { w.R, w.T, w.nr, w.nt, waitR, waitT }
   end
-  out[#out + 1] = st[1]
-  out[#out + 1] = st[2]
-  out[#out + 1] = reset_ms(st[3])
-  out[#out + 1] = reset_ms(st[4])
-  out[#out + 1] = st[5]
-  out[#out + 1] = st[6]
+  local reply = { allowed, now }
+  for i = 1, k do
+    local w, st = ws[i], stats[i]
+    if allowed == 1 then
+      add(w, 'r', sec, 1)
+      st[1] = st[1] + 1
+      st[3] = sec
+      if tokens > 0 then
+        add(w, 't', sec, tokens)
+        st[2] = st[2] + tokens
+        st[4] = sec
+      end
+    end
+    reply[#reply + 1] = st[1]
+    reply[#reply + 1] = st[2]
+    reply[#reply + 1] = reset_ms(st[3])
+    reply[#reply + 1] = reset_ms(st[4])
+    reply[#reply + 1] = st[5]
+    reply[#reply + 1] = st[6]
+  end
+  out[a] = reply
 end
+
+for _, w in pairs(windows) do save(w) end
 return out
 `;
 
 /**
- * KEYS[i]: scope hashes. ARGV[2]: token delta. ARGV[3]: window seconds.
+ * Token corrections, several in one call, applied in the order given (the same as one call each).
+ * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: corrections.
+ * Then per correction: scope count k, token delta, and k KEYS indexes.
  * A positive delta lands in the current second; a negative one is taken back from the newest
  * buckets first, never below zero (the admission it corrects is recent).
  */
-export const ADJUST_LUA = `${CLOCK}
-local delta = tonumber(ARGV[2])
-local W = tonumber(ARGV[3])
-${TAKE_BACK}
-for i = 1, #KEYS do
-  if delta > 0 then
-    redis.call('HINCRBY', KEYS[i], 't' .. sec, delta)
-    redis.call('PEXPIRE', KEYS[i], (W + 1) * 1000)
-  else
-    take_back(KEYS[i], 't', -delta)
+export const ADJUST_MANY_LUA = `${CLOCK}
+local W = tonumber(ARGV[2])
+${WINDOW}
+local windows = {}
+local p = 4
+for a = 1, tonumber(ARGV[3]) do
+  local k = tonumber(ARGV[p])
+  local delta = tonumber(ARGV[p + 1])
+  p = p + 2
+  for i = 1, k do
+    local ki = tonumber(ARGV[p])
+    p = p + 1
+    local w = windows[ki]
+    if not w then
+      w = open(KEYS[ki])
+      windows[ki] = w
+    end
+    if delta > 0 then add(w, 't', sec, delta) else take_back(w, 't', -delta) end
   end
 end
+for _, w in pairs(windows) do save(w) end
 return 1
 `;
 
@@ -156,10 +141,12 @@ return 1
 export const RELEASE_LUA = `${CLOCK}
 local tokens = tonumber(ARGV[2])
 local W = tonumber(ARGV[3])
-${TAKE_BACK}
+${WINDOW}
 for i = 1, #KEYS do
-  take_back(KEYS[i], 'r', 1)
-  if tokens > 0 then take_back(KEYS[i], 't', tokens) end
+  local w = open(KEYS[i])
+  take_back(w, 'r', 1)
+  if tokens > 0 then take_back(w, 't', tokens) end
+  save(w)
 end
 return 1
 `;
@@ -172,16 +159,18 @@ return 1
  */
 export const RECORD_LUA = `${CLOCK}
 local W = tonumber(ARGV[2])
+${WINDOW}
+local w = open(KEYS[1])
 for i = 3, #ARGV, 3 do
   local s = math.min(tonumber(ARGV[i]), sec)
   local r = tonumber(ARGV[i + 1])
   local t = tonumber(ARGV[i + 2])
   if s > sec - W then
-    if r > 0 then redis.call('HINCRBY', KEYS[1], 'r' .. s, r) end
-    if t > 0 then redis.call('HINCRBY', KEYS[1], 't' .. s, t) end
+    if r > 0 then add(w, 'r', s, r) end
+    if t > 0 then add(w, 't', s, t) end
   end
 end
-redis.call('PEXPIRE', KEYS[1], (W + 1) * 1000)
+save(w)
 return 1
 `;
 

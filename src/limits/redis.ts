@@ -2,8 +2,9 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
+import { admitManyCall, adjustManyCall, TurnQueue, type PendingAdjustment, type PendingAdmission } from './redis-batch.js';
 import { decide, usedPerScope } from './redis-reply.js';
-import { ADJUST_LUA, ADMIT_LUA, HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA } from './redis-scripts.js';
+import { ADJUST_MANY_LUA, ADMIT_MANY_LUA, HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA } from './redis-scripts.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
 
@@ -33,8 +34,8 @@ export interface RedisLimiterOptions {
 }
 
 type ScriptClient = Redis & {
-  rlAdmit(...args: (string | number)[]): Promise<number[]>;
-  rlAdjust(...args: (string | number)[]): Promise<number>;
+  rlAdmitMany(...args: (string | number)[]): Promise<number[][]>;
+  rlAdjustMany(...args: (string | number)[]): Promise<number>;
   rlRelease(...args: (string | number)[]): Promise<number>;
   rlRecord(...args: (string | number)[]): Promise<number>;
   rlHeartbeat(...args: (string | number)[]): Promise<number>;
@@ -51,6 +52,10 @@ const consoleLogger: LimiterLogger = {
  * last reported and hold this instance's share of each quota (see fallback.ts), and goes back to
  * Redis as soon as a command succeeds again, handing it what was admitted meanwhile: a limiter
  * outage costs some precision across instances, never a failed request.
+ *
+ * The admissions (and token corrections) of one event-loop turn share one script call, decided in
+ * the order they were made (redis-batch.ts): under load a round trip and a script run serve many
+ * requests, and a request waits at most for the end of its turn before its admission is sent.
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly fallback: LocalFallback;
@@ -69,6 +74,9 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s);
   /** Settles when the first connection attempt is over; until then admissions wait for it. */
   private firstConnect?: Promise<void>;
+  /** Admissions and corrections of one event-loop turn, sent as one script call per family. */
+  private readonly admissions = new TurnQueue<PendingAdmission>((family, items) => void this.sendAdmissions(family as LimitFamily, items));
+  private readonly adjustments = new TurnQueue<PendingAdjustment>((family, items) => void this.sendAdjustments(family as LimitFamily, items));
 
   constructor(opts: RedisLimiterOptions = {}) {
     this.prefix = opts.keyPrefix ?? 'gw:';
@@ -88,8 +96,8 @@ export class RedisRateLimiter implements RateLimiter {
         connectTimeout: 1_000,
         retryStrategy: (times) => Math.min(100 * times, 2_000),
       });
-    client.defineCommand('rlAdmit', { lua: ADMIT_LUA });
-    client.defineCommand('rlAdjust', { lua: ADJUST_LUA });
+    client.defineCommand('rlAdmitMany', { lua: ADMIT_MANY_LUA });
+    client.defineCommand('rlAdjustMany', { lua: ADJUST_MANY_LUA });
     client.defineCommand('rlRelease', { lua: RELEASE_LUA });
     client.defineCommand('rlRecord', { lua: RECORD_LUA });
     client.defineCommand('rlHeartbeat', { lua: HEARTBEAT_LUA });
@@ -129,22 +137,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (tooLarge) return tooLargeDecision(family, tooLarge, tokens, {});
     if (this.firstConnect) await this.firstConnect;
     if (!this.usable()) return this.fallback.admit(family, scopes, tokens, this.keyOf(family));
-
-    const args: (string | number)[] = [limited.length];
-    for (const s of limited) args.push(this.key(family, s));
-    args.push(this.now ? this.now() : -1, tokens, WINDOW_SECONDS);
-    for (const s of limited) args.push(s.quota.rpm ?? 0, s.quota.tpm ?? 0);
-    let reply: number[];
-    try {
-      reply = await this.redis.rlAdmit(...args);
-    } catch (e) {
-      this.failed(e);
-      return this.fallback.admit(family, scopes, tokens, this.keyOf(family));
-    }
-    this.succeeded();
-    // Remember what the shared windows hold, so an outage continues from it.
-    for (let i = 0; i < limited.length; i++) this.fallback.learn(family, limited[i]!, ...usedPerScope(reply, i));
-    return decide(family, limited, tokens, reply);
+    return new Promise((resolve) => this.admissions.push(family, { scopes, limited, tokens, resolve }));
   }
 
   async adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void> {
@@ -156,16 +149,7 @@ export class RedisRateLimiter implements RateLimiter {
       this.fallback.adjust(family, limited, rounded, this.keyOf(family));
       return;
     }
-    const args: (string | number)[] = [limited.length];
-    for (const s of limited) args.push(this.key(family, s));
-    args.push(this.now ? this.now() : -1, rounded, WINDOW_SECONDS);
-    try {
-      await this.redis.rlAdjust(...args);
-      this.succeeded();
-    } catch (e) {
-      this.failed(e);
-      this.fallback.adjust(family, limited, rounded, this.keyOf(family));
-    }
+    return new Promise((resolve) => this.adjustments.push(family, { limited, delta: rounded, resolve }));
   }
 
   async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): Promise<void> {
@@ -180,7 +164,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.fallback.windows.releaseNow(family, limited, tokens);
     const args: (string | number)[] = [limited.length];
     for (const s of limited) args.push(this.key(family, s));
-    args.push(this.now ? this.now() : -1, tokens, WINDOW_SECONDS);
+    args.push(this.clock(), tokens, WINDOW_SECONDS);
     try {
       await this.redis.rlRelease(...args);
       this.succeeded();
@@ -228,6 +212,62 @@ export class RedisRateLimiter implements RateLimiter {
     });
   }
 
+  /**
+   * Decides one turn's admissions of a family in one script call, in the order they were made.
+   * If Redis fails or is in its cool-down, every one of them is decided locally instead, in order.
+   */
+  private async sendAdmissions(family: LimitFamily, items: PendingAdmission[]): Promise<void> {
+    const keyOf = this.keyOf(family);
+    let replies: number[][] | undefined;
+    if (this.usable()) {
+      try {
+        const call = admitManyCall(items, keyOf, this.clock());
+        replies = await this.redis.rlAdmitMany(call.keys.length, ...call.keys, ...call.args);
+        this.succeeded();
+      } catch (e) {
+        this.failed(e);
+      }
+    }
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!;
+      const reply = replies?.[i];
+      try {
+        if (!Array.isArray(reply)) throw new Error('no reply for this admission');
+        // Remember what the shared windows hold, so an outage continues from it.
+        for (let j = 0; j < it.limited.length; j++) this.fallback.learn(family, it.limited[j]!, ...usedPerScope(reply, j));
+        it.resolve(decide(family, it.limited, it.tokens, reply));
+      } catch {
+        // Every queued caller gets an answer, whatever happened to the others of its batch.
+        it.resolve(this.fallback.admit(family, it.scopes, it.tokens, keyOf));
+      }
+    }
+  }
+
+  /** Applies one turn's token corrections of a family in one script call, in order (locally if Redis fails). */
+  private async sendAdjustments(family: LimitFamily, items: PendingAdjustment[]): Promise<void> {
+    const keyOf = this.keyOf(family);
+    let sent = false;
+    if (this.usable()) {
+      try {
+        const call = adjustManyCall(items, keyOf, this.clock());
+        await this.redis.rlAdjustMany(call.keys.length, ...call.keys, ...call.args);
+        this.succeeded();
+        sent = true;
+      } catch (e) {
+        this.failed(e);
+      }
+    }
+    for (const it of items) {
+      if (!sent) this.fallback.adjust(family, it.limited, it.delta, keyOf);
+      it.resolve();
+    }
+  }
+
+  /** The window clock sent with each script: ours when one was given, else -1 (the server's). */
+  private clock(): number {
+    return this.now ? this.now() : -1;
+  }
+
   /** Registers this instance and reads how many are live; a failure keeps the last count. */
   private async heartbeat(): Promise<void> {
     if (this.redis.status !== 'ready') return;
@@ -241,7 +281,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** Hands Redis what this instance admitted alone during an outage (best effort, once). */
   private async shareLocalUsage(): Promise<void> {
-    const clock = this.now ? this.now() : -1;
+    const clock = this.clock();
     for (const u of this.fallback.takeUnshared()) {
       try {
         await this.redis.rlRecord(1, u.key, clock, WINDOW_SECONDS, ...u.buckets.flat());
@@ -255,9 +295,13 @@ export class RedisRateLimiter implements RateLimiter {
     return `${this.prefix}rl:instances`;
   }
 
-  /** Hash-tagged by family so all keys of one admission live in one Redis Cluster slot. */
+  /**
+   * Hash-tagged by family so all keys of one admission live in one Redis Cluster slot. `w2` is the
+   * window layout with a summary (redis-window-lua.ts): the scripts of the earlier layout would
+   * change buckets without it, so during a rolling upgrade the two versions count apart.
+   */
   private key(family: LimitFamily, scope: LimitScope): string {
-    return `${this.prefix}rl:{${family}}:${scope.id}`;
+    return `${this.prefix}rl:{${family}}:w2:${scope.id}`;
   }
 
   private usable(): boolean {

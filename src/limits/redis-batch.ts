@@ -1,0 +1,113 @@
+import type { LimitDecision } from './decision.js';
+import type { LimitScope } from './types.js';
+import { WINDOW_SECONDS } from './window.js';
+
+/** Most admissions (or corrections) in one script call; more in one turn go as further calls. */
+export const MAX_BATCH = 128;
+
+/**
+ * Work queued during one event-loop turn, handed over in one piece when the turn ends
+ * (`setImmediate`): requests whose sockets became readable in the same poll phase share one Redis
+ * call instead of one each. Nothing waits longer than the rest of its turn, and a request alone in
+ * its turn goes out as a batch of one. Groups keep apart what must not share a call (each limit
+ * family has its own Redis Cluster hash slot); within a group the order of `push` is kept.
+ */
+export class TurnQueue<Item> {
+  private pending = new Map<string, Item[]>();
+  private scheduled = false;
+
+  constructor(
+    private readonly send: (group: string, items: Item[]) => void,
+    private readonly maxBatch = MAX_BATCH,
+  ) {}
+
+  push(group: string, item: Item): void {
+    let items = this.pending.get(group);
+    if (!items) {
+      items = [];
+      this.pending.set(group, items);
+    }
+    items.push(item);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const pending = this.pending;
+    this.pending = new Map();
+    for (const [group, items] of pending) {
+      for (let i = 0; i < items.length; i += this.maxBatch) this.send(group, items.slice(i, i + this.maxBatch));
+    }
+  };
+}
+
+/** One admission waiting for its batch: the scopes that limit something, and the tokens asked. */
+export interface QueuedAdmission {
+  limited: readonly LimitScope[];
+  tokens: number;
+}
+
+/** One token correction waiting for its batch. */
+export interface QueuedAdjustment {
+  limited: readonly LimitScope[];
+  delta: number;
+}
+
+/** An admission as the limiter queues it: with every scope (the local fallback takes them all) and its caller. */
+export interface PendingAdmission extends QueuedAdmission {
+  scopes: readonly LimitScope[];
+  resolve(decision: LimitDecision): void;
+}
+
+export interface PendingAdjustment extends QueuedAdjustment {
+  resolve(): void;
+}
+
+/** KEYS and ARGV of one batched script call (see redis-scripts.ts for the layout). */
+export interface ScriptCall {
+  keys: string[];
+  args: (string | number)[];
+}
+
+/**
+ * Builds the call to ADMIT_MANY_LUA: each distinct key once in KEYS, each admission as its scope
+ * count, its tokens and per scope (KEYS index, rpm, tpm).
+ */
+export function admitManyCall(items: readonly QueuedAdmission[], keyOf: (s: LimitScope) => string, clock: number): ScriptCall {
+  const keys = new KeyList();
+  const args: (string | number)[] = [clock, WINDOW_SECONDS, items.length];
+  for (const it of items) {
+    args.push(it.limited.length, it.tokens);
+    for (const s of it.limited) args.push(keys.index(keyOf(s)), s.quota.rpm ?? 0, s.quota.tpm ?? 0);
+  }
+  return { keys: keys.list, args };
+}
+
+/** Builds the call to ADJUST_MANY_LUA: per correction its scope count, its delta and the KEYS indexes. */
+export function adjustManyCall(items: readonly QueuedAdjustment[], keyOf: (s: LimitScope) => string, clock: number): ScriptCall {
+  const keys = new KeyList();
+  const args: (string | number)[] = [clock, WINDOW_SECONDS, items.length];
+  for (const it of items) {
+    args.push(it.limited.length, it.delta);
+    for (const s of it.limited) args.push(keys.index(keyOf(s)));
+  }
+  return { keys: keys.list, args };
+}
+
+/** Distinct keys in first-seen order, with their 1-based position (Lua's KEYS index). */
+class KeyList {
+  readonly list: string[] = [];
+  private readonly positions = new Map<string, number>();
+
+  index(key: string): number {
+    let i = this.positions.get(key);
+    if (i === undefined) {
+      this.list.push(key);
+      i = this.list.length;
+      this.positions.set(key, i);
+    }
+    return i;
+  }
+}
