@@ -95,20 +95,14 @@ end
 local function add(w, prefix, s, n)
   local f = prefix .. s
   w.pending[f] = (w.pending[f] or 0) + n
-  if prefix == 'r' then
-    w.R = w.R + n
-    if s > w.nr then
-      w.nr = s
-      w.meta = true
-      w.newsecond = true
-    end
-  else
-    w.T = w.T + n
-    if s > w.nt then
-      w.nt = s
-      w.meta = true
-      w.newsecond = true
-    end
+  -- Requests ('r') and tokens ('t') keep the same summary fields under their own names.
+  local sum, newest = 'T', 'nt'
+  if prefix == 'r' then sum, newest = 'R', 'nr' end
+  w[sum] = w[sum] + n
+  if s > w[newest] then
+    w[newest] = s
+    w.meta = true
+    w.newsecond = true
   end
   if s < w.o then
     w.o = s

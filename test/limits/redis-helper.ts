@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -64,4 +65,23 @@ export class RedisRelay extends TcpRelay {
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
+}
+
+/**
+ * The usual life of a Redis limiter test file: Redis up before the first test, every limiter the
+ * test opened (pushed onto `open`) closed after it, and the file's keys dropped at the end.
+ */
+export function redisTestKeys<T extends { close(): Promise<void> }>(): { prefix: string; open: T[] } {
+  const prefix = uniquePrefix();
+  const open: T[] = [];
+  beforeAll(async () => {
+    await ensureRedis();
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((l) => l.close()));
+  });
+  afterAll(async () => {
+    await dropPrefix(prefix);
+  });
+  return { prefix, open };
 }

@@ -1,11 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { MemoryRateLimiter } from '../../src/limits/memory.js';
 import { RedisRateLimiter } from '../../src/limits/redis.js';
 import type { LimitDecision } from '../../src/limits/decision.js';
 import type { LimitScope } from '../../src/limits/types.js';
-import { dropPrefix, ensureRedis, REDIS_URL, uniquePrefix } from './redis-helper.js';
+import { REDIS_URL, redisTestKeys } from './redis-helper.js';
 
 /**
  * The Redis windows keep a running summary instead of summing their buckets on every check
@@ -14,21 +14,9 @@ import { dropPrefix, ensureRedis, REDIS_URL, uniquePrefix } from './redis-helper
  * longer than the window), every decision, Retry-After and header must be the same.
  */
 const T0 = 1_700_000_000_000;
-const prefix = uniquePrefix();
-const open: RedisRateLimiter[] = [];
+const { prefix, open } = redisTestKeys<RedisRateLimiter>();
 const quiet = { warn: () => undefined, info: () => undefined };
 
-beforeAll(async () => {
-  await ensureRedis();
-});
-
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((l) => l.close()));
-});
-
-afterAll(async () => {
-  await dropPrefix(prefix);
-});
 
 type Step =
   | { kind: 'admit'; scopes: number[]; tokens: number[] }

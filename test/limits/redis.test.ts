@@ -1,13 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RedisRateLimiter, type LimiterLogger } from '../../src/limits/redis.js';
 import { createLimiter } from '../../src/limits/index.js';
 import type { LimitDecision } from '../../src/limits/decision.js';
 import type { LimitScope, Quota } from '../../src/limits/types.js';
-import { dropPrefix, ensureRedis, REDIS_URL, RedisRelay, uniquePrefix } from './redis-helper.js';
+import { REDIS_URL, RedisRelay, redisTestKeys } from './redis-helper.js';
 
 const T0 = 1_700_000_000_000;
-const prefix = uniquePrefix();
-const open: RedisRateLimiter[] = [];
+const { prefix, open } = redisTestKeys<RedisRateLimiter>();
 
 function recordingLogger() {
   const lines: { level: 'warn' | 'info'; msg: string }[] = [];
@@ -44,17 +43,6 @@ async function ready(l: RedisRateLimiter, scopes: LimitScope[]): Promise<void> {
 let n = 0;
 const scope = (quota: Quota, kind = 'key'): LimitScope => ({ id: `${kind}:t${++n}`, quota });
 
-beforeAll(async () => {
-  await ensureRedis();
-});
-
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((l) => l.close()));
-});
-
-afterAll(async () => {
-  await dropPrefix(prefix);
-});
 
 describe('RedisRateLimiter', () => {
   it('refuses the request after the last allowed one with an accurate Retry-After', async () => {
