@@ -40,14 +40,10 @@ export class Authenticator {
 
   /** Throws 401 for a missing, malformed, unknown, revoked or expired key. */
   async authenticate(header: string | string[] | undefined): Promise<AuthContext> {
-    const key = parseBearer(header);
+    const cached = this.authenticateCached(header);
+    if (cached) return cached;
     const now = this.clock.now();
-    // Keyed by the presented key itself, so a cache hit costs no hashing; the store is only ever
-    // asked by hash.
-    let entry = this.cache.get(key);
-    if (!entry || now - entry.at > this.ttlMs) entry = await this.lookup(key, now);
-    else this.refreshWhenHalfStale(key, entry, now);
-    return this.admit(entry, now);
+    return this.admit(await this.lookup(parseBearer(header), now), now);
   }
 
   /**
@@ -58,6 +54,8 @@ export class Authenticator {
   authenticateCached(header: string | string[] | undefined): AuthContext | undefined {
     const key = parseBearer(header);
     const now = this.clock.now();
+    // Keyed by the presented key itself, so a cache hit costs no hashing; the store is only ever
+    // asked by hash.
     const entry = this.cache.get(key);
     if (!entry || now - entry.at > this.ttlMs) return undefined;
     this.refreshWhenHalfStale(key, entry, now);
