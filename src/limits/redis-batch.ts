@@ -59,10 +59,23 @@ export interface QueuedAdjustment {
 export interface PendingAdmission extends QueuedAdmission {
   scopes: readonly LimitScope[];
   resolve(decision: LimitDecision): void;
+  reject(e: unknown): void;
 }
 
 export interface PendingAdjustment extends QueuedAdjustment {
   resolve(): void;
+  reject(e: unknown): void;
+}
+
+/**
+ * Runs a batch's sender so that no caller is left waiting and nothing escapes as an unhandled
+ * rejection (which would end the process): if the sender throws, every caller of the batch it has
+ * not answered yet gets the error (a promise already settled ignores it).
+ */
+export function answerAll<T extends { reject(e: unknown): void }>(items: T[], send: (items: T[]) => Promise<void>): void {
+  send(items).catch((e: unknown) => {
+    for (const it of items) it.reject(e);
+  });
 }
 
 /** KEYS and ARGV of one batched script call (see redis-scripts.ts for the layout). */

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
-import { admitManyCall, adjustManyCall, TurnQueue, type PendingAdjustment, type PendingAdmission } from './redis-batch.js';
+import { admitManyCall, adjustManyCall, answerAll, TurnQueue, type PendingAdjustment, type PendingAdmission } from './redis-batch.js';
 import { decide, usedPerScope } from './redis-reply.js';
 import { ADJUST_MANY_LUA, ADMIT_MANY_LUA, HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA } from './redis-scripts.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
@@ -75,8 +75,12 @@ export class RedisRateLimiter implements RateLimiter {
   /** Settles when the first connection attempt is over; until then admissions wait for it. */
   private firstConnect?: Promise<void>;
   /** Admissions and corrections of one event-loop turn, sent as one script call per family. */
-  private readonly admissions = new TurnQueue<PendingAdmission>((family, items) => void this.sendAdmissions(family as LimitFamily, items));
-  private readonly adjustments = new TurnQueue<PendingAdjustment>((family, items) => void this.sendAdjustments(family as LimitFamily, items));
+  private readonly admissions = new TurnQueue<PendingAdmission>((family, items) =>
+    answerAll(items, (b) => this.sendAdmissions(family as LimitFamily, b)),
+  );
+  private readonly adjustments = new TurnQueue<PendingAdjustment>((family, items) =>
+    answerAll(items, (b) => this.sendAdjustments(family as LimitFamily, b)),
+  );
 
   constructor(opts: RedisLimiterOptions = {}) {
     this.prefix = opts.keyPrefix ?? 'gw:';
@@ -137,7 +141,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (tooLarge) return tooLargeDecision(family, tooLarge, tokens, {});
     if (this.firstConnect) await this.firstConnect;
     if (!this.usable()) return this.fallback.admit(family, scopes, tokens, this.keyOf(family));
-    return new Promise((resolve) => this.admissions.push(family, { scopes, limited, tokens, resolve }));
+    return new Promise((resolve, reject) => this.admissions.push(family, { scopes, limited, tokens, resolve, reject }));
   }
 
   async adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void> {
@@ -149,7 +153,7 @@ export class RedisRateLimiter implements RateLimiter {
       this.fallback.adjust(family, limited, rounded, this.keyOf(family));
       return;
     }
-    return new Promise((resolve) => this.adjustments.push(family, { limited, delta: rounded, resolve }));
+    return new Promise((resolve, reject) => this.adjustments.push(family, { limited, delta: rounded, resolve, reject }));
   }
 
   async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): Promise<void> {

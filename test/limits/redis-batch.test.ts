@@ -130,6 +130,33 @@ describe('RedisRateLimiter: admissions of one turn in one call', () => {
   });
 });
 
+describe('RedisRateLimiter: a batch whose local decision throws', () => {
+  it('answers every caller of the batch with the error: none hangs, nothing escapes unhandled', async () => {
+    const relay = new RedisRelay();
+    await relay.start();
+    const l = limiter({ t: T0 }, { url: relay.url, commandTimeoutMs: 100, sub: 'throws:' });
+    await ready(l);
+    const s = [scope({ rpm: 100 })];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      relay.stall();
+      vi.spyOn(l.fallback, 'admit').mockImplementation(() => {
+        throw new Error('local windows broke');
+      });
+      const got = await Promise.allSettled(Array.from({ length: 3 }, () => l.admit('chat', s, 0)));
+      expect(got.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect((got[0] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await relay.stop();
+    }
+  });
+});
+
 describe('RedisRateLimiter: token corrections of one turn in one call', () => {
   it('applies them in order, as separate calls would (a take-back never goes below zero)', async () => {
     const l = limiter({ t: T0 });
