@@ -37,6 +37,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Environment variables added to the parent's (e.g. the allocator settings `npm start` uses). */
   env?: Record<string, string>;
+  /** A build directory of its own (bench/ab.ts: gateways built from different source trees). */
+  compiledDir?: string;
 }
 
 export function useCompiledChildren(dir: string | undefined): void {
@@ -49,8 +51,9 @@ export function useCompiledChildren(dir: string | undefined): void {
  */
 export async function startChild<Info>(name: string, script: string, options: unknown, opts: StartOptions = {}): Promise<Child<Info>> {
   installHooks();
-  const entry = compiledDir
-    ? [join(compiledDir, 'bench', 'children', script.replace(/\.ts$/, '.js'))]
+  const dir = opts.compiledDir ?? compiledDir;
+  const entry = dir
+    ? [join(dir, 'bench', 'children', script.replace(/\.ts$/, '.js'))]
     : ['--import', 'tsx', fileURLToPath(new URL(`../children/${script}`, import.meta.url))];
   const out = opts.logFile ? openSync(opts.logFile, 'a') : 'ignore';
   const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...entry], {

@@ -20,15 +20,18 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Returns the build directory, or undefined when esbuild is unavailable (children then use tsx). */
-export async function compileChildren(): Promise<string | undefined> {
+/**
+ * Returns the build directory, or undefined when esbuild is unavailable (children then use tsx).
+ * `root` builds another checkout's src/ and bench/children/ (bench/ab.ts), into a directory of its own.
+ */
+export async function compileChildren(root = repoRoot, tag = ''): Promise<string | undefined> {
   let esbuild: typeof import('esbuild');
   try {
     esbuild = await import('esbuild');
   } catch {
     return undefined;
   }
-  const buildDir = join(repoRoot, 'bench', '.build', `run-${process.pid}`);
+  const buildDir = join(repoRoot, 'bench', '.build', `run-${process.pid}${tag}`);
   rmSync(buildDir, { recursive: true, force: true });
   onExit(() => {
     rmSync(buildDir, { recursive: true, force: true });
@@ -39,8 +42,8 @@ export async function compileChildren(): Promise<string | undefined> {
       // Not empty: another run's build is there.
     }
   });
-  const entryPoints = [...sources(join(repoRoot, 'src')), ...sources(join(repoRoot, 'bench', 'children'))];
-  await esbuild.build({ entryPoints, outdir: buildDir, outbase: repoRoot, format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
+  const entryPoints = [...sources(join(root, 'src')), ...sources(join(root, 'bench', 'children'))];
+  await esbuild.build({ entryPoints, outdir: buildDir, outbase: root, format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
   // src/sim/media.ts finds the committed fixtures relative to its own file.
   mkdirSync(buildDir, { recursive: true });
   if (!existsSync(join(buildDir, 'fixtures'))) symlinkSync(relative(buildDir, join(repoRoot, 'fixtures')), join(buildDir, 'fixtures'), 'dir');

@@ -85,7 +85,7 @@ export function videoGatewayConfig(
   };
 }
 
-export function startGateway(run: BenchRun, name: string, config: Record<string, unknown>, poller = false): Promise<Child<GatewayChildInfo>> {
+export function startGateway(run: BenchRun, name: string, config: Record<string, unknown>, poller = false, compiledDir?: string): Promise<Child<GatewayChildInfo>> {
   const options: GatewayChildOptions = { config, account: { name: 'bench', balance: 100_000_000 }, poller };
   // Started as `npm start` starts it (allocator settings, V8 flags).
   const production = productionProcess();
@@ -95,6 +95,7 @@ export function startGateway(run: BenchRun, name: string, config: Record<string,
     env: production.env,
     // Several gateways start at once; on a busy machine each can take a while to load.
     readyTimeoutMs: 90_000,
+    compiledDir,
   });
 }
 

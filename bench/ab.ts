@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, resolve } from 'node:path';
+import { join } from 'node:path';
+import { compileChildren } from './lib/compile.js';
+import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
+import { rssBytes } from './lib/proc.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { PathMeter } from './sections/paths.js';
+
+/**
+ * Before and after, side by side: the embeddings gateway built from each named checkout (its src/
+ * and bench/children/, this checkout's node_modules), plus the floor proxy, driven in rotating order
+ * round after round, so drift on a shared machine hits every tree alike. Per tree: medians of CPU
+ * per request (32 connections and 1 connection), p50 at one connection, and RSS at the end; ratios
+ * to the first tree and to the floor proxy. On SQLite with the in-process limiter, as the main table.
+ *
+ *   node --import tsx bench/ab.ts --trees=/old/checkout,. [--rounds=5] [--seconds=3] [--encoding=float|base64]
+ */
+const args = process.argv.slice(2);
+const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const trees = (opt('trees') ?? '.').split(',').map((t) => resolve(t));
+const rounds = Number(opt('rounds') ?? 5);
+const seconds = Number(opt('seconds') ?? 3);
+const encoding = opt('encoding') ?? 'float';
+
+const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-ab-')) };
+onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+
+interface Figures {
+  cpu32: number[];
+  cpu1: number[];
+  p50one: number[];
+  pid: number;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  useCompiledChildren(await compileChildren());
+  const up = await startEmbeddingsUpstream();
+  const children: Child<unknown>[] = [up];
+  const floor = await startFloorProxy('floor proxy', up.info.url);
+  children.push(floor);
+  const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.', encoding_format: encoding });
+  const meters = new Map<string, PathMeter>();
+  const figures = new Map<string, Figures>();
+  meters.set('floor proxy', new PathMeter({ name: 'floor', origin: floor.info.url, pid: floor.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${up.info.apiKey}`, 'content-type': 'application/json' }, body } }));
+  figures.set('floor proxy', { cpu32: [], cpu1: [], p50one: [], pid: floor.pid });
+  for (const [i, tree] of trees.entries()) {
+    const label = `${i + 1}: ${basename(tree)}`;
+    const dir = await compileChildren(tree, `-ab${i}`);
+    const name = `gw-ab-${i}`;
+    const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info), false, dir);
+    children.push(gw);
+    meters.set(label, new PathMeter({ name: 'gateway', label, origin: gw.info.url, pid: gw.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${gw.info.key}`, 'content-type': 'application/json' }, body } }));
+    figures.set(label, { cpu32: [], cpu1: [], p50one: [], pid: gw.pid });
+  }
+  const names = [...meters.keys()];
+  for (const n of names) await meters.get(n)!.warmUp({ requests: 5_000, maxMs: 10_000 });
+  for (let r = 0; r < rounds; r++) {
+    const order = names.map((_, i) => names[(i + r) % names.length]!);
+    for (const n of order) {
+      const f = figures.get(n)!;
+      const many = await meters.get(n)!.closedLoop(32, seconds * 1000);
+      const one = await meters.get(n)!.closedLoop(1, seconds * 1000);
+      f.cpu32.push(many.cpuPerRequest);
+      f.cpu1.push(one.cpuPerRequest);
+      f.p50one.push(one.summary.p50);
+      process.stderr.write(`round ${r + 1}, ${n}: 32 conn ${many.cpuPerRequest.toFixed(0)} us/req, 1 conn ${one.cpuPerRequest.toFixed(0)} us/req, p50 ${one.summary.p50.toFixed(3)} ms (${many.failed + one.failed} failed)\n`);
+    }
+  }
+  const floorF = figures.get('floor proxy')!;
+  const first = figures.get(names[1]!)!;
+  console.log(`Embeddings (${encoding}), ${rounds} rounds of ${seconds} s per phase, medians:\n`);
+  console.log('| Path | CPU/req 32 conn (us) | / floor | / tree 1 | CPU/req 1 conn (us) | / floor | / tree 1 | p50 1 conn (ms) | RSS at end (MB) |');
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const n of names) {
+    const f = figures.get(n)!;
+    const c32 = median(f.cpu32);
+    const c1 = median(f.cpu1);
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+    console.log(`| ${n} | ${c32.toFixed(0)} | ${ratio(c32, median(floorF.cpu32))} | ${ratio(c32, median(first.cpu32))} | ${c1.toFixed(0)} | ${ratio(c1, median(floorF.cpu1))} | ${ratio(c1, median(first.cpu1))} | ${median(f.p50one).toFixed(3)} | ${(rssBytes(f.pid) / 1048576).toFixed(1)} |`);
+  }
+  await Promise.all([...meters.values()].map((m) => m.close()));
+  await Promise.all(children.map((c) => c.stop()));
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    process.stderr.write(`bench/ab: ${(e as Error).stack ?? String(e)}\n`);
+    killAll();
+    process.exit(1);
+  },
+);
