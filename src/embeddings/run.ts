@@ -1,6 +1,7 @@
 import { GatewayError } from '../core/errors.js';
 import type { Json } from '../core/json.js';
 import { inheritHold } from '../http/answer-budget.js';
+import { toAbortSignal, type CallSignal } from '../http/call-signal.js';
 import { CredentialError, type UpstreamClient } from '../http/upstream-client.js';
 import { TransportError, type Upstream, type UpstreamResponse, type UpstreamVerdict } from '../http/types.js';
 import type { Catalog } from '../routing/catalog.js';
@@ -33,7 +34,8 @@ export interface RunInput {
   /** The one upstream client: applies the vendor's credentials and signature, then sends. */
   client: UpstreamClient;
   catalog: Catalog;
-  signal?: AbortSignal;
+  /** The client request's abort (and its answer-memory hold). */
+  signal?: CallSignal;
   /** The request's x-request-id, for vendors that take one (vendor.requestIdHeader). */
   requestId?: string;
 }
@@ -56,7 +58,7 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
   if (batches.length === 1) return callOnce(input, ctx, batches[0]!, input.signal, true);
 
   const inner = new AbortController();
-  const signal = input.signal ? AbortSignal.any([input.signal, inner.signal]) : inner.signal;
+  const signal = input.signal ? AbortSignal.any([toAbortSignal(input.signal), inner.signal]) : inner.signal;
   inheritHold(signal, input.signal);
   const vectors = new Array<Vector>(req.inputs.length);
   let promptTokens = 0;
@@ -98,7 +100,7 @@ async function callOnce(
   input: RunInput,
   ctx: BuildContext,
   batch: Batch,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
   mayForward: boolean,
 ): Promise<AttemptOutcome<UpstreamAnswer>> {
   const { vendor, up } = input;

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { errors, GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForTokens } from '../core/money.js';
+import type { CallSignal } from '../http/call-signal.js';
 import type { Executor } from '../http/executor.js';
 import { UpstreamClient } from '../http/upstream-client.js';
 import { TransportError, type Upstream } from '../http/types.js';
@@ -84,7 +85,7 @@ export class EmbeddingsService {
   }
 
   /** `model` is what the authorizer returned for `body.model` (action embeddings, capability embedding). */
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal, requestId?: string): Promise<EmbeddingsResult> {
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: CallSignal, requestId?: string): Promise<EmbeddingsResult> {
     const { catalog } = this.deps;
     const req = parseEmbeddingRequest(body);
     const candidates = catalog.candidates(model.name, ctx.account);
@@ -125,7 +126,7 @@ export class EmbeddingsService {
     tokens: number[],
     estimate: number,
     price: number,
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
     clientRequestId?: string,
   ): Promise<EmbeddingsResult> {
     const { catalog, store, limiter } = this.deps;

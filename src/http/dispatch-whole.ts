@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { WholeAnswer } from './answer-budget.js';
+import type { CallSignal } from './call-signal.js';
 
 export interface WholeResponse {
   status: number;
@@ -23,7 +24,7 @@ export function dispatchWhole(
   dispatcher: Dispatcher,
   opts: Dispatcher.DispatchOptions,
   answer: WholeAnswer,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
   /** How long the body may take once the headers are in (ms). */
   bodyMs: number,
   onHeaders: (status: number) => void,
@@ -100,7 +101,7 @@ export function dispatchWhole(
 }
 
 /** What `signal` aborted with, as undici's `request` reports it (an AbortError when no reason was given). */
-function abortError(signal: AbortSignal | undefined): Error {
+function abortError(signal: CallSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   if (reason instanceof Error) return reason;
   const err = new Error('This operation was aborted');

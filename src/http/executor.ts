@@ -6,6 +6,7 @@ import { recordUpstreamCall } from '../ops/upstream-health.js';
 import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
 import { GatewayError } from '../core/errors.js';
 import { readAnswer, WholeAnswer, type AnswerLimits } from './answer-budget.js';
+import type { CallSignal } from './call-signal.js';
 import { dispatchWhole } from './dispatch-whole.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
@@ -66,7 +67,7 @@ export class Executor {
   async sendRaw(
     req: UpstreamRequest,
     timeoutMs: number,
-    signal?: AbortSignal,
+    signal?: CallSignal,
     target?: UpstreamTarget,
   ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
     const { headers, body } = encode(req);
