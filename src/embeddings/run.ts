@@ -7,7 +7,7 @@ import { TransportError, type Upstream, type UpstreamResponse, type UpstreamVerd
 import type { Catalog } from '../routing/catalog.js';
 import type { AttemptOutcome } from '../routing/failover.js';
 import { planBatches, runBounded, sum } from './batching.js';
-import { forwardOpenAIBody } from './raw.js';
+import { forwardOpenAIBody, type RawAnswer } from './raw.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 
@@ -15,8 +15,8 @@ import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, Emb
 const DEFAULT_CONCURRENCY = 8;
 
 export interface UpstreamAnswer {
-  /** Forwarded upstream bytes (fast path); when set, `vectors` is not. */
-  raw?: Buffer;
+  /** The upstream's answer to forward as it is, but for the model name and usage.cost (fast path); when set, `vectors` is not. */
+  forward?: RawAnswer;
   /** One vector per client input, in input order. */
   vectors?: Vector[];
   /** Reported input tokens, with the gateway's estimate standing in for calls that reported none. */
@@ -122,8 +122,8 @@ async function callOnce(
   const ok = res.status >= 200 && res.status < 300;
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
-    const fwd = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat);
-    if (fwd) return { ok: true, value: { raw: fwd.body, promptTokens: fwd.promptTokens } };
+    const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat);
+    if (forward) return { ok: true, value: { forward, promptTokens: forward.promptTokens } };
   }
 
   const parsed = toResponse(res.status, res.headers, res.raw);

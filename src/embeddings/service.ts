@@ -11,7 +11,7 @@ import { TransportError, type Upstream } from '../http/types.js';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
-import { withUsageCost } from '../billing/usage-cost.js';
+import { usageCostMember } from '../billing/usage-cost.js';
 import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
 import { moneyCharged, units } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
@@ -22,6 +22,7 @@ import { withFailover } from '../routing/failover.js';
 import type { Store } from '../store/types.js';
 import { sum } from './batching.js';
 import { renderEmbeddings } from './render.js';
+import { forwardedBody } from './raw.js';
 import { parseEmbeddingRequest } from './request.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
 import { estimateAll } from './tokens.js';
@@ -182,13 +183,13 @@ export class EmbeddingsService {
       });
 
     return {
-      body: answer.raw ? withUsageCost(answer.raw, costMicros) : await renderEmbeddings(req, answer, costMicros),
+      body: answer.forward ? forwardedBody(answer.forward, usageCostMember(costMicros)) : await renderEmbeddings(req, answer, costMicros),
       headers: admission.headers,
       requestId,
       promptTokens,
       costMicros,
       upstream: upstream.name,
-      forwarded: answer.raw !== undefined,
+      forwarded: answer.forward !== undefined,
       durable,
     };
   }
