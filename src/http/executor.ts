@@ -72,7 +72,7 @@ export class Executor {
   ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
     const { headers, body } = encode(req);
     const t = req.timeoutMs ?? timeoutMs;
-    const url = new URL(req.url);
+    const { url, origin, path } = parsedUrl(req.url);
     const span: UpstreamSpan | undefined = startUpstreamSpan(req.method, url, headers, target);
     const started = target ? performance.now() : 0;
     const answer = new WholeAnswer(this.answers, signal);
@@ -80,7 +80,7 @@ export class Executor {
     try {
       const res = await dispatchWhole(
         this.agent,
-        { origin: url.origin, path: url.pathname + url.search, method: req.method, headers, body, headersTimeout: t, bodyTimeout: t },
+        { origin, path, method: req.method, headers, body, headersTimeout: t, bodyTimeout: t },
         answer,
         signal,
         t,
@@ -168,6 +168,24 @@ function observe(target: UpstreamTarget, outcome: string, started: number): void
   recordUpstreamCall(target.name, outcome, ms);
 }
 
+/**
+ * `sendRaw` goes to the same few URLs again and again (an upstream's endpoint per model), so each
+ * is parsed once; the URL objects are only read. Bounded: a process calling many distinct URLs
+ * this way starts over rather than growing.
+ */
+const parsedUrls = new Map<string, { url: URL; origin: string; path: string }>();
+const MAX_PARSED_URLS = 1_000;
+
+function parsedUrl(href: string): { url: URL; origin: string; path: string } {
+  let p = parsedUrls.get(href);
+  if (!p) {
+    const url = new URL(href);
+    if (parsedUrls.size >= MAX_PARSED_URLS) parsedUrls.clear();
+    parsedUrls.set(href, (p = { url, origin: url.origin, path: url.pathname + url.search }));
+  }
+  return p;
+}
+
 /** The headers (a copy, which tracing may add to) and the body as undici sends it. */
 function encode(req: UpstreamRequest): { headers: Record<string, string>; body: string | Buffer | undefined } {
   const headers: Record<string, string> = { ...req.headers };
@@ -182,7 +200,8 @@ function encode(req: UpstreamRequest): { headers: Record<string, string>; body: 
 }
 
 function hasHeader(h: Record<string, string>, name: string): boolean {
-  return Object.keys(h).some((k) => k.toLowerCase() === name);
+  for (const k in h) if (k.toLowerCase() === name) return true;
+  return false;
 }
 
 export function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
