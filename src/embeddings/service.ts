@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
 import { errors, GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForTokens } from '../core/money.js';
+import { timeOrderedUuid } from '../core/time-ordered-id.js';
 import type { CallSignal } from '../http/call-signal.js';
 import type { Executor } from '../http/executor.js';
 import { UpstreamClient } from '../http/upstream-client.js';
@@ -162,14 +162,15 @@ export class EmbeddingsService {
 
     const promptTokens = answer.promptTokens;
     this.adjust(scopes, promptTokens - estimate);
-    const requestId = `emb-${randomUUID()}`;
+    const now = this.deps.clock.now();
+    // The charge's ledger ref: time-ordered, so ledger inserts stay on the unique index's last pages.
+    const requestId = `emb-${timeOrderedUuid(now)}`;
     const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
     // The client hung up or timed out: it receives nothing, so it is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     let durable: Promise<void> | undefined;
     if (costMicros > 0) {
       const by = { keyId: ctx.key.id, model: model.name, upstream: upstream.name };
-      const now = this.deps.clock.now();
       if (this.deps.charges) ({ durable } = await this.deps.charges.submit(ctx.account.id, costMicros, requestId, req.model, now, by));
       else await store.charge(ctx.account.id, costMicros, requestId, req.model, now, by);
       moneyCharged.inc({ model: model.name }, units(costMicros));
