@@ -28,7 +28,10 @@ export class CounterSeries {
   value = 0;
   constructor(readonly labels: Readonly<Record<string, string>>) {}
 
+  /** The same refusals as prom-client's inc(): a negative or infinite amount throws. */
   inc(by = 1): void {
+    if (by < 0) throw new Error('It is not possible to decrease a counter');
+    if (by && !Number.isFinite(by)) throw new TypeError(`Value is not a valid number: ${by}`);
     this.value += by;
   }
 }

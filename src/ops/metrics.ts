@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { FastCounter, FastHistogram } from './fast-metrics.js';
+import { FastCounter, FastHistogram, type CounterSeries } from './fast-metrics.js';
 
 /**
  * Every Prometheus metric of the gateway, in one registry per process (prom-client's own model:
@@ -10,7 +10,7 @@ import { FastCounter, FastHistogram } from './fast-metrics.js';
  * codes, configured upstream, vendor and model names, and fixed outcome words. Never ids, keys or
  * prompts.
  *
- * The four metrics recorded on every request and upstream call are FastCounter / FastHistogram
+ * The metrics recorded on every request, upstream call and charge are FastCounter / FastHistogram
  * (fast-metrics.ts): same exposition, but their callers hold resolved series instead of passing
  * label objects that prom-client would check and hash on every increment.
  */
@@ -79,13 +79,30 @@ export const videoSettlements = new Counter({
   registers: [registry],
 });
 
+/** Integer micro-units to currency units for the money counters. */
+export const units = (micros: number): number => micros / 1_000_000;
+
 const money = (name: string, help: string) =>
   new Counter({ name, help: `${help} In currency units.`, labelNames: ['model'] as const, registers: [registry] });
 
 export const moneyHeld = money('gateway_money_held_total', 'Money held for video jobs at creation, by model.');
 export const moneyCaptured = money('gateway_money_captured_total', 'Money captured for completed video jobs, by model.');
 export const moneyReleased = money('gateway_money_released_total', 'Holds released (settled, failed or rejected video jobs), by model.');
-export const moneyCharged = money('gateway_money_charged_total', 'Money charged for embeddings and chat, by model.');
+export const moneyCharged = new FastCounter({
+  name: 'gateway_money_charged_total',
+  help: 'Money charged for embeddings and chat, by model. In currency units.',
+  labelNames: ['model'] as const,
+  registers: [registry],
+});
+
+/** moneyCharged's series per model, resolved once: a charge is counted on every billed embeddings and chat request. */
+const chargedByModel = new Map<string, CounterSeries>();
+
+export function countCharged(model: string, micros: number): void {
+  let s = chargedByModel.get(model);
+  if (!s) chargedByModel.set(model, (s = moneyCharged.series({ model })));
+  s.inc(units(micros));
+}
 
 export const limiterRefusals = new Counter({
   name: 'gateway_limiter_refusals_total',
@@ -93,9 +110,6 @@ export const limiterRefusals = new Counter({
   labelNames: ['family', 'reason'] as const,
   registers: [registry],
 });
-
-/** Integer micro-units to currency units for the money counters. */
-export const units = (micros: number): number => micros / 1_000_000;
 
 export const webhookDeliveries = new Counter({
   name: 'gateway_webhook_deliveries_total',

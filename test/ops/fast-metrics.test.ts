@@ -57,6 +57,25 @@ describe('FastCounter and FastHistogram', () => {
     expect(await m.fast.getMetricsAsJSON()).toEqual(await m.reference.getMetricsAsJSON());
   });
 
+  it('sum fractional amounts (money in currency units) to the same float as prom-client, and refuse what it refuses', async () => {
+    const reference = new Registry();
+    const fast = new Registry();
+    const config = { name: 'demo_money_total', help: 'Money, by model. In currency units.', labelNames: ['model'] as const };
+    const ref = new Counter({ ...config, registers: [reference] });
+    const mine = new FastCounter({ ...config, registers: [fast] });
+    for (let i = 1; i <= 300; i++) {
+      const model = i % 3 === 0 ? 'text-embedding-3-small' : 'gpt-4o-mini';
+      ref.inc({ model }, (i * 37) / 1_000_000);
+      mine.series({ model }).inc((i * 37) / 1_000_000);
+    }
+    expect(await fast.metrics()).toBe(await reference.metrics());
+    const s = mine.series({ model: 'x' });
+    for (const bad of [-1, Number.POSITIVE_INFINITY]) {
+      expect(() => ref.inc({ model: 'x' }, bad)).toThrow();
+      expect(() => s.inc(bad)).toThrow();
+    }
+  });
+
   it('count a value exactly on a bound in that bucket, and one above the last bound only in +Inf', async () => {
     const m = pair();
     const s = m.fastHistogram.series({ route: '/r', method: 'GET' });
