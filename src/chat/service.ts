@@ -24,7 +24,7 @@ import { chatTokenCounter, estimatePromptTokens, reservedCompletionTokens } from
 import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
 import { chatCost, readUsage, type ChatUsage } from './usage.js';
 import { validateChatBody } from './validate.js';
-import { moneyCharged, units } from '../ops/metrics.js';
+import { countCharged } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 
 export interface ChatLogger {
@@ -254,7 +254,7 @@ export class ChatService {
       r.charged = cost;
       const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
       await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now(), by);
-      moneyCharged.inc({ model: r.model.name }, units(cost));
+      countCharged(r.model.name, cost);
     } catch (e) {
       // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
       this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);

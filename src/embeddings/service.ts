@@ -13,7 +13,7 @@ import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
 import { usageCostMember } from '../billing/usage-cost.js';
 import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
-import { moneyCharged, units } from '../ops/metrics.js';
+import { countCharged } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
@@ -173,7 +173,7 @@ export class EmbeddingsService {
       const by = { keyId: ctx.key.id, model: model.name, upstream: upstream.name };
       if (this.deps.charges) ({ durable } = await this.deps.charges.submit(ctx.account.id, costMicros, requestId, req.model, now, by));
       else await store.charge(ctx.account.id, costMicros, requestId, req.model, now, by);
-      moneyCharged.inc({ model: model.name }, units(costMicros));
+      countCharged(model.name, costMicros);
     }
     if (tracingOn())
       annotateRequest({

@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Json } from '../core/json.js';
+import type { CounterSeries, HistogramSeries } from '../ops/fast-metrics.js';
 import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
 import { recordUpstreamCall } from '../ops/upstream-health.js';
 import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
@@ -161,10 +162,27 @@ export class Executor {
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 const statusClass = (status: number): string => STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'other';
 
+/** One upstream's metric series: its latency, and a call counter per outcome (made on first use). */
+interface UpstreamSeries {
+  duration: HistogramSeries;
+  outcomes: Map<string, CounterSeries>;
+}
+
+/**
+ * Keyed by the target object: the catalog's upstreams live as long as the process. A short-lived
+ * copy (the probe CLI spreads one per call) gets an entry of its own that resolves to the same
+ * series, since the metrics look series up by their label values.
+ */
+const seriesOf = new WeakMap<UpstreamTarget, UpstreamSeries>();
+
 function observe(target: UpstreamTarget, outcome: string, started: number): void {
   const ms = performance.now() - started;
-  upstreamCalls.inc({ vendor: target.vendor, upstream: target.name, outcome });
-  upstreamDuration.observe({ vendor: target.vendor, upstream: target.name }, ms / 1000);
+  let s = seriesOf.get(target);
+  if (!s) seriesOf.set(target, (s = { duration: upstreamDuration.series({ vendor: target.vendor, upstream: target.name }), outcomes: new Map() }));
+  let calls = s.outcomes.get(outcome);
+  if (!calls) s.outcomes.set(outcome, (calls = upstreamCalls.series({ vendor: target.vendor, upstream: target.name, outcome })));
+  calls.inc();
+  s.duration.observe(ms / 1000);
   recordUpstreamCall(target.name, outcome, ms);
 }
 
