@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../core/time-ordered-id.js';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets, type BudgetSettle } from '../billing/key-budgets.js';
@@ -253,7 +253,9 @@ export class ChatService {
     try {
       r.charged = cost;
       const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
-      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now(), by);
+      // Time-ordered refs land on the last pages of the ledger's unique (ref, kind) index (see time-ordered-id.ts).
+      const now = this.deps.clock.now();
+      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${timeOrderedUuid(now)}`, note, now, by);
       countCharged(r.model.name, cost);
     } catch (e) {
       // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
