@@ -5,17 +5,26 @@ import { join } from 'node:path';
 import { compileChildren } from './lib/compile.js';
 import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
 import { rssBytes } from './lib/proc.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, videoGatewayConfig, type BenchRun } from './lib/setup.js';
+import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName } from './lib/stores.js';
+import type { RequestSpec } from './lib/load.js';
 import { PathMeter } from './sections/paths.js';
+import { checkProcessing } from './sections/polls.js';
+import { createVideoJob } from './sections/video-jobs.js';
 
 /**
  * Before and after, side by side: the embeddings gateway built from each named checkout (its src/
  * and bench/children/, this checkout's node_modules), plus the floor proxy, driven in rotating order
  * round after round, so drift on a shared machine hits every tree alike. Per tree: medians of CPU
  * per request (32 connections and 1 connection), p50 at one connection, and RSS at the end; ratios
- * to the first tree and to the floor proxy. On SQLite with the in-process limiter, as the main table.
+ * to the first tree and to the floor proxy. On SQLite with the in-process limiter, as the main table,
+ * unless `--store=` names another of bench/lib/stores.ts's stores (`pg`: PostgreSQL + Redis limiter).
+ * `--section=polls` measures GET /v1/videos/{id} of a job that stays processing instead (each tree's
+ * video gateway answers from its store; the floor proxy asks the Sora simulator), as the bench's
+ * polls section does.
  *
  *   node --import tsx bench/ab.ts --trees=/old/checkout,. [--rounds=5] [--seconds=3] [--encoding=float|base64]
+ *     [--section=embeddings|polls] [--store=sqlite|pg|pg-memory|sqlite-redis]
  */
 const args = process.argv.slice(2);
 const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -23,6 +32,10 @@ const trees = (opt('trees') ?? '.').split(',').map((t) => resolve(t));
 const rounds = Number(opt('rounds') ?? 5);
 const seconds = Number(opt('seconds') ?? 3);
 const encoding = opt('encoding') ?? 'float';
+const sectionName = opt('section') ?? 'embeddings';
+if (sectionName !== 'embeddings' && sectionName !== 'polls') throw new Error(`--section: embeddings or polls, not ${sectionName}`);
+const store = (opt('store') ?? 'sqlite') as StoreName;
+if (!(store in STORES)) throw new Error(`--store: unknown store ${store} (known: ${Object.keys(STORES).join(', ')})`);
 
 const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-ab-')) };
 onExit(() => rmSync(run.dir, { recursive: true, force: true }));
@@ -36,26 +49,80 @@ interface Figures {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function main(): Promise<void> {
-  useCompiledChildren(await compileChildren());
+/** What each tree's gateway and the floor proxy are asked, per section. */
+interface Section {
+  title: string;
+  /** Asked after every gateway started (the polls floor polls the first gateway's task). */
+  floor(): { url: string; pid: number; spec: RequestSpec };
+  /** Starts tree i's gateway (from its compiled children) and returns what to ask it. */
+  gateway(i: number, dir: string | undefined): Promise<{ url: string; pid: number; spec: RequestSpec }>;
+}
+
+async function embeddingsSection(children: Child<unknown>[]): Promise<Section> {
   const up = await startEmbeddingsUpstream();
-  const children: Child<unknown>[] = [up];
+  children.push(up);
   const floor = await startFloorProxy('floor proxy', up.info.url);
   children.push(floor);
   const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.', encoding_format: encoding });
+  const spec = (token: string): RequestSpec => ({ method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  return {
+    title: `Embeddings (${encoding})`,
+    floor: () => ({ url: floor.info.url, pid: floor.pid, spec: spec(up.info.apiKey) }),
+    async gateway(i, dir) {
+      const name = `gw-ab-${i}`;
+      const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info, store), false, dir);
+      children.push(gw);
+      return { url: gw.info.url, pid: gw.pid, spec: spec(gw.info.key) };
+    },
+  };
+}
+
+/** A job that stays processing for a day; gateways refresh it an hour apart, so polls are answered from the store. */
+async function pollsSection(children: Child<unknown>[]): Promise<Section> {
+  const sim = await startSim('sora simulator', { kind: 'sora', taskMs: 24 * 3600 * 1000 });
+  children.push(sim);
+  const floor = await startFloorProxy('floor proxy', sim.info.url);
+  children.push(floor);
+  const spec = (path: string, token: string): RequestSpec => ({ method: 'GET', path, headers: { authorization: `Bearer ${token}` } });
+  // The floor proxy polls the first gateway's task on the simulator, as the bench's polls section does.
+  let taskId: string | undefined;
+  return {
+    title: `Video polls (GET /v1/videos/{id} of a processing job)`,
+    floor: () => ({ url: floor.info.url, pid: floor.pid, spec: spec(`/v1/videos/${taskId!}`, sim.info.apiKey) }),
+    async gateway(i, dir) {
+      const name = `gw-ab-${i}`;
+      const gw = await startGateway(run, name, videoGatewayConfig(run, name, sim.info, 3600_000, store), true, dir);
+      children.push(gw);
+      const job = await createVideoJob(gw.info);
+      await checkProcessing(gw.info, job.id);
+      taskId ??= job.taskId;
+      return { url: gw.info.url, pid: gw.pid, spec: spec(`/v1/videos/${job.id}`, gw.info.key) };
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  useCompiledChildren(await compileChildren());
+  if (needsServices([store])) {
+    ensureServices();
+    await dropBenchSchemas('stale');
+  }
+  const children: Child<unknown>[] = [];
+  const section = sectionName === 'polls' ? await pollsSection(children) : await embeddingsSection(children);
   const meters = new Map<string, PathMeter>();
   const figures = new Map<string, Figures>();
-  meters.set('floor proxy', new PathMeter({ name: 'floor', origin: floor.info.url, pid: floor.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${up.info.apiKey}`, 'content-type': 'application/json' }, body } }));
-  figures.set('floor proxy', { cpu32: [], cpu1: [], p50one: [], pid: floor.pid });
+  const gateways = new Map<string, PathMeter>();
   for (const [i, tree] of trees.entries()) {
     const label = `${i + 1}: ${basename(tree)}`;
     const dir = await compileChildren(tree, `-ab${i}`);
-    const name = `gw-ab-${i}`;
-    const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info), false, dir);
-    children.push(gw);
-    meters.set(label, new PathMeter({ name: 'gateway', label, origin: gw.info.url, pid: gw.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${gw.info.key}`, 'content-type': 'application/json' }, body } }));
+    const gw = await section.gateway(i, dir);
+    gateways.set(label, new PathMeter({ name: 'gateway', label, origin: gw.url, pid: gw.pid, spec: gw.spec }));
     figures.set(label, { cpu32: [], cpu1: [], p50one: [], pid: gw.pid });
   }
+  const floor = section.floor();
+  meters.set('floor proxy', new PathMeter({ name: 'floor', origin: floor.url, pid: floor.pid, spec: floor.spec }));
+  figures.set('floor proxy', { cpu32: [], cpu1: [], p50one: [], pid: floor.pid });
+  for (const [label, m] of gateways) meters.set(label, m);
   const names = [...meters.keys()];
   for (const n of names) await meters.get(n)!.warmUp({ requests: 5_000, maxMs: 10_000 });
   for (let r = 0; r < rounds; r++) {
@@ -72,7 +139,7 @@ async function main(): Promise<void> {
   }
   const floorF = figures.get('floor proxy')!;
   const first = figures.get(names[1]!)!;
-  console.log(`Embeddings (${encoding}), ${rounds} rounds of ${seconds} s per phase, medians:\n`);
+  console.log(`${section.title}, ${STORES[store].label}, ${rounds} rounds of ${seconds} s per phase, medians:\n`);
   console.log('| Path | CPU/req 32 conn (us) | / floor | / tree 1 | CPU/req 1 conn (us) | / floor | / tree 1 | p50 1 conn (ms) | RSS at end (MB) |');
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const n of names) {
@@ -84,6 +151,7 @@ async function main(): Promise<void> {
   }
   await Promise.all([...meters.values()].map((m) => m.close()));
   await Promise.all(children.map((c) => c.stop()));
+  if (STORES[store].database === 'postgres') await dropBenchSchemas('mine');
 }
 
 main().then(
