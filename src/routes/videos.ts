@@ -14,9 +14,12 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
     return job;
   });
 
-  app.get<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
+  app.get<{ Params: { id: string } }>('/v1/videos/:id', async (req, reply) => {
     deps.authorizer.action(req.auth, 'video');
-    return deps.video.get(req.auth, req.params.id);
+    const json = await deps.video.getJson(req.auth, req.params.id);
+    // Already JSON text (the content type Fastify gives a serialized object).
+    reply.type('application/json; charset=utf-8');
+    return json;
   });
 
   app.get<{ Params: { id: string }; Querystring: { index?: string; variant?: string } }>(

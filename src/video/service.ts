@@ -12,6 +12,7 @@ import { presentOpenAiVideo } from './openai/present.js';
 import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
 import { JobCache } from './job-cache.js';
+import { AnswerCache } from './answer-cache.js';
 import { CALLBACK_TOKEN, CallbackThrottle } from './callbacks.js';
 import { CallbackAuth } from './callback-auth.js';
 
@@ -27,6 +28,7 @@ function notFound(id: string) {
 /** The video endpoints' logic: create, poll (with on-demand refresh) and content. */
 export class VideoService {
   readonly jobs: JobCache;
+  private readonly answers = new AnswerCache((job) => this.present(job));
   private readonly callbacks = new CallbackThrottle(CALLBACK_WINDOW_MS);
   private readonly callbackAuth: CallbackAuth;
 
@@ -90,9 +92,18 @@ export class VideoService {
   }
 
   async get(ctx: AuthContext, id: string): Promise<JsonObject> {
-    let job = await this.load(id, ctx.account.id);
-    if (job.state === 'processing' && this.deps.clock.now() >= job.nextPollAt) job = await this.refresh(job);
-    return this.present(job);
+    return this.present(await this.current(ctx, id));
+  }
+
+  /** `get`'s answer as JSON text, for GET /v1/videos/{id}: most polls reuse the text of an earlier one. */
+  async getJson(ctx: AuthContext, id: string): Promise<string> {
+    return this.answers.json(await this.current(ctx, id));
+  }
+
+  /** The job behind a public id, refreshed from its vendor first when it is due. */
+  private async current(ctx: AuthContext, id: string): Promise<JobRecord> {
+    const job = await this.load(id, ctx.account.id);
+    return job.state === 'processing' && this.deps.clock.now() >= job.nextPollAt ? this.refresh(job) : job;
   }
 
   /** A job in the dialect it was created in (OpenAI's video object, or the spec's job object). */
