@@ -6,16 +6,35 @@ const PROCESSING_TTL_MS = 1_000;
 const SETTLED_TTL_MS = 1_000;
 // Rows carry vendor payloads: keep the cache small (it only has to cover the hot set).
 const MAX_ENTRIES = 2_000;
+// A row polled this long after its read is read again in the background, before it runs out.
+const REREAD_AFTER_MS = 750;
+
+interface Entry {
+  job: JobRecord;
+  /** When the read that produced it started. */
+  at: number;
+  /** Not used from this time on. */
+  until: number;
+}
+
+/** A store read under way; `forget` drops it, so a read begun before a change is not kept. */
+interface Read {
+  promise: Promise<JobRecord | undefined>;
+}
 
 /**
  * Job rows for polls. A row is reused for at most a second: a processing row until its next poll time
  * at the latest, a settled one because a delete on another instance must show (this instance forgets
  * a row whenever it refreshes or deletes the job itself, so only another instance's settlement or
  * delete can be up to a second late; clients poll every 5-10 s).
- * Reading and decoding the row is most of a poll's cost.
+ * Reading and decoding the row is most of a poll's cost. On a networked database, a read is also a
+ * wait, so: the polls that miss together share one read, and a row near the end of its second is
+ * read again in the background while polls go on with it (the staleness bound stays the same), so
+ * under steady polling no poll waits for the database.
  */
 export class JobCache {
-  private readonly rows = new Map<string, { job: JobRecord; until: number }>();
+  private readonly rows = new Map<string, Entry>();
+  private readonly reading = new Map<string, Read>();
 
   constructor(
     private readonly store: Pick<Store, 'getJob'>,
@@ -25,18 +44,40 @@ export class JobCache {
   async get(id: string): Promise<JobRecord | undefined> {
     const now = this.clock.now();
     const hit = this.rows.get(id);
-    if (hit && now < hit.until) return hit.job;
-    const job = await this.store.getJob(id);
-    if (!job) return undefined;
-    if (this.rows.size >= MAX_ENTRIES) this.rows.clear();
-    const settled = job.state === 'completed' || job.state === 'failed';
-    // A processing row is not kept past its next poll time, when it must be refreshed anyway.
-    const until = settled ? now + SETTLED_TTL_MS : Math.min(now + PROCESSING_TTL_MS, Math.max(job.nextPollAt, now));
-    if (until > now) this.rows.set(id, { job, until });
-    return job;
+    if (hit && now < hit.until) {
+      if (now - hit.at >= REREAD_AFTER_MS && !this.reading.has(id)) this.read(id, now).promise.catch(() => undefined);
+      return hit.job;
+    }
+    return (this.reading.get(id) ?? this.read(id, now)).promise;
   }
 
   forget(id: string): void {
     this.rows.delete(id);
+    this.reading.delete(id);
+  }
+
+  private read(id: string, now: number): Read {
+    const read: Read = { promise: this.readInto(id, now, () => read) };
+    this.reading.set(id, read);
+    return read;
+  }
+
+  private async readInto(id: string, now: number, self: () => Read): Promise<JobRecord | undefined> {
+    try {
+      const job = await this.store.getJob(id);
+      if (job && this.reading.get(id) === self()) this.keep(id, job, now);
+      return job;
+    } finally {
+      if (this.reading.get(id) === self()) this.reading.delete(id);
+    }
+  }
+
+  private keep(id: string, job: JobRecord, now: number): void {
+    const settled = job.state === 'completed' || job.state === 'failed';
+    // A processing row is not kept past its next poll time, when it must be refreshed anyway.
+    const until = settled ? now + SETTLED_TTL_MS : Math.min(now + PROCESSING_TTL_MS, Math.max(job.nextPollAt, now));
+    if (until <= now) return;
+    if (this.rows.size >= MAX_ENTRIES) this.rows.clear();
+    this.rows.set(id, { job, at: now, until });
   }
 }

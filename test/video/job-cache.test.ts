@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { JobRecord } from '../../src/store/types.js';
+import { JobCache } from '../../src/video/job-cache.js';
+
+/** A store whose reads wait until released, counting them; each read returns a new row object. */
+function slowStore(state: { job: Partial<JobRecord> | undefined }) {
+  const waiting: (() => void)[] = [];
+  let reads = 0;
+  const store = {
+    getJob: async (id: string): Promise<JobRecord | undefined> => {
+      reads++;
+      // The row as it was when the read began.
+      const row = state.job ? ({ id, state: 'processing', nextPollAt: Number.MAX_SAFE_INTEGER, ...state.job } as JobRecord) : undefined;
+      await new Promise<void>((r) => waiting.push(r));
+      return row;
+    },
+  };
+  /** Lets every waiting read finish (`newestFirst`: in the reverse of the order they began). */
+  const release = async (newestFirst = false) => {
+    const all = waiting.splice(0);
+    for (const r of newestFirst ? all.reverse() : all) r();
+    await new Promise((r) => setImmediate(r));
+  };
+  return { store, release, reads: () => reads };
+}
+
+describe('job cache', () => {
+  it('polls that miss together share one read', async () => {
+    const clock = { now: () => 0 };
+    const s = slowStore({ job: { progress: 1 } });
+    const cache = new JobCache(s.store, clock);
+    const polls = Array.from({ length: 10 }, () => cache.get('j'));
+    await s.release();
+    const rows = await Promise.all(polls);
+    expect(s.reads()).toBe(1);
+    expect(new Set(rows).size).toBe(1);
+    expect(await cache.get('j')).toBe(rows[0]);
+  });
+
+  it('does not keep a row whose read began before the job was forgotten', async () => {
+    const clock = { now: () => 0 };
+    const state: { job: Partial<JobRecord> | undefined } = { job: { progress: 1 } };
+    const s = slowStore(state);
+    const cache = new JobCache(s.store, clock);
+    const early = cache.get('j');
+    // This instance changes the job meanwhile.
+    cache.forget('j');
+    state.job = { state: 'completed' };
+    const late = cache.get('j');
+    // The earlier read ends last: its row must not replace the later one.
+    await s.release(true);
+    expect((await early)?.state).toBe('processing');
+    expect((await late)?.state).toBe('completed');
+    expect((await cache.get('j'))?.state).toBe('completed');
+    expect(s.reads()).toBe(2);
+  });
+
+  it('reads a row again in the background near the end of its second, and never serves it past that second', async () => {
+    let t = 0;
+    const clock = { now: () => t };
+    const state: { job: Partial<JobRecord> | undefined } = { job: { progress: 1 } };
+    const s = slowStore(state);
+    const cache = new JobCache(s.store, clock);
+    const first = cache.get('j');
+    await s.release();
+    const row = await first;
+    state.job = { progress: 2 };
+    t = 800;
+    // Answered at once with the row it has; one read starts.
+    expect(await cache.get('j')).toBe(row);
+    expect(await cache.get('j')).toBe(row);
+    expect(s.reads()).toBe(2);
+    await s.release();
+    expect((await cache.get('j'))?.progress).toBe(2);
+    // Unpolled for over a second: the next poll waits for a read.
+    state.job = { progress: 3 };
+    t = 2_000;
+    const waited = cache.get('j');
+    await s.release();
+    expect((await waited)?.progress).toBe(3);
+  });
+
+  it('keeps no processing row past its next poll time, and no missing job', async () => {
+    const clock = { now: () => 100 };
+    const state: { job: Partial<JobRecord> | undefined } = { job: { nextPollAt: 50 } };
+    const s = slowStore(state);
+    const cache = new JobCache(s.store, clock);
+    for (let i = 0; i < 2; i++) {
+      const p = cache.get('j');
+      await s.release();
+      await p;
+    }
+    state.job = undefined;
+    for (let i = 0; i < 2; i++) {
+      const p = cache.get('j');
+      await s.release();
+      expect(await p).toBeUndefined();
+    }
+    expect(s.reads()).toBe(4);
+  });
+});
