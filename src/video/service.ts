@@ -91,11 +91,7 @@ export class VideoService {
     return this.present(job);
   }
 
-  async get(ctx: AuthContext, id: string): Promise<JsonObject> {
-    return this.present(await this.current(ctx, id));
-  }
-
-  /** `get`'s answer as JSON text, for GET /v1/videos/{id}: most polls reuse the text of an earlier one. */
+  /** GET /v1/videos/{id}: the job's answer as JSON text; most polls reuse the text of an earlier one. */
   async getJson(ctx: AuthContext, id: string): Promise<string> {
     return this.answers.json(await this.current(ctx, id));
   }

@@ -37,7 +37,7 @@ describe('sealed video ids', () => {
   });
 
   it('seals ids that hold nothing the log redactor takes for a credential', () => {
-    // About one random id in fifteen would: 300 ids without one cannot be luck.
+    // About one random id in twenty would: 300 ids without one cannot be luck (0.95^300 < 1e-6).
     const s = new IdSealer(['0123456789abcdef-secret']);
     const long = { ...claims, j: '7f9c2b1e-5d4a-4c3b-9e8f-0a1b2c3d4e5f', a: '1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9', t: `task_${'x'.repeat(60)}` };
     for (let i = 0; i < 300; i++) {
