@@ -1,6 +1,7 @@
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
+import { accessLineWriter, type AccessLineWriter } from './access-line.js';
 
 /** The field every line about a request carries its id in (the access line's `request_id` below). */
 const REQUEST_ID_LOG_LABEL = 'request_id';
@@ -80,8 +81,11 @@ export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings,
  * written through the app's logger with the request id (so the request's own logger need not exist).
  */
 export class AccessLog extends LogController {
-  constructor(private readonly logger: FastifyBaseLogger) {
+  private readonly write: AccessLineWriter;
+
+  constructor(logger: FastifyBaseLogger) {
     super({ requestIdLogLabel: REQUEST_ID_LOG_LABEL });
+    this.write = accessLineWriter(logger as Logger);
   }
 
   override incomingRequest(_req: FastifyRequest, _reply: FastifyReply): void {}
@@ -91,6 +95,6 @@ export class AccessLog extends LogController {
     const q = req.url.indexOf('?');
     const path = q < 0 ? req.url : req.url.slice(0, q);
     const ms = Math.round(reply.elapsedTime * 10) / 10;
-    this.logger.info({ request_id: req.id, method: req.method, path, status: reply.statusCode, ms }, 'request completed');
+    this.write({ request_id: req.id, method: req.method, path, status: reply.statusCode, ms });
   }
 }
