@@ -7,44 +7,9 @@ import { decide, usedPerScope } from './redis-reply.js';
 import { ADJUST_MANY_LUA, ADMIT_MANY_LUA, HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA } from './redis-scripts.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
+import { consoleLogger, type LimiterLogger, type RedisLimiterOptions, type ScriptClient } from './redis-options.js';
 
-export interface LimiterLogger {
-  warn(msg: string): void;
-  info(msg: string): void;
-}
-
-export interface RedisLimiterOptions {
-  /** redis://[:password@]host:port[/db]; ignored when `client` is given. */
-  url?: string;
-  /** A client to use instead of one built from `url` (it is then not closed by `close()`). */
-  client?: Redis;
-  /** Prepended to every key, so several deployments or test runs can share one Redis. */
-  keyPrefix?: string;
-  /** Window clock in ms; by default the Redis server's clock, so all instances share one notion of time. */
-  now?: () => number;
-  /** How long the first admissions after start wait for the initial connection (default 1 s). */
-  connectWaitMs?: number;
-  /** A command slower than this counts as Redis failing. */
-  commandTimeoutMs?: number;
-  /** After a failure, how long requests go straight to the local limiter before Redis is tried again. */
-  coolDownMs?: number;
-  /** How often this instance tells Redis it is live (the count sets each one's share in an outage). */
-  heartbeatMs?: number;
-  logger?: LimiterLogger;
-}
-
-type ScriptClient = Redis & {
-  rlAdmitMany(...args: (string | number)[]): Promise<number[][]>;
-  rlAdjustMany(...args: (string | number)[]): Promise<number>;
-  rlRelease(...args: (string | number)[]): Promise<number>;
-  rlRecord(...args: (string | number)[]): Promise<number>;
-  rlHeartbeat(...args: (string | number)[]): Promise<number>;
-};
-
-const consoleLogger: LimiterLogger = {
-  warn: (m) => console.warn(m),
-  info: (m) => console.info(m),
-};
+export type { LimiterLogger, RedisLimiterOptions } from './redis-options.js';
 
 /**
  * Limiter shared by every gateway instance through Redis. When Redis is down, slow, or restarting,
