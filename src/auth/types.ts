@@ -1,4 +1,5 @@
 import 'fastify';
+import type { CallSignal } from '../http/call-signal.js';
 import type { Account, ApiKeyRecord } from '../store/types.js';
 
 export interface AuthContext {
@@ -19,6 +20,11 @@ declare module 'fastify' {
     signedAccountId?: string;
     /** Aborted when the client goes away or the request times out (408): upstream work stops. */
     abortSignal: AbortSignal;
+    /**
+     * The same abort for upstream calls that take a CallSignal (http/call-signal.ts), without an
+     * AbortController per request; it carries the request's answer-memory hold too.
+     */
+    callSignal: CallSignal;
     /**
      * Marks the point after which the request must run to its end (e.g. a video job holding money
      * exists): the 408 timer no longer fires for it.

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../core/time-ordered-id.js';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets, type BudgetSettle } from '../billing/key-budgets.js';
@@ -24,7 +24,7 @@ import { chatTokenCounter, estimatePromptTokens, reservedCompletionTokens } from
 import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
 import { chatCost, readUsage, type ChatUsage } from './usage.js';
 import { validateChatBody } from './validate.js';
-import { moneyCharged, units } from '../ops/metrics.js';
+import { countCharged } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 
 export interface ChatLogger {
@@ -253,8 +253,10 @@ export class ChatService {
     try {
       r.charged = cost;
       const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
-      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${randomUUID()}`, note, this.deps.clock.now(), by);
-      moneyCharged.inc({ model: r.model.name }, units(cost));
+      // Time-ordered refs land on the last pages of the ledger's unique (ref, kind) index (see time-ordered-id.ts).
+      const now = this.deps.clock.now();
+      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${timeOrderedUuid(now)}`, note, now, by);
+      countCharged(r.model.name, cost);
     } catch (e) {
       // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
       this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { forwardOpenAIBody } from './raw.js';
+import { forwardedBody, forwardOpenAIBody, type RawAnswer } from './raw.js';
 import { floatsToBase64 } from './vectors.js';
 
 const b64 = floatsToBase64([0.5, -0.25]);
+const NOTHING = Buffer.alloc(0);
+/** The forwarded body with no usage member added: only the model name changes. */
+const bodyOf = (a: RawAnswer | undefined): Buffer => forwardedBody(a!, NOTHING);
 
 function openaiBody(model: string, embedding: string): Buffer {
   return Buffer.from(
@@ -14,24 +17,26 @@ describe('forwardOpenAIBody', () => {
   it('forwards the very same bytes and reads usage from the tail', () => {
     const raw = openaiBody('text-embedding-3-small', `"${b64}"`);
     const out = forwardOpenAIBody(raw, 'text-embedding-3-small', 'base64')!;
-    expect(out.body).toBe(raw);
+    expect(out.raw).toBe(raw);
+    expect(out.model).toBeUndefined();
     expect(out.promptTokens).toBe(8);
+    expect(bodyOf(out).equals(raw)).toBe(true);
   });
 
   it('replaces a different model name and keeps the rest byte for byte', () => {
     const raw = openaiBody('my-azure-deployment', '[0.5,-0.25]');
     const out = forwardOpenAIBody(raw, 'text-embedding-3-small', 'float')!;
-    const parsed = JSON.parse(out.body.toString());
+    const parsed = JSON.parse(bodyOf(out).toString());
     expect(parsed.model).toBe('text-embedding-3-small');
     expect(parsed.data[0].embedding).toEqual([0.5, -0.25]);
-    expect(out.body.toString().replace('text-embedding-3-small', 'my-azure-deployment')).toBe(raw.toString());
+    expect(bodyOf(out).toString().replace('text-embedding-3-small', 'my-azure-deployment')).toBe(raw.toString());
   });
 
   it('handles servers that write model first, or none at all', () => {
     const first = Buffer.from(`{"id":"x","object":"list","model":"other","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
-    expect(JSON.parse(forwardOpenAIBody(first, 'pub', 'base64')!.body.toString()).model).toBe('pub');
+    expect(JSON.parse(bodyOf(forwardOpenAIBody(first, 'pub', 'base64')).toString()).model).toBe('pub');
     const none = Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
-    const fixed = JSON.parse(forwardOpenAIBody(none, 'pub', 'base64')!.body.toString());
+    const fixed = JSON.parse(bodyOf(forwardOpenAIBody(none, 'pub', 'base64')).toString());
     expect(fixed.model).toBe('pub');
     expect(fixed.usage.prompt_tokens).toBe(3);
   });
@@ -42,5 +47,27 @@ describe('forwardOpenAIBody', () => {
     expect(forwardOpenAIBody(openaiBody('m', '[0.5]'), 'm', 'base64')).toBeUndefined();
     expect(forwardOpenAIBody(openaiBody('m', `"${b64}"`), 'm', 'float')).toBeUndefined();
     expect(forwardOpenAIBody(Buffer.from('{"usage": {"prompt_tokens": 1'), 'm', 'float')).toBeUndefined();
+  });
+
+  it('puts the usage member first in usage and the public model in place, in one body, wherever model sits', () => {
+    const cost = Buffer.from('"cost":0.00002,');
+    const data = `"data":[{"object":"embedding","index":0,"embedding":"${b64}"}]`;
+    const usage = '"usage":{"prompt_tokens":3,"total_tokens":3}';
+    const withCost = '"usage":{"cost":0.00002,"prompt_tokens":3,"total_tokens":3}';
+    const cases: [string, string][] = [
+      // model before usage (OpenAI's order), different from the public name
+      [`{"object":"list",${data},"model":"deploy-1",${usage}}`, `{"object":"list",${data},"model":"pub",${withCost}}`],
+      // model after usage
+      [`{"object":"list",${data},${usage},"model":"deploy-1"}`, `{"object":"list",${data},${withCost},"model":"pub"}`],
+      // model first, already the public name
+      [`{"model":"pub","object":"list",${data},${usage}}`, `{"model":"pub","object":"list",${data},${withCost}}`],
+      // no model at all
+      [` {"object":"list",${data},${usage}}`, ` {"model":"pub","object":"list",${data},${withCost}}`],
+    ];
+    for (const [upstream, expected] of cases) {
+      const out = forwardOpenAIBody(Buffer.from(upstream), 'pub', 'base64');
+      expect(out?.promptTokens).toBe(3);
+      expect(forwardedBody(out!, cost).toString()).toBe(expected);
+    }
   });
 });

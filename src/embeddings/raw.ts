@@ -12,15 +12,24 @@ const TAIL_BYTES = 4096;
 const USAGE_KEY = Buffer.from('"usage"');
 const MODEL_KEY = Buffer.from('"model"');
 const EMBEDDING_KEY = Buffer.from('"embedding"');
+const MODEL_MEMBER = Buffer.from('"model":');
+const COMMA = Buffer.from(',');
 
 export interface RawAnswer {
-  /** The body to send: the upstream's bytes, with `model` replaced by the public name when it differs. */
-  body: Buffer;
+  /** The upstream's bytes as received; `forwardedBody` applies the changes below in one copy. */
+  raw: Buffer;
   promptTokens: number;
+  /** Index of the `{` that opens the top-level `usage` object (which holds at least `prompt_tokens`). */
+  usageOpen: number;
+  /**
+   * The public model name where the answer names another one: `insert` replaces `raw[start, end)`
+   * (the upstream's JSON string), or goes in at `start` as a whole member when the answer has none.
+   */
+  model?: { start: number; end: number; insert: Buffer };
 }
 
 /**
- * Returns the body to forward and its usage, or undefined when the scan cannot vouch for the answer
+ * Returns what to forward and its usage, or undefined when the scan cannot vouch for the answer
  * (no usage block, odd layout); the caller then parses it in full.
  */
 export function forwardOpenAIBody(raw: Buffer, publicModel: string, format: EncodingFormat): RawAnswer | undefined {
@@ -28,9 +37,23 @@ export function forwardOpenAIBody(raw: Buffer, publicModel: string, format: Enco
   if (vectorForm(raw) !== format) return undefined;
   const usage = readUsage(raw);
   if (!usage) return undefined;
-  const body = withModel(raw, publicModel);
-  if (!body) return undefined;
-  return { body, promptTokens: usage.promptTokens };
+  const model = modelSplice(raw, publicModel);
+  if (model === null) return undefined;
+  return { raw, promptTokens: usage.promptTokens, usageOpen: usage.open, model };
+}
+
+/**
+ * The body to send: the upstream's bytes with the public model name and `usageMember` (a complete
+ * member and its comma, e.g. `"cost":0.00002,`) as the first member of `usage`. One copy of the
+ * answer whatever is changed; the splices never overlap (the model is a string outside `usage`).
+ */
+export function forwardedBody(a: RawAnswer, usageMember: Buffer): Buffer {
+  const { raw, model } = a;
+  const atUsage = a.usageOpen + 1;
+  if (!model) return Buffer.concat([raw.subarray(0, atUsage), usageMember, raw.subarray(atUsage)]);
+  if (model.end <= atUsage)
+    return Buffer.concat([raw.subarray(0, model.start), model.insert, raw.subarray(model.end, atUsage), usageMember, raw.subarray(atUsage)]);
+  return Buffer.concat([raw.subarray(0, atUsage), usageMember, raw.subarray(atUsage, model.start), model.insert, raw.subarray(model.end)]);
 }
 
 /** The form of the first vector: a string is base64, an array is floats. */
@@ -52,7 +75,7 @@ function vectorForm(raw: Buffer): EncodingFormat | undefined {
   return undefined;
 }
 
-function readUsage(raw: Buffer): { promptTokens: number } | undefined {
+function readUsage(raw: Buffer): { promptTokens: number; open: number } | undefined {
   const from = Math.max(0, raw.length - TAIL_BYTES);
   const at = raw.lastIndexOf(USAGE_KEY);
   if (at < from) return undefined;
@@ -70,27 +93,43 @@ function readUsage(raw: Buffer): { promptTokens: number } | undefined {
   }
   const p = (usage as { prompt_tokens?: unknown }).prompt_tokens;
   if (typeof p !== 'number' || !Number.isFinite(p) || p < 0) return undefined;
-  return { promptTokens: Math.round(p) };
+  return { promptTokens: Math.round(p), open: i };
 }
 
-/** The body with `"model"` set to the public name (OpenAI-compatible servers may echo a deployment name). */
-function withModel(raw: Buffer, publicModel: string): Buffer | undefined {
-  const wanted = Buffer.from(JSON.stringify(publicModel));
+/** The public names' JSON bytes, made once per name (names come from the catalog, a small set). */
+const modelBytes = new Map<string, Buffer>();
+const MAX_MODEL_NAMES = 1_000;
+
+function quoted(name: string): Buffer {
+  let b = modelBytes.get(name);
+  if (!b) {
+    if (modelBytes.size >= MAX_MODEL_NAMES) modelBytes.clear();
+    modelBytes.set(name, (b = Buffer.from(JSON.stringify(name))));
+  }
+  return b;
+}
+
+/**
+ * Where `"model"` must change to the public name (OpenAI-compatible servers may echo a deployment
+ * name): undefined when it already is the public name, null when the layout is not the expected one.
+ */
+function modelSplice(raw: Buffer, publicModel: string): RawAnswer['model'] | null {
+  const wanted = quoted(publicModel);
   const at = raw.lastIndexOf(MODEL_KEY);
   if (at < 0) {
     // No model at all: add one right after the opening brace.
     const open = skipSpace(raw, 0);
-    if (raw[open] !== 0x7b) return undefined;
-    return Buffer.concat([raw.subarray(0, open + 1), Buffer.from(`"model":`), wanted, Buffer.from(','), raw.subarray(open + 1)]);
+    if (raw[open] !== 0x7b) return null;
+    return { start: open + 1, end: open + 1, insert: Buffer.concat([MODEL_MEMBER, wanted, COMMA]) };
   }
   let i = skipSpace(raw, at + MODEL_KEY.length);
-  if (raw[i] !== 0x3a) return undefined;
+  if (raw[i] !== 0x3a) return null;
   i = skipSpace(raw, i + 1);
-  if (raw[i] !== 0x22 /* " */) return undefined;
+  if (raw[i] !== 0x22 /* " */) return null;
   const end = endOfString(raw, i);
-  if (end < 0) return undefined;
-  if (end + 1 - i === wanted.length && raw.compare(wanted, 0, wanted.length, i, end + 1) === 0) return raw;
-  return Buffer.concat([raw.subarray(0, i), wanted, raw.subarray(end + 1)]);
+  if (end < 0) return null;
+  if (end + 1 - i === wanted.length && raw.compare(wanted, 0, wanted.length, i, end + 1) === 0) return undefined;
+  return { start: i, end: end + 1, insert: wanted };
 }
 
 function skipSpace(b: Buffer, i: number): number {

@@ -1,12 +1,13 @@
 import { GatewayError } from '../core/errors.js';
 import type { Json } from '../core/json.js';
 import { inheritHold } from '../http/answer-budget.js';
+import { toAbortSignal, type CallSignal } from '../http/call-signal.js';
 import { CredentialError, type UpstreamClient } from '../http/upstream-client.js';
 import { TransportError, type Upstream, type UpstreamResponse, type UpstreamVerdict } from '../http/types.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { AttemptOutcome } from '../routing/failover.js';
 import { planBatches, runBounded, sum } from './batching.js';
-import { forwardOpenAIBody } from './raw.js';
+import { forwardOpenAIBody, type RawAnswer } from './raw.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 
@@ -14,8 +15,8 @@ import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, Emb
 const DEFAULT_CONCURRENCY = 8;
 
 export interface UpstreamAnswer {
-  /** Forwarded upstream bytes (fast path); when set, `vectors` is not. */
-  raw?: Buffer;
+  /** The upstream's answer to forward as it is, but for the model name and usage.cost (fast path); when set, `vectors` is not. */
+  forward?: RawAnswer;
   /** One vector per client input, in input order. */
   vectors?: Vector[];
   /** Reported input tokens, with the gateway's estimate standing in for calls that reported none. */
@@ -33,7 +34,8 @@ export interface RunInput {
   /** The one upstream client: applies the vendor's credentials and signature, then sends. */
   client: UpstreamClient;
   catalog: Catalog;
-  signal?: AbortSignal;
+  /** The client request's abort (and its answer-memory hold). */
+  signal?: CallSignal;
   /** The request's x-request-id, for vendors that take one (vendor.requestIdHeader). */
   requestId?: string;
 }
@@ -56,7 +58,7 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
   if (batches.length === 1) return callOnce(input, ctx, batches[0]!, input.signal, true);
 
   const inner = new AbortController();
-  const signal = input.signal ? AbortSignal.any([input.signal, inner.signal]) : inner.signal;
+  const signal = input.signal ? AbortSignal.any([toAbortSignal(input.signal), inner.signal]) : inner.signal;
   inheritHold(signal, input.signal);
   const vectors = new Array<Vector>(req.inputs.length);
   let promptTokens = 0;
@@ -98,7 +100,7 @@ async function callOnce(
   input: RunInput,
   ctx: BuildContext,
   batch: Batch,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
   mayForward: boolean,
 ): Promise<AttemptOutcome<UpstreamAnswer>> {
   const { vendor, up } = input;
@@ -120,8 +122,8 @@ async function callOnce(
   const ok = res.status >= 200 && res.status < 300;
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
-    const fwd = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat);
-    if (fwd) return { ok: true, value: { raw: fwd.body, promptTokens: fwd.promptTokens } };
+    const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat);
+    if (forward) return { ok: true, value: { forward, promptTokens: forward.promptTokens } };
   }
 
   const parsed = toResponse(res.status, res.headers, res.raw);

@@ -1,18 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
 import { errors, GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForTokens } from '../core/money.js';
+import { timeOrderedUuid } from '../core/time-ordered-id.js';
+import type { CallSignal } from '../http/call-signal.js';
 import type { Executor } from '../http/executor.js';
 import { UpstreamClient } from '../http/upstream-client.js';
 import { TransportError, type Upstream } from '../http/types.js';
 import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
-import { withUsageCost } from '../billing/usage-cost.js';
+import { usageCostMember } from '../billing/usage-cost.js';
 import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
-import { moneyCharged, units } from '../ops/metrics.js';
+import { countCharged } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
@@ -21,6 +22,7 @@ import { withFailover } from '../routing/failover.js';
 import type { Store } from '../store/types.js';
 import { sum } from './batching.js';
 import { renderEmbeddings } from './render.js';
+import { forwardedBody } from './raw.js';
 import { parseEmbeddingRequest } from './request.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
 import { estimateAll } from './tokens.js';
@@ -84,7 +86,7 @@ export class EmbeddingsService {
   }
 
   /** `model` is what the authorizer returned for `body.model` (action embeddings, capability embedding). */
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal, requestId?: string): Promise<EmbeddingsResult> {
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: CallSignal, requestId?: string): Promise<EmbeddingsResult> {
     const { catalog } = this.deps;
     const req = parseEmbeddingRequest(body);
     const candidates = catalog.candidates(model.name, ctx.account);
@@ -125,7 +127,7 @@ export class EmbeddingsService {
     tokens: number[],
     estimate: number,
     price: number,
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
     clientRequestId?: string,
   ): Promise<EmbeddingsResult> {
     const { catalog, store, limiter } = this.deps;
@@ -160,17 +162,18 @@ export class EmbeddingsService {
 
     const promptTokens = answer.promptTokens;
     this.adjust(scopes, promptTokens - estimate);
-    const requestId = `emb-${randomUUID()}`;
+    const now = this.deps.clock.now();
+    // The charge's ledger ref: time-ordered, so ledger inserts stay on the unique index's last pages.
+    const requestId = `emb-${timeOrderedUuid(now)}`;
     const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
     // The client hung up or timed out: it receives nothing, so it is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     let durable: Promise<void> | undefined;
     if (costMicros > 0) {
       const by = { keyId: ctx.key.id, model: model.name, upstream: upstream.name };
-      const now = this.deps.clock.now();
       if (this.deps.charges) ({ durable } = await this.deps.charges.submit(ctx.account.id, costMicros, requestId, req.model, now, by));
       else await store.charge(ctx.account.id, costMicros, requestId, req.model, now, by);
-      moneyCharged.inc({ model: model.name }, units(costMicros));
+      countCharged(model.name, costMicros);
     }
     if (tracingOn())
       annotateRequest({
@@ -181,13 +184,13 @@ export class EmbeddingsService {
       });
 
     return {
-      body: answer.raw ? withUsageCost(answer.raw, costMicros) : await renderEmbeddings(req, answer, costMicros),
+      body: answer.forward ? forwardedBody(answer.forward, usageCostMember(costMicros)) : await renderEmbeddings(req, answer, costMicros),
       headers: admission.headers,
       requestId,
       promptTokens,
       costMicros,
       upstream: upstream.name,
-      forwarded: answer.raw !== undefined,
+      forwarded: answer.forward !== undefined,
       durable,
     };
   }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { errors } from '../core/errors.js';
 import type { BodyBudget } from './body-budget.js';
+import type { CallSignal } from './call-signal.js';
 import { discard } from './streams.js';
 import { TransportError } from './types.js';
 
@@ -45,22 +46,23 @@ export class RequestHold {
 }
 
 /**
- * A request's hold travels with its abort signal, which every upstream call already receives; a
- * signal derived from it (AbortSignal.any for a fan-out) is linked with `inheritHold`.
+ * A request's hold travels with its abort signal, which every upstream call already receives: the
+ * request's own CallSignal carries it (`answerHold`), an AbortSignal is linked to it here, and a
+ * signal derived from either (AbortSignal.any for a fan-out) is linked with `inheritHold`.
  */
-const holds = new WeakMap<AbortSignal, RequestHold>();
+const holds = new WeakMap<object, RequestHold>();
 
 export function attachHold(signal: AbortSignal, hold: RequestHold): void {
   holds.set(signal, hold);
 }
 
-export function inheritHold(child: AbortSignal, parent: AbortSignal | undefined): void {
-  const hold = parent && holds.get(parent);
+export function inheritHold(child: AbortSignal, parent: CallSignal | undefined): void {
+  const hold = holdOf(parent);
   if (hold) holds.set(child, hold);
 }
 
-export function holdOf(signal: AbortSignal | undefined): RequestHold | undefined {
-  return signal ? holds.get(signal) : undefined;
+export function holdOf(signal: CallSignal | undefined): RequestHold | undefined {
+  return signal ? (signal.answerHold ?? holds.get(signal)) : undefined;
 }
 
 export interface AnswerLimits {
@@ -88,7 +90,7 @@ export class WholeAnswer {
 
   constructor(
     private readonly limits: AnswerLimits,
-    private readonly signal: AbortSignal | undefined,
+    private readonly signal: CallSignal | undefined,
   ) {}
 
   /**

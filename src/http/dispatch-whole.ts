@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { WholeAnswer } from './answer-budget.js';
+import type { CallSignal } from './call-signal.js';
 
 export interface WholeResponse {
   status: number;
@@ -23,84 +24,103 @@ export function dispatchWhole(
   dispatcher: Dispatcher,
   opts: Dispatcher.DispatchOptions,
   answer: WholeAnswer,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
   /** How long the body may take once the headers are in (ms). */
   bodyMs: number,
   onHeaders: (status: number) => void,
 ): Promise<WholeResponse> {
   return new Promise<WholeResponse>((resolve, reject) => {
-    let status = 0;
-    let headers: IncomingHttpHeaders = {};
-    let controller: Dispatcher.DispatchController | undefined;
-    let settled = false;
-
-    const settle = (e: unknown, raw?: Buffer): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      if (raw) resolve({ status, headers, raw });
-      else {
-        answer.abandon();
-        reject(e);
-      }
-    };
-    const fail = (e: unknown): void => {
-      settle(e);
-      // Frees the connection; undici then reports the abort through onResponseError, ignored by then.
-      if (controller && !controller.aborted) controller.abort(e instanceof Error ? e : new Error(String(e)));
-    };
-    function onAbort(): void {
-      fail(abortError(signal));
-    }
-
     if (signal?.aborted) {
       reject(abortError(signal));
       return;
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (settled) c.abort(new Error('aborted before the call started'));
-      },
-      onResponseStart(_c, statusCode, responseHeaders) {
-        // 1xx interim answers are not the answer.
-        if (statusCode < 200) return;
-        status = statusCode;
-        headers = responseHeaders;
-        try {
-          onHeaders(statusCode);
-          answer.start(responseHeaders['content-length'], Date.now() + bodyMs);
-        } catch (e) {
-          fail(e);
-        }
-      },
-      onResponseData(_c, chunk) {
-        if (settled) return;
-        try {
-          answer.add(chunk);
-        } catch (e) {
-          fail(e);
-        }
-      },
-      onResponseEnd() {
-        if (!settled) settle(undefined, answer.finish());
-      },
-      onResponseError(_c, err) {
-        settle(err);
-      },
-    };
+    const call = new WholeCall(answer, signal, bodyMs, onHeaders, resolve, reject);
+    signal?.addEventListener('abort', call.onAbort, { once: true });
     try {
-      dispatcher.dispatch(opts, handler);
+      dispatcher.dispatch(opts, call);
     } catch (e) {
-      settle(e);
+      call.settle(e);
     }
   });
 }
 
+/**
+ * The handler of one call: its state in fields and its steps as methods, so a call costs one
+ * object (and the abort listener) rather than a closure per step.
+ */
+class WholeCall implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  /** The listener on the request's signal. */
+  readonly onAbort = (): void => this.fail(abortError(this.signal));
+
+  constructor(
+    private readonly answer: WholeAnswer,
+    private readonly signal: CallSignal | undefined,
+    private readonly bodyMs: number,
+    private readonly headersIn: (status: number) => void,
+    private readonly resolve: (r: WholeResponse) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {}
+
+  settle(e: unknown, raw?: Buffer): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    if (raw) this.resolve({ status: this.status, headers: this.headers, raw });
+    else {
+      this.answer.abandon();
+      this.reject(e);
+    }
+  }
+
+  private fail(e: unknown): void {
+    this.settle(e);
+    // Frees the connection; undici then reports the abort through onResponseError, ignored by then.
+    const c = this.controller;
+    if (c && !c.aborted) c.abort(e instanceof Error ? e : new Error(String(e)));
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.settled) c.abort(new Error('aborted before the call started'));
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, responseHeaders: IncomingHttpHeaders): void {
+    // 1xx interim answers are not the answer.
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    this.headers = responseHeaders;
+    try {
+      this.headersIn(statusCode);
+      this.answer.start(responseHeaders['content-length'], Date.now() + this.bodyMs);
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    try {
+      this.answer.add(chunk);
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  onResponseEnd(): void {
+    if (!this.settled) this.settle(undefined, this.answer.finish());
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    this.settle(err);
+  }
+}
+
 /** What `signal` aborted with, as undici's `request` reports it (an AbortError when no reason was given). */
-function abortError(signal: AbortSignal | undefined): Error {
+function abortError(signal: CallSignal | undefined): Error {
   const reason: unknown = signal?.reason;
   if (reason instanceof Error) return reason;
   const err = new Error('This operation was aborted');

@@ -1,11 +1,13 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Json } from '../core/json.js';
+import type { CounterSeries, HistogramSeries } from '../ops/fast-metrics.js';
 import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
 import { recordUpstreamCall } from '../ops/upstream-health.js';
 import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
 import { GatewayError } from '../core/errors.js';
 import { readAnswer, WholeAnswer, type AnswerLimits } from './answer-budget.js';
+import type { CallSignal } from './call-signal.js';
 import { dispatchWhole } from './dispatch-whole.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
@@ -66,12 +68,12 @@ export class Executor {
   async sendRaw(
     req: UpstreamRequest,
     timeoutMs: number,
-    signal?: AbortSignal,
+    signal?: CallSignal,
     target?: UpstreamTarget,
   ): Promise<{ status: number; headers: Record<string, string>; raw: Buffer }> {
     const { headers, body } = encode(req);
     const t = req.timeoutMs ?? timeoutMs;
-    const url = new URL(req.url);
+    const { url, origin, path } = parsedUrl(req.url);
     const span: UpstreamSpan | undefined = startUpstreamSpan(req.method, url, headers, target);
     const started = target ? performance.now() : 0;
     const answer = new WholeAnswer(this.answers, signal);
@@ -79,7 +81,7 @@ export class Executor {
     try {
       const res = await dispatchWhole(
         this.agent,
-        { origin: url.origin, path: url.pathname + url.search, method: req.method, headers, body, headersTimeout: t, bodyTimeout: t },
+        { origin, path, method: req.method, headers, body, headersTimeout: t, bodyTimeout: t },
         answer,
         signal,
         t,
@@ -160,11 +162,46 @@ export class Executor {
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 const statusClass = (status: number): string => STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'other';
 
+/** One upstream's metric series: its latency, and a call counter per outcome (made on first use). */
+interface UpstreamSeries {
+  duration: HistogramSeries;
+  outcomes: Map<string, CounterSeries>;
+}
+
+/**
+ * Keyed by the target object: the catalog's upstreams live as long as the process. A short-lived
+ * copy (the probe CLI spreads one per call) gets an entry of its own that resolves to the same
+ * series, since the metrics look series up by their label values.
+ */
+const seriesOf = new WeakMap<UpstreamTarget, UpstreamSeries>();
+
 function observe(target: UpstreamTarget, outcome: string, started: number): void {
   const ms = performance.now() - started;
-  upstreamCalls.inc({ vendor: target.vendor, upstream: target.name, outcome });
-  upstreamDuration.observe({ vendor: target.vendor, upstream: target.name }, ms / 1000);
+  let s = seriesOf.get(target);
+  if (!s) seriesOf.set(target, (s = { duration: upstreamDuration.series({ vendor: target.vendor, upstream: target.name }), outcomes: new Map() }));
+  let calls = s.outcomes.get(outcome);
+  if (!calls) s.outcomes.set(outcome, (calls = upstreamCalls.series({ vendor: target.vendor, upstream: target.name, outcome })));
+  calls.inc();
+  s.duration.observe(ms / 1000);
   recordUpstreamCall(target.name, outcome, ms);
+}
+
+/**
+ * `sendRaw` goes to the same few URLs again and again (an upstream's endpoint per model), so each
+ * is parsed once; the URL objects are only read. Bounded: a process calling many distinct URLs
+ * this way starts over rather than growing.
+ */
+const parsedUrls = new Map<string, { url: URL; origin: string; path: string }>();
+const MAX_PARSED_URLS = 1_000;
+
+function parsedUrl(href: string): { url: URL; origin: string; path: string } {
+  let p = parsedUrls.get(href);
+  if (!p) {
+    const url = new URL(href);
+    if (parsedUrls.size >= MAX_PARSED_URLS) parsedUrls.clear();
+    parsedUrls.set(href, (p = { url, origin: url.origin, path: url.pathname + url.search }));
+  }
+  return p;
 }
 
 /** The headers (a copy, which tracing may add to) and the body as undici sends it. */
@@ -181,7 +218,8 @@ function encode(req: UpstreamRequest): { headers: Record<string, string>; body: 
 }
 
 function hasHeader(h: Record<string, string>, name: string): boolean {
-  return Object.keys(h).some((k) => k.toLowerCase() === name);
+  for (const k in h) if (k.toLowerCase() === name) return true;
+  return false;
 }
 
 export function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {

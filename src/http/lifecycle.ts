@@ -2,22 +2,27 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../core/errors.js';
 import { attachHold, RequestHold } from './answer-budget.js';
+import type { CallSignal } from './call-signal.js';
 import { sendError } from './render.js';
 import '../auth/types.js';
 
 /**
- * One request's deadline, abort signal and answer-memory hold. The signal (and the hold that
- * travels with it) is made only when a route asks for `req.abortSignal`: a poll answered from the
- * store never does, and an AbortController plus its hold is most of what this costs per request.
- * A signal asked for after the request was aborted (client gone, deadline passed) starts aborted,
- * and a hold asked for after the answer is over starts released, so a late caller sees the same
- * state an early one would.
+ * One request's deadline, abort signal and answer-memory hold. The request itself is a CallSignal
+ * (`req.callSignal`, call-signal.ts): upstream calls that take one hear of its abort through a plain
+ * listener list, and find its hold in `answerHold`, with no AbortController. A real AbortSignal
+ * (`req.abortSignal`) is made only when a route asks for one; a poll answered from the store asks
+ * for neither. A signal or hold asked for late starts in the request's state: aborted once the
+ * request was (client gone, deadline passed), released once its answer is over.
  */
-export class RequestLife {
+export class RequestLife implements CallSignal {
   private controller?: AbortController;
   private hold?: RequestHold;
-  private aborted = false;
+  /** Listeners added through the CallSignal face; most requests have at most one at a time. */
+  private listeners?: (() => void)[];
+  private isAborted = false;
   private over = false;
+  /** A CallSignal's reason: the request's abort carries none (the call fails as an AbortError). */
+  readonly reason = undefined;
 
   constructor(
     readonly reply: FastifyReply,
@@ -32,21 +37,46 @@ export class RequestLife {
     this.inflight.delete(this);
   }
 
+  get aborted(): boolean {
+    return this.isAborted;
+  }
+
+  /** Upstream answers read for this request hold their memory budget until its answer is over. */
+  get answerHold(): RequestHold {
+    if (!this.hold) {
+      this.hold = new RequestHold();
+      if (this.over) this.hold.release();
+    }
+    return this.hold;
+  }
+
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      // Upstream answers read for this request hold their memory budget until its answer is over.
-      this.hold = new RequestHold();
-      attachHold(this.controller.signal, this.hold);
-      if (this.over) this.hold.release();
-      if (this.aborted) this.controller.abort();
+      attachHold(this.controller.signal, this.answerHold);
+      if (this.isAborted) this.controller.abort();
     }
     return this.controller.signal;
   }
 
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (this.isAborted) return;
+    (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const l = this.listeners;
+    const i = l ? l.indexOf(listener) : -1;
+    if (i >= 0) l!.splice(i, 1);
+  }
+
   abort(): void {
-    this.aborted = true;
+    if (this.isAborted) return;
+    this.isAborted = true;
     this.controller?.abort();
+    const l = this.listeners;
+    this.listeners = undefined;
+    if (l) for (const fn of l) fn();
   }
 
   /** The response is over (sent, or the connection went away): give back what the request held. */
@@ -101,6 +131,11 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
   app.decorateRequest('abortSignal', {
     getter(this: { requestLife: RequestLife }) {
       return this.requestLife?.signal;
+    },
+  });
+  app.decorateRequest('callSignal', {
+    getter(this: { requestLife: RequestLife }) {
+      return this.requestLife;
     },
   });
   app.decorateRequest('commit', function commit(this: { requestLife: RequestLife }) {

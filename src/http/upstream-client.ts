@@ -1,4 +1,5 @@
 import { redactorFor } from '../core/redact.js';
+import type { CallSignal } from './call-signal.js';
 import type { Executor, StreamResponse, UpstreamTarget } from './executor.js';
 import { TransportError, type CredentialSource, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
 
@@ -29,7 +30,7 @@ export class UpstreamClient {
     return this.executor.send(await this.authorize(up, auth, req), up.timeoutMs, signal, up);
   }
 
-  sendRaw(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: AbortSignal) {
+  sendRaw(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: CallSignal) {
     // Static keys (most OpenAI-compatible upstreams) are already in the headers: no authorize step.
     if (!auth.credentials && !auth.sign) return this.executor.sendRaw(req, up.timeoutMs, signal, up);
     return this.authorize(up, auth, req).then((authorized) => this.executor.sendRaw(authorized, up.timeoutMs, signal, up));

@@ -1,29 +1,55 @@
-import type { FastifyInstance } from 'fastify';
-import type { Counter, Histogram } from 'prom-client';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
+import type { CounterSeries, HistogramSeries } from './fast-metrics.js';
 import { httpDuration, httpRequests } from './metrics.js';
 
 /** Unmatched paths share one label value: raw paths would make the label set unbounded. */
 const UNMATCHED = '(unmatched)';
 
+/** One method of one route template: its latency series and a counter per status, made on first answer. */
+interface MethodSeries {
+  duration: HistogramSeries;
+  statuses: Map<number, CounterSeries>;
+}
+
+/** The series of one route template (or of every unmatched answer). */
+class RouteSeries {
+  private readonly methods = new Map<string, MethodSeries>();
+
+  constructor(private readonly route: string) {}
+
+  record(method: string, status: number, elapsedMs: number): void {
+    let m = this.methods.get(method);
+    if (!m) this.methods.set(method, (m = { duration: httpDuration.series({ route: this.route, method }), statuses: new Map() }));
+    let c = m.statuses.get(status);
+    if (!c) m.statuses.set(status, (c = httpRequests.series({ route: this.route, method, status: String(status) })));
+    c.inc();
+    m.duration.observe(elapsedMs / 1000);
+  }
+}
+
 /**
- * Counts every answer by route template, method and status, and observes its latency. The labelled
- * children are cached by a short string key, so a request costs one Map lookup and two increments.
+ * Counts every answer by route template, method and status, and observes its latency.
+ *
+ * Each route gets an onResponse hook of its own that knows its template (the url Fastify stores as
+ * the route's config url, which `req.routeOptions.url` reads), so no request builds
+ * `req.routeOptions` (a fresh object of a dozen fields per read) to learn it. Answers without a
+ * route (404s, and refusals in the 404 context such as a repeated query parameter) are counted by
+ * one app-wide hook: `req.is404` is the same "no route url" test. Call before any route is added.
  */
 export function installHttpMetrics(app: FastifyInstance): void {
-  const counters = new Map<string, Counter.Internal>();
-  const histograms = new Map<string, Histogram.Internal<'route' | 'method'>>();
+  const unmatched = new RouteSeries(UNMATCHED);
   app.addHook('onResponse', (req, reply, done) => {
-    const route = req.routeOptions.url ?? UNMATCHED;
-    const method = req.method;
-    const status = reply.statusCode;
-    const hKey = `${method} ${route}`;
-    const cKey = `${status} ${hKey}`;
-    let c = counters.get(cKey);
-    if (!c) counters.set(cKey, (c = httpRequests.labels({ route, method, status: String(status) })));
-    let h = histograms.get(hKey);
-    if (!h) histograms.set(hKey, (h = httpDuration.labels({ route, method })));
-    c.inc();
-    h.observe(reply.elapsedTime / 1000);
+    if (req.is404) unmatched.record(req.method, reply.statusCode, reply.elapsedTime);
     done();
+  });
+  app.addHook('onRoute', (route) => {
+    const series = new RouteSeries(route.url);
+    const hook: onResponseHookHandler = (req, reply, done) => {
+      series.record(req.method, reply.statusCode, reply.elapsedTime);
+      done();
+    };
+    // A new array, never a push: Fastify builds the automatic HEAD route from the options as the
+    // caller passed them, and that route gets a hook of its own through this same onRoute hook.
+    route.onResponse = route.onResponse === undefined ? [hook] : [...[route.onResponse].flat(), hook];
   });
 }

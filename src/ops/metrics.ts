@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { FastCounter, FastHistogram, type CounterSeries } from './fast-metrics.js';
 
 /**
  * Every Prometheus metric of the gateway, in one registry per process (prom-client's own model:
@@ -8,6 +9,10 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  * Label values come only from bounded sets: route templates (never raw paths), methods, status
  * codes, configured upstream, vendor and model names, and fixed outcome words. Never ids, keys or
  * prompts.
+ *
+ * The metrics recorded on every request, upstream call and charge are FastCounter / FastHistogram
+ * (fast-metrics.ts): same exposition, but their callers hold resolved series instead of passing
+ * label objects that prom-client would check and hash on every increment.
  */
 export const registry = new Registry();
 
@@ -16,14 +21,14 @@ collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
-export const httpRequests = new Counter({
+export const httpRequests = new FastCounter({
   name: 'gateway_http_requests_total',
   help: 'HTTP requests answered, by route template, method and status code.',
   labelNames: ['route', 'method', 'status'] as const,
   registers: [registry],
 });
 
-export const httpDuration = new Histogram({
+export const httpDuration = new FastHistogram({
   name: 'gateway_http_request_duration_seconds',
   help: 'Time from the request arriving to the answer being written, by route template and method.',
   labelNames: ['route', 'method'] as const,
@@ -31,14 +36,14 @@ export const httpDuration = new Histogram({
   registers: [registry],
 });
 
-export const upstreamCalls = new Counter({
+export const upstreamCalls = new FastCounter({
   name: 'gateway_upstream_requests_total',
   help: 'Calls to upstreams, by vendor, upstream and outcome (2xx, 4xx, 5xx, timeout, connect, reset, aborted, too_large).',
   labelNames: ['vendor', 'upstream', 'outcome'] as const,
   registers: [registry],
 });
 
-export const upstreamDuration = new Histogram({
+export const upstreamDuration = new FastHistogram({
   name: 'gateway_upstream_request_duration_seconds',
   help: 'Time until an upstream answered with its status line and headers, by vendor and upstream.',
   labelNames: ['vendor', 'upstream'] as const,
@@ -74,13 +79,30 @@ export const videoSettlements = new Counter({
   registers: [registry],
 });
 
+/** Integer micro-units to currency units for the money counters. */
+export const units = (micros: number): number => micros / 1_000_000;
+
 const money = (name: string, help: string) =>
   new Counter({ name, help: `${help} In currency units.`, labelNames: ['model'] as const, registers: [registry] });
 
 export const moneyHeld = money('gateway_money_held_total', 'Money held for video jobs at creation, by model.');
 export const moneyCaptured = money('gateway_money_captured_total', 'Money captured for completed video jobs, by model.');
 export const moneyReleased = money('gateway_money_released_total', 'Holds released (settled, failed or rejected video jobs), by model.');
-export const moneyCharged = money('gateway_money_charged_total', 'Money charged for embeddings and chat, by model.');
+export const moneyCharged = new FastCounter({
+  name: 'gateway_money_charged_total',
+  help: 'Money charged for embeddings and chat, by model. In currency units.',
+  labelNames: ['model'] as const,
+  registers: [registry],
+});
+
+/** moneyCharged's series per model, resolved once: a charge is counted on every billed embeddings and chat request. */
+const chargedByModel = new Map<string, CounterSeries>();
+
+export function countCharged(model: string, micros: number): void {
+  let s = chargedByModel.get(model);
+  if (!s) chargedByModel.set(model, (s = moneyCharged.series({ model })));
+  s.inc(units(micros));
+}
 
 export const limiterRefusals = new Counter({
   name: 'gateway_limiter_refusals_total',
@@ -88,9 +110,6 @@ export const limiterRefusals = new Counter({
   labelNames: ['family', 'reason'] as const,
   registers: [registry],
 });
-
-/** Integer micro-units to currency units for the money counters. */
-export const units = (micros: number): number => micros / 1_000_000;
 
 export const webhookDeliveries = new Counter({
   name: 'gateway_webhook_deliveries_total',

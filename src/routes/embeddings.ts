@@ -18,7 +18,7 @@ export function registerEmbeddingsRoutes(
     const model = deps.authorizer.model(request.auth, 'embeddings', body['model'], 'embedding');
 
     // The request's signal aborts the upstream calls when the client hangs up or the request times out.
-    const result = await deps.embeddings.create(request.auth, model, body, request.abortSignal, request.id);
+    const result = await deps.embeddings.create(request.auth, model, body, request.callSignal, request.id);
     reply.headers(result.headers);
     if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', result.requestId);
     reply.type('application/json');

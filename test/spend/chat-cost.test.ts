@@ -39,6 +39,9 @@ describe('chat usage.cost', () => {
     expect(answer.usage!.completion_tokens).toBeGreaterThan(0);
     expect((answer.usage as unknown as { cost: number }).cost).toBe(-charge.delta / 1e6);
     expect(answer.choices[0]!.message.content).toBeTruthy();
+    // chat:<UUID version 7>: its first 48 bits are the charge's time (core/time-ordered-id.ts).
+    expect(charge.ref).toMatch(/^chat:[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(charge.ref.slice(5, 13) + charge.ref.slice(14, 18), 16)).toBe(charge.createdAt);
   });
 
   it('a streamed answer (official SDK, include_usage) carries in its usage chunk the cost the ledger captured', async () => {

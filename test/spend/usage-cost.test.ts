@@ -77,4 +77,24 @@ describe('usage.cost on other answers', () => {
       expect((sdk.usage as unknown as { cost: number }).cost).toBe(r.json.usage.cost);
     }
   });
+
+  it('an embeddings charge is one ledger row: the cost, the model as note and attribution, the key and upstream, a time-ordered ref', async () => {
+    const { key, account } = await gw.newKey(100);
+    const accountId = (await gw.services.store.getAccountByName(account))!.id;
+    const keyId = (await gw.services.store.listKeys(accountId))[0]!.id;
+    const before = Date.now();
+    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'one two three' } });
+    expect(r.status).toBe(200);
+    await gw.services.charges.drain();
+    const rows = (await gw.services.store.listLedger(accountId)).filter((e) => e.kind === 'charge');
+    expect(rows).toHaveLength(1);
+    const row = rows[0]!;
+    expect(row).toMatchObject({ accountId, kind: 'charge', delta: -Math.round(r.json.usage.cost * 1e6), note: 'text-embedding-3-small', keyId, model: 'text-embedding-3-small', upstream: 'oai' });
+    // 3 tokens at 123,457 units per million.
+    expect(row.delta).toBe(-370_371);
+    // emb-<UUID version 7>: its first 48 bits are the charge's time (core/time-ordered-id.ts).
+    expect(row.ref).toMatch(/^emb-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(parseInt(row.ref.slice(4, 12) + row.ref.slice(13, 17), 16)).toBe(row.createdAt);
+    expect(row.createdAt).toBeGreaterThanOrEqual(before);
+  });
 });
