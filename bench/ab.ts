@@ -4,7 +4,7 @@ import { basename, resolve } from 'node:path';
 import { join } from 'node:path';
 import { compileChildren } from './lib/compile.js';
 import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
-import { rssBytes } from './lib/proc.js';
+import { peakRssBytes, rssBytes } from './lib/proc.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
 import { PathMeter } from './sections/paths.js';
 
@@ -12,8 +12,9 @@ import { PathMeter } from './sections/paths.js';
  * Before and after, side by side: the embeddings gateway built from each named checkout (its src/
  * and bench/children/, this checkout's node_modules), plus the floor proxy, driven in rotating order
  * round after round, so drift on a shared machine hits every tree alike. Per tree: medians of CPU
- * per request (32 connections and 1 connection), p50 at one connection, and RSS at the end; ratios
- * to the first tree and to the floor proxy. On SQLite with the in-process limiter, as the main table.
+ * per request (32 connections and 1 connection), p50 at one connection; ratios
+ * to the first tree and to the floor proxy; RSS right after the 32-connection phase (median of the
+ * rounds) and the peak (VmHWM) over the whole run. On SQLite with the in-process limiter, as the main table.
  *
  *   node --import tsx bench/ab.ts --trees=/old/checkout,. [--rounds=5] [--seconds=3] [--encoding=float|base64]
  */
@@ -31,6 +32,8 @@ interface Figures {
   cpu32: number[];
   cpu1: number[];
   p50one: number[];
+  /** RSS right after each round's 32-connection phase. */
+  rss: number[];
   pid: number;
 }
 
@@ -46,7 +49,7 @@ async function main(): Promise<void> {
   const meters = new Map<string, PathMeter>();
   const figures = new Map<string, Figures>();
   meters.set('floor proxy', new PathMeter({ name: 'floor', origin: floor.info.url, pid: floor.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${up.info.apiKey}`, 'content-type': 'application/json' }, body } }));
-  figures.set('floor proxy', { cpu32: [], cpu1: [], p50one: [], pid: floor.pid });
+  figures.set('floor proxy', { cpu32: [], cpu1: [], p50one: [], rss: [], pid: floor.pid });
   for (const [i, tree] of trees.entries()) {
     const label = `${i + 1}: ${basename(tree)}`;
     const dir = await compileChildren(tree, `-ab${i}`);
@@ -54,7 +57,7 @@ async function main(): Promise<void> {
     const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info), false, dir);
     children.push(gw);
     meters.set(label, new PathMeter({ name: 'gateway', label, origin: gw.info.url, pid: gw.pid, spec: { method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${gw.info.key}`, 'content-type': 'application/json' }, body } }));
-    figures.set(label, { cpu32: [], cpu1: [], p50one: [], pid: gw.pid });
+    figures.set(label, { cpu32: [], cpu1: [], p50one: [], rss: [], pid: gw.pid });
   }
   const names = [...meters.keys()];
   for (const n of names) await meters.get(n)!.warmUp({ requests: 5_000, maxMs: 10_000 });
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
     for (const n of order) {
       const f = figures.get(n)!;
       const many = await meters.get(n)!.closedLoop(32, seconds * 1000);
+      f.rss.push(rssBytes(f.pid));
       const one = await meters.get(n)!.closedLoop(1, seconds * 1000);
       f.cpu32.push(many.cpuPerRequest);
       f.cpu1.push(one.cpuPerRequest);
@@ -73,14 +77,14 @@ async function main(): Promise<void> {
   const floorF = figures.get('floor proxy')!;
   const first = figures.get(names[1]!)!;
   console.log(`Embeddings (${encoding}), ${rounds} rounds of ${seconds} s per phase, medians:\n`);
-  console.log('| Path | CPU/req 32 conn (us) | / floor | / tree 1 | CPU/req 1 conn (us) | / floor | / tree 1 | p50 1 conn (ms) | RSS at end (MB) |');
-  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
+  console.log('| Path | CPU/req 32 conn (us) | / floor | / tree 1 | CPU/req 1 conn (us) | / floor | / tree 1 | p50 1 conn (ms) | RSS after 32 conn (MB) | peak RSS (MB) |');
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const n of names) {
     const f = figures.get(n)!;
     const c32 = median(f.cpu32);
     const c1 = median(f.cpu1);
     const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
-    console.log(`| ${n} | ${c32.toFixed(0)} | ${ratio(c32, median(floorF.cpu32))} | ${ratio(c32, median(first.cpu32))} | ${c1.toFixed(0)} | ${ratio(c1, median(floorF.cpu1))} | ${ratio(c1, median(first.cpu1))} | ${median(f.p50one).toFixed(3)} | ${(rssBytes(f.pid) / 1048576).toFixed(1)} |`);
+    console.log(`| ${n} | ${c32.toFixed(0)} | ${ratio(c32, median(floorF.cpu32))} | ${ratio(c32, median(first.cpu32))} | ${c1.toFixed(0)} | ${ratio(c1, median(floorF.cpu1))} | ${ratio(c1, median(first.cpu1))} | ${median(f.p50one).toFixed(3)} | ${(median(f.rss) / 1048576).toFixed(1)} | ${(peakRssBytes(f.pid) / 1048576).toFixed(1)} |`);
   }
   await Promise.all([...meters.values()].map((m) => m.close()));
   await Promise.all(children.map((c) => c.stop()));

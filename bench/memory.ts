@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { MemoryReport } from './children/child.js';
 import { compileChildren } from './lib/compile.js';
 import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
@@ -15,16 +15,20 @@ import { seedJobs } from './sections/scale.js';
  * and code are taken away is native memory: malloc (SQLite's page cache, undici and zlib buffers,
  * better-sqlite3 statements), thread stacks, and the allocator's free but not returned pages.
  *
- *   node --import tsx bench/memory.ts [--only=embeddings,scale] [--seconds=10] [--jobs=100000]
+ *   node --import tsx bench/memory.ts [--only=embeddings,scale] [--seconds=10] [--jobs=100000] [--tree=/other/checkout]
+ *
+ * `--tree` runs the processes built from another checkout's src/ and bench/children/ (as bench/ab.ts does).
  */
 const args = process.argv.slice(2);
 const only = (args.find((a) => a.startsWith('--only='))?.slice(7) ?? 'embeddings,scale').split(',');
 const seconds = Number(args.find((a) => a.startsWith('--seconds='))?.slice(10) ?? 10);
 const jobs = Number(args.find((a) => a.startsWith('--jobs='))?.slice(7) ?? 100_000);
+const tree = args.find((a) => a.startsWith('--tree='))?.slice(7);
 
 const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-memory-')) };
 onExit(() => rmSync(run.dir, { recursive: true, force: true }));
 
+const QUIET_MS = 13_000;
 const mb = (b: number): string => (b / 2 ** 20).toFixed(1);
 
 function smaps(pid: number): { rss: number; anon: number; file: number } {
@@ -65,6 +69,9 @@ async function embeddings(): Promise<void> {
     await meter.closedLoop(1, 2_000);
     await record(`${label}, after embeddings load (${Math.round(sat.throughput)} req/s, ${Math.round(sat.cpuPerRequest)} us/req at 32 conn)`, child);
     await meter.close();
+    // The gateway's SQLite checkpoint worker leaves 10 s after the last write (store/sqlite-checkpointer.ts).
+    await new Promise((r) => setTimeout(r, QUIET_MS));
+    await record(`${label}, ${QUIET_MS / 1000} s after the load`, child);
   }
   await Promise.all([up, floor, gw].map((c) => c.stop()));
 }
@@ -85,7 +92,7 @@ async function scale(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  useCompiledChildren(await compileChildren());
+  useCompiledChildren(await (tree ? compileChildren(resolve(tree), '-tree') : compileChildren()));
   if (only.includes('embeddings')) await embeddings();
   if (only.includes('scale')) await scale();
   process.stdout.write(

@@ -1,8 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { OPERATIONS, type OperationDoc } from './openapi-operations.js';
-import { componentSchemas } from './openapi-schemas.js';
+import type { OperationDoc } from './openapi-operations.js';
 
 type Obj = Record<string, any>;
 
@@ -32,6 +31,23 @@ export const ERROR_CODES: Record<number, string[]> = {
   503: ['upstream_unavailable', 'overloaded', 'shutting_down'],
   504: ['upstream_timeout', 'thumbnail_timeout'],
 };
+
+/**
+ * What the document says about each operation, and the component schemas (zod-to-json-schema
+ * conversions of the request schemas): loaded by the first request for the document, since a
+ * serving gateway may never be asked for it.
+ */
+interface Descriptions {
+  operations: Record<string, OperationDoc>;
+  componentSchemas: Record<string, unknown>;
+}
+let descriptions: Descriptions | undefined;
+let loading: Promise<void> | undefined;
+function loadDescriptions(): Promise<void> {
+  return (loading ??= Promise.all([import('./openapi-operations.js'), import('./openapi-schemas.js')]).then(([o, s]) => {
+    descriptions = { operations: o.OPERATIONS, componentSchemas: s.componentSchemas };
+  }));
+}
 
 const REQUEST_ID = { $ref: '#/components/headers/RequestId' };
 
@@ -103,10 +119,14 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       ],
     },
     transformObject: (documents) => {
+      // Every route that serves the document loads the descriptions first (the handler below, the
+      // docs page's hooks); a document built without them would lack every summary.
+      if (!descriptions) throw new Error('OpenAPI descriptions are not loaded');
+      const { operations, componentSchemas } = descriptions;
       const doc = (documents as { openapiObject: Obj }).openapiObject;
       for (const [path, item] of Object.entries<Obj>(doc.paths ?? {})) {
         for (const method of Object.keys(item)) {
-          const entry = OPERATIONS[`${method.toUpperCase()} ${toRoute(path)}`];
+          const entry = operations[`${method.toUpperCase()} ${toRoute(path)}`];
           // Undocumented routes stay bare (no summary): the OpenAPI test names them.
           if (entry) item[method] = describe(path, method, entry);
         }
@@ -124,8 +144,16 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return doc;
     },
   });
-  app.get('/openapi.json', async (_req, reply) => reply.header('cache-control', 'no-cache').send(app.swagger()));
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/openapi.json', async (_req, reply) => {
+    await loadDescriptions();
+    return reply.header('cache-control', 'no-cache').send(app.swagger());
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    // The page's routes include /docs/json and /docs/yaml, which build the document.
+    uiHooks: { onRequest: (_req, _reply, done) => void loadDescriptions().then(() => done(), done) },
+  });
 }
 // Not encapsulated (what fastify-plugin does): the swagger plugin must see routes registered by the
 // app's other plugins, not only those inside this one.

@@ -77,7 +77,10 @@ class SqliteDriver implements SqlDriver {
     this.inside = {
       query: (sql, params) => attempt(() => this.all(sql, params)),
       run: (sql, params) => attempt(() => this.change(sql, params)),
-      exec: (script) => attempt(() => void this.db.exec(script)),
+      exec: (script) => attempt(() => {
+        this.db.exec(script);
+        this.checkpointer?.wrote();
+      }),
     };
   }
 
@@ -90,7 +93,10 @@ class SqliteDriver implements SqlDriver {
   }
 
   exec(script: string): Promise<void> {
-    return this.mutex.runSync(() => void this.db.exec(script));
+    return this.mutex.runSync(() => {
+      this.db.exec(script);
+      this.checkpointer?.wrote();
+    });
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -140,6 +146,8 @@ class SqliteDriver implements SqlDriver {
   private all(sql: string, params: readonly SqlValue[] = []): Row[] {
     const stmt = this.prepared(sql);
     const args = bindable(params);
+    // A write (INSERT ... RETURNING reads too) gives the checkpoint worker something to do.
+    if (!stmt.readonly) this.checkpointer?.wrote();
     if (stmt.reader) return stmt.all(...args) as Row[];
     stmt.run(...args);
     return [];
@@ -148,6 +156,7 @@ class SqliteDriver implements SqlDriver {
   private change(sql: string, params: readonly SqlValue[] = []): number {
     const stmt = this.prepared(sql);
     const args = bindable(params);
+    if (!stmt.readonly) this.checkpointer?.wrote();
     if (stmt.reader) return stmt.all(...args).length;
     return stmt.run(...args).changes;
   }

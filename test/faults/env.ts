@@ -97,8 +97,8 @@ export async function expectClean(env: FaultEnv, before: { fds: number; balance:
 
 /**
  * Waits until the gateway's descriptor count has held still for 2 s. Some open lazily after start
- * (the SQLite checkpoint thread opens the database, its WAL and shared-memory files on its first
- * pass, later on a busy machine), and a case must not count those as its own.
+ * (the SQLite checkpoint thread, started by the first write, opens the database, its WAL and
+ * shared-memory files, later on a busy machine), and a case must not count those as its own.
  */
 async function steadyDescriptors(gw: ChildGateway): Promise<void> {
   let last = gw.fds();

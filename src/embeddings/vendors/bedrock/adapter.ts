@@ -4,7 +4,6 @@ import { deepMerge, isObject, omit, type JsonObject } from '../../../core/json.j
 import type { Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor } from '../../types.js';
-import { awsSigner, signRequest } from '../../../protocols/aws/sigv4.js';
 import { invokeModelId } from './inference-profile.js';
 
 /**
@@ -91,9 +90,9 @@ export const bedrockVendor: EmbeddingVendor = {
   },
 
   async sign(req: UpstreamRequest, up: Upstream): Promise<UpstreamRequest> {
-    const signer = signerFor(up);
-    if (!signer) return req;
-    const headers = await signRequest(signer, { method: req.method, url: req.url, headers: req.headers, body: String(req.body ?? '') });
+    if (!hasAwsKeys(up)) return req;
+    const { signRequest } = await loadSigV4();
+    const headers = await signRequest(await signerFor(up), { method: req.method, url: req.url, headers: req.headers, body: String(req.body ?? '') });
     return { ...req, headers };
   },
 
@@ -150,23 +149,30 @@ function hasAwsKeys(up: Upstream): boolean {
   return typeof up.options['access_key_id'] === 'string' && typeof up.options['secret_access_key'] === 'string';
 }
 
-const signers = new WeakMap<Upstream, SignatureV4 | null>();
+/**
+ * Smithy's signer and its dependencies (about 1 MB of heap) are loaded by the first signed request:
+ * a gateway without an AWS-keyed Bedrock upstream never needs them.
+ */
+let sigv4: Promise<typeof import('../../../protocols/aws/sigv4.js')> | undefined;
+const loadSigV4 = () => (sigv4 ??= import('../../../protocols/aws/sigv4.js'));
 
-function signerFor(up: Upstream): SignatureV4 | undefined {
+const signers = new WeakMap<Upstream, SignatureV4>();
+
+/** The upstream's signer (made once per upstream); only called when hasAwsKeys(up). */
+async function signerFor(up: Upstream): Promise<SignatureV4> {
   let s = signers.get(up);
   if (s === undefined) {
+    const { awsSigner } = await loadSigV4();
     const o = up.options;
-    s = hasAwsKeys(up)
-      ? awsSigner(
-          {
-            accessKeyId: o['access_key_id'] as string,
-            secretAccessKey: o['secret_access_key'] as string,
-            sessionToken: typeof o['session_token'] === 'string' ? o['session_token'] : undefined,
-          },
-          regionOf(up),
-        )
-      : null;
+    s = awsSigner(
+      {
+        accessKeyId: o['access_key_id'] as string,
+        secretAccessKey: o['secret_access_key'] as string,
+        sessionToken: typeof o['session_token'] === 'string' ? o['session_token'] : undefined,
+      },
+      regionOf(up),
+    );
     signers.set(up, s);
   }
-  return s ?? undefined;
+  return s;
 }

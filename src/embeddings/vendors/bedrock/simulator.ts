@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { preloadSimTokenizers, simTokens, simVector } from '../../../sim/vectors.js';
-import { verifySignature } from '../../../protocols/aws/sigv4.js';
 
 /**
  * Bedrock Runtime `InvokeModel` for TwelveLabs Marengo on loopback. Verifies the SigV4 signature with
@@ -57,6 +56,9 @@ async function authenticate(req: SimRequest, sim: SimServer, secret: string): Pr
       : awsError(403, 'AccessDeniedException', 'Invalid API Key format: Must start with pre-defined prefix.');
   }
   if (!auth) return awsError(403, 'AccessDeniedException', 'Missing Authentication Token');
+  // Loaded here, not at the top: the gateway imports this module (for the embedded default) and
+  // should not load the signer's dependencies unless a simulator actually verifies a request.
+  const { verifySignature } = await import('../../../protocols/aws/sigv4.js');
   const problem = await verifySignature(
     { method: req.method, path: req.path, query: req.query, headers: req.headers, body: req.raw },
     (id) => (id === sim.settings['accessKeyId'] ? secret : undefined),

@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Checkpointer } from '../../src/store/sqlite-checkpointer.js';
+import { openSqlite } from '../../src/store/sqlite-driver.js';
+
+/**
+ * The checkpoint worker runs while there is something to checkpoint: a write starts it, it copies
+ * the WAL into the database file, and it leaves after a quiet spell; the next write starts another.
+ * In WAL mode the database file grows only when a checkpoint copies pages into it, so its size
+ * says whether one ran.
+ */
+const dir = mkdtempSync(join(tmpdir(), 'gw-checkpointer-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  for (const end = Date.now() + ms; !check(); await sleep(20)) if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+}
+
+/** A connection set up as the driver sets up its own: WAL, no automatic checkpoints. */
+function connection(name: string): { db: Database.Database; path: string; fileSize: () => number } {
+  const path = join(dir, name);
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE t (x BLOB)');
+  return { db, path, fileSize: () => statSync(path).size };
+}
+
+describe('SQLite checkpoint worker', () => {
+  it('starts on a write, checkpoints, leaves when quiet, and starts again on the next write', async () => {
+    const { db, path, fileSize } = connection('cycle.db');
+    const failures: number[] = [];
+    const cp = new Checkpointer(path, () => failures.push(1), 50, 200);
+    expect(cp.running).toBe(false);
+    const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
+
+    const before = fileSize();
+    insert.run();
+    cp.wrote();
+    expect(cp.running).toBe(true);
+    await until('the first rows in the database file', () => fileSize() > before + 50_000);
+    await until('the worker leaving', () => !cp.running);
+
+    const between = fileSize();
+    insert.run();
+    cp.wrote();
+    expect(cp.running).toBe(true);
+    await until('the second rows in the database file', () => fileSize() > between + 50_000);
+    await cp.stop();
+    expect(cp.running).toBe(false);
+    expect(failures).toEqual([]);
+    db.close();
+  }, 30_000);
+
+  it('a write while the worker leaves starts the next one', async () => {
+    const { db, path, fileSize } = connection('leaving.db');
+    const cp = new Checkpointer(path, () => undefined, 20, 40);
+    const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
+    cp.wrote();
+    // The moment the worker is told to leave (its quiet spell is over), a write arrives.
+    const worker = (cp as unknown as { worker: { postMessage: (m: unknown) => void } }).worker;
+    const post = worker.postMessage.bind(worker);
+    let before = 0;
+    let written = false;
+    worker.postMessage = (m) => {
+      post(m);
+      before = fileSize();
+      insert.run();
+      cp.wrote();
+      written = true;
+    };
+    await until('the write as the worker leaves', () => written);
+    await until('the rows in the database file', () => fileSize() > before + 50_000);
+    await cp.stop();
+    db.close();
+  }, 30_000);
+
+  it('is not started by reads through the driver, and is by a write', async () => {
+    const driver = openSqlite(join(dir, 'driver.db'));
+    const checkpointer = (driver as unknown as { checkpointer: Checkpointer }).checkpointer;
+    await driver.query('SELECT 1 AS one');
+    expect(checkpointer.running).toBe(false);
+    await driver.run('CREATE TABLE t (x INTEGER)');
+    expect(checkpointer.running).toBe(true);
+    await driver.close();
+    expect(checkpointer.running).toBe(false);
+  });
+});
