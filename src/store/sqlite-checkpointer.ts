@@ -5,8 +5,16 @@ import { Worker } from 'node:worker_threads';
  * WAL checkpoints off the event loop. SQLite normally checkpoints inside whichever commit crosses
  * the threshold, stalling that request (and every request queued behind it) for milliseconds.
  * With automatic checkpoints off on the serving connection, a worker thread with its own
- * connection runs a PASSIVE checkpoint every `everyMs`: it never blocks writers, and the WAL stays
- * small.
+ * connection runs a PASSIVE checkpoint every `everyMs`: it never blocks writers.
+ *
+ * A passive checkpoint alone does not keep the WAL small under steady writes: SQLite starts the WAL
+ * over only when a write finds every frame already copied, and with a commit every few ms one
+ * nearly always lands while a checkpoint runs, so the file grew by ~9 MB a second under the
+ * embeddings benchmark, without end. Once the WAL holds `restartFrames` frames, the worker runs a
+ * RESTART checkpoint instead: writers wait while it copies what the passive pass left (the frames
+ * of the last few ms) and syncs, and the next write starts the WAL from its beginning
+ * (`journal_size_limit` then trims the file). A stall of milliseconds every `restartFrames` frames
+ * (~64 MB of WAL with 4 KB pages, several seconds at that write rate) bounds the file.
  *
  * The worker is a second V8 isolate (about 8 MB of resident memory), so it runs only while there
  * is something to checkpoint: the first write after a quiet spell starts it (`wrote()`), and it
@@ -22,6 +30,9 @@ db.pragma('busy_timeout = 1000');
 const timer = setInterval(() => {
   let r;
   try { [r] = db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy: next time */ }
+  if (r && r.log >= workerData.restartFrames) {
+    try { [r] = db.pragma('wal_checkpoint(RESTART)'); } catch { /* busy: next time */ }
+  }
   parentPort.postMessage(r ? { log: r.log, checkpointed: r.checkpointed } : { busy: true });
 }, workerData.everyMs);
 parentPort.on('message', (m) => {
@@ -53,6 +64,7 @@ export class Checkpointer {
     private readonly onFailure: () => void,
     private readonly everyMs = 1_000,
     private readonly idleMs = 10_000,
+    private readonly restartFrames = 16_384,
   ) {}
 
   /** Whether a worker thread is up (for tests and diagnostics). */
@@ -68,7 +80,7 @@ export class Checkpointer {
 
   private start(): void {
     this.state = 'running';
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.path, everyMs: this.everyMs, module: this.module } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.path, everyMs: this.everyMs, restartFrames: this.restartFrames, module: this.module } });
     this.worker = worker;
     // Unref'd: it never keeps a process alive on its own (stop() refs it while closing).
     worker.unref();
