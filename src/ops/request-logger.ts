@@ -1,7 +1,6 @@
-import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
-import { accessLineWriter, type AccessLineWriter } from './access-line.js';
 
 /** The field every line about a request carries its id in (the access line's `request_id` below). */
 const REQUEST_ID_LOG_LABEL = 'request_id';
@@ -81,11 +80,8 @@ export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Bindings,
  * written through the app's logger with the request id (so the request's own logger need not exist).
  */
 export class AccessLog extends LogController {
-  private readonly write: AccessLineWriter;
-
-  constructor(logger: FastifyBaseLogger) {
+  constructor(private readonly logger: FastifyBaseLogger) {
     super({ requestIdLogLabel: REQUEST_ID_LOG_LABEL });
-    this.write = accessLineWriter(logger as Logger);
   }
 
   override incomingRequest(_req: FastifyRequest, _reply: FastifyReply): void {}
@@ -95,6 +91,6 @@ export class AccessLog extends LogController {
     const q = req.url.indexOf('?');
     const path = q < 0 ? req.url : req.url.slice(0, q);
     const ms = Math.round(reply.elapsedTime * 10) / 10;
-    this.write({ request_id: req.id, method: req.method, path, status: reply.statusCode, ms });
+    this.logger.info({ request_id: req.id, method: req.method, path, status: reply.statusCode, ms }, 'request completed');
   }
 }
