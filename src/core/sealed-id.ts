@@ -33,32 +33,6 @@ const HEADER_LEN = 2;
 
 /** Opened ids are remembered (the claims of a sealed id never change); bounded. */
 const OPENED_CACHE_MAX = 20_000;
-/** A clean draw takes ~1.1 tries; the bound only keeps a change to the pieces below from looping. */
-const MAX_SEAL_DRAWS = 16;
-
-/**
- * Pieces (in lowercased text) that make the log redactor (core/redact.ts, `mayHoldShape`) run its
- * full set of credential patterns over a line: the access line of every poll holds the job's id in
- * its path, and about one random id in twenty (at 300 characters; longer ones more often) holds a
- * piece by chance, making each poll of that job ~7 us dearer. Kept in step with redact.ts by hand; a piece missing here costs time, never
- * redaction.
- */
-const LOG_TELLTALES = ['=', 'key', 'bearer', 'basic', 'token', '-----begin', 'aiza', 'ya29.', 'akia', 'asia', 'eyj'];
-const isHexDigit = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66);
-
-/** Whether a base64url id holds a piece the log redactor takes for a possible credential. */
-export function looksLikeCredential(id: string): boolean {
-  const l = id.toLowerCase();
-  for (const piece of LOG_TELLTALES) if (l.includes(piece)) return true;
-  // Prefixed keys: sk-, pk_, ...
-  if (/[srpa]k[-_]/.test(l)) return true;
-  let hexRun = 0;
-  for (let i = 0; i < l.length; i++) {
-    hexRun = isHexDigit(l.charCodeAt(i)) ? hexRun + 1 : 0;
-    if (hexRun >= 16) return true;
-  }
-  return false;
-}
 
 export class IdSealer {
   private readonly keys = new Map<number, Buffer>();
@@ -76,17 +50,7 @@ export class IdSealer {
     this.currentKeyId = secrets.length - 1;
   }
 
-  /**
-   * A new id. The IV is drawn again while the id would look like a credential to the log redactor
-   * (see LOG_TELLTALES): the IV stays random and unique, only the id's text is kept cheap to log.
-   */
   seal(claims: VideoIdClaims): string {
-    let id = this.sealOnce(claims);
-    for (let draws = 1; draws < MAX_SEAL_DRAWS && looksLikeCredential(id); draws++) id = this.sealOnce(claims);
-    return id;
-  }
-
-  private sealOnce(claims: VideoIdClaims): string {
     const key = this.keys.get(this.currentKeyId)!;
     const header = Buffer.from([VERSION, this.currentKeyId]);
     const iv = randomBytes(IV_LEN);

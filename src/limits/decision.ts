@@ -19,22 +19,30 @@ export function admittedUnlimited(): LimitDecision {
 
 /**
  * Durations the way OpenAI writes x-ratelimit-reset-* (Go's time.Duration format at millisecond
- * precision): "0s", "250ms", "1s", "1.5s", "59.2s", "1m0s", "6m0s", "1h2m3s".
+ * precision): "0s", "250ms", "1s", "1.5s", "59.2s", "1m0s", "6m0s", "1h2m3s". Written on every
+ * limited answer (two headers), so whole-number arithmetic only: no toFixed, no regular expression.
  */
 export function formatDuration(msIn: number): string {
   const ms = Math.max(0, Math.round(msIn));
-  if (ms === 0) return '0s';
+  // Not produced by the windows; a header value must still be a duration.
+  if (ms === 0 || !Number.isFinite(ms)) return '0s';
   if (ms < 1000) return `${ms}ms`;
   const h = Math.floor(ms / 3_600_000);
   const m = Math.floor((ms % 3_600_000) / 60_000);
-  const secs = trimDecimals((ms % 60_000) / 1000);
+  const secs = seconds(ms % 60_000);
   if (h > 0) return `${h}h${m}m${secs}s`;
   if (m > 0) return `${m}m${secs}s`;
   return `${secs}s`;
 }
 
-function trimDecimals(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toFixed(3).replace(/0+$/, '');
+/** Whole milliseconds as seconds with the decimals needed and no more: 3000 "3", 1500 "1.5", 59250 "59.25", 1001 "1.001". */
+function seconds(ms: number): string {
+  const whole = Math.floor(ms / 1000);
+  const frac = ms % 1000;
+  if (frac === 0) return String(whole);
+  if (frac % 100 === 0) return `${whole}.${frac / 100}`;
+  if (frac % 10 === 0) return `${whole}.${frac < 100 ? '0' : ''}${frac / 10}`;
+  return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
 }
 
 /** Retry-After in whole seconds, rounded up and never 0 (a 0 would invite an instant retry). */

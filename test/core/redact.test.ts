@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { configuredSecrets, redact, redactJson, redactorFor, UpstreamRedactor, compileSecrets, SHAPES } from '../../src/core/redact.js';
+import { configuredSecrets, redact, redactJson, redactorFor, UpstreamRedactor, compileSecrets, SHAPES, mayHoldShape } from '../../src/core/redact.js';
 import { createLogger } from '../../src/services.js';
 
 const PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nabcdefghijklmnopqrstuvwxyz0123456789ABCD\n-----END PRIVATE KEY-----\n';
@@ -125,7 +125,9 @@ describe('the logger', () => {
 describe('redact: the one-pass pre-check', () => {
   // Every shape applied unconditionally: what redact() did before it skipped text with nothing to hide.
   const everyShape = (text: string): string => (text.length < 6 ? text : SHAPES.reduce((out, [re, to]) => out.replace(re, to), text));
-  const pieces = ['Bearer ', 'BEARER ', 'Key ', 'Basic ', 'Token ', 'sk-', 'rk_', 'AIza', 'ya29.', 'AKIA', 'ASIA', 'eyJ', '=', '&', ' ', '.', '-----BEGIN PRIVATE KEY-----', '-----END PRIVATE KEY-----', 'api key provided: ', 'Signature=', 'abcdef0123456789', 'ABCDEF', 'xyz', '0', ':', '"', '/v1/embeddings'];
+  const pieces = ['Bearer ', 'BEARER ', 'Key ', 'Basic ', 'Token ', 'sk-', 'rk_', 'AIza', 'ya29.', 'AKIA', 'ASIA', 'eyJ', '=', '&', ' ', '.', '-----BEGIN PRIVATE KEY-----', '-----END PRIVATE KEY-----', 'api key provided: ', 'Signature=', 'abcdef0123456789', 'ABCDEF', 'xyz', '0', ':', '"', '/v1/embeddings',
+    // Pieces that need a neighbour to be a shape (whitespace, a dot, a word start), with and without it.
+    'key', 'KEY', 'token', 'Token', '\t', '\n', '\u00a0', '\u2028', '\u3000', 'eyJhbGciOi', 'eyJ', 'abcdefgh', '-', '_', 'sk', 'ak', 'xsk-', '-pk_', 'K', '\u212a', '\u0130', 'api key', 'provided'];
 
   it('never skips text that a credential shape would change', () => {
     fc.assert(
@@ -133,7 +135,7 @@ describe('redact: the one-pass pre-check', () => {
         const text = parts.join('');
         expect(redact(text)).toBe(everyShape(text));
       }),
-      { numRuns: 3000 },
+      { numRuns: 20000 },
     );
   });
 
@@ -143,6 +145,21 @@ describe('redact: the one-pass pre-check', () => {
       const text = `${'x'.repeat(at)} ${hex} tail`;
       expect(redact(text)).toBe(everyShape(text));
       expect(redact(text)).not.toContain(hex);
+    }
+  });
+
+  it('does not take a sealed id\'s chance letters for a credential, nor miss one at a word start', () => {
+    // Each holds a piece of a shape without what the shape needs beside it: no shape applies.
+    const chance = ['/v1/videos/AQFxkeyZ9', '/v1/videos/AQFeyJabcdefghij_-x', '/v1/videos/AQFxsk-abcdefgh', '/v1/videos/QQ9pk_abcdefgh', 'a Keyless token-free line', 'eyJabc.def'];
+    for (const text of chance) {
+      expect(everyShape(text)).toBe(text);
+      expect(mayHoldShape(text), text).toBe(false);
+    }
+    // And with it, each is found.
+    const shapes = ['/v1/videos/AQ-sk-abcdefgh', 'sk_abcdefgh', 'x \u212ask-abcdefgh', 'Key\u3000abc123def', 'Token\tab1-cdef', 'eyJabcdefgh.ij.kl', 'api key provided: sk'];
+    for (const text of shapes) {
+      expect(everyShape(text), text).not.toBe(text);
+      expect(mayHoldShape(text), text).toBe(true);
     }
   });
 

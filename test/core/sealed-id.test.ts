@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redact } from '../../src/core/redact.js';
-import { IdSealer, looksLikeCredential } from '../../src/core/sealed-id.js';
+import { IdSealer } from '../../src/core/sealed-id.js';
 
 const claims = { j: 'job-1', a: 'acct-1', u: 'sora-main', v: 'sora', m: 'sora-2', d: 8, t: 'video_abc/def' };
 
@@ -34,26 +33,5 @@ describe('sealed video ids', () => {
     const fresh = rotated.seal(claims);
     expect(old.open(fresh)).toBeUndefined();
     expect(rotated.open(fresh)).toEqual(claims);
-  });
-
-  it('seals ids that hold nothing the log redactor takes for a credential', () => {
-    // About one random id in twenty would: 300 ids without one cannot be luck (0.95^300 < 1e-6).
-    const s = new IdSealer(['0123456789abcdef-secret']);
-    const long = { ...claims, j: '7f9c2b1e-5d4a-4c3b-9e8f-0a1b2c3d4e5f', a: '1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9', t: `task_${'x'.repeat(60)}` };
-    for (let i = 0; i < 300; i++) {
-      const id = s.seal(long);
-      expect(looksLikeCredential(id), id).toBe(false);
-      expect(redact(`/v1/videos/${id}`)).toBe(`/v1/videos/${id}`);
-      expect(s.open(id)).toEqual(long);
-    }
-  });
-
-  it('tells the redactor\'s telltale pieces in any case', () => {
-    expect(looksLikeCredential('abcKeYdef')).toBe(true);
-    expect(looksLikeCredential('xxEyJxx')).toBe(true);
-    expect(looksLikeCredential('xxsk-xx')).toBe(true);
-    expect(looksLikeCredential('xx0123456789abcDEFxx')).toBe(true);
-    expect(looksLikeCredential('xx0123456789abcDxx')).toBe(false);
-    expect(looksLikeCredential('AQAbcdefghijmnopqrstuvwxyz_-')).toBe(false);
   });
 });

@@ -83,5 +83,28 @@ describe('formatDuration', () => {
     expect(formatDuration(60_000)).toBe('1m0s');
     expect(formatDuration(360_000)).toBe('6m0s');
     expect(formatDuration(3_723_000)).toBe('1h2m3s');
+    expect(formatDuration(1001)).toBe('1.001s');
+    expect(formatDuration(1010)).toBe('1.01s');
+    expect(formatDuration(1100)).toBe('1.1s');
+    expect(formatDuration(61_050)).toBe('1m1.05s');
+    expect(formatDuration(999.6)).toBe('1s');
+    expect(formatDuration(-5)).toBe('0s');
+    expect(formatDuration(Number.NaN)).toBe('0s');
+  });
+
+  it('writes every whole millisecond of the first two hours as the toFixed formula it replaced did', () => {
+    // The formula before the whole-number one (toFixed(3) and trailing zeros cut).
+    const secs = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(3).replace(/0+$/, ''));
+    const reference = (ms: number) => {
+      if (ms === 0) return '0s';
+      if (ms < 1000) return `${ms}ms`;
+      const h = Math.floor(ms / 3_600_000);
+      const m = Math.floor((ms % 3_600_000) / 60_000);
+      const s = secs((ms % 60_000) / 1000);
+      return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
+    };
+    const differ: number[] = [];
+    for (let ms = 0; ms <= 7_200_000; ms++) if (formatDuration(ms) !== reference(ms)) differ.push(ms);
+    expect(differ).toEqual([]);
   });
 });
