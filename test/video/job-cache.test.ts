@@ -98,4 +98,34 @@ describe('job cache', () => {
     }
     expect(s.reads()).toBe(4);
   });
+
+  it('a failing read fails only the polls that waited on it, a failing background re-read none, and the next poll reads again', async () => {
+    let now = 0;
+    let fail = true;
+    let reads = 0;
+    const store = {
+      getJob: async (id: string): Promise<JobRecord | undefined> => {
+        reads++;
+        if (fail) throw new Error('database unavailable');
+        return { id, state: 'processing', nextPollAt: Number.MAX_SAFE_INTEGER } as JobRecord;
+      },
+    };
+    const cache = new JobCache(store, { now: () => now });
+    const polls = [cache.get('j'), cache.get('j')];
+    for (const p of polls) await expect(p).rejects.toThrow('database unavailable');
+    expect(reads).toBe(1);
+
+    fail = false;
+    const row = await cache.get('j');
+    expect(reads).toBe(2);
+    // Past the re-read point the row is still served while a background read fails: no rejection escapes.
+    fail = true;
+    now = 800;
+    expect(await cache.get('j')).toBe(row);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toBe(3);
+    // The failed background read left nothing in flight: the next poll past the point starts another.
+    expect(await cache.get('j')).toBe(row);
+    expect(reads).toBe(4);
+  });
 });
