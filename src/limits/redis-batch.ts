@@ -2,7 +2,7 @@ import type { LimitDecision } from './decision.js';
 import type { LimitScope } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
 
-/** Most admissions (or corrections) in one script call; more in one turn go as further calls. */
+/** Most operations (admissions and corrections) in one script call; more in one turn go as further calls. */
 export const MAX_BATCH = 128;
 
 /**
@@ -45,15 +45,19 @@ export class TurnQueue<Item> {
 
 /** One admission waiting for its batch: the scopes that limit something, and the tokens asked. */
 export interface QueuedAdmission {
+  kind: 'admission';
   limited: readonly LimitScope[];
   tokens: number;
 }
 
 /** One token correction waiting for its batch. */
-export interface QueuedAdjustment {
+export interface QueuedCorrection {
+  kind: 'correction';
   limited: readonly LimitScope[];
   delta: number;
 }
+
+export type QueuedOperation = QueuedAdmission | QueuedCorrection;
 
 /** An admission as the limiter queues it: with every scope (the local fallback takes them all) and its caller. */
 export interface PendingAdmission extends QueuedAdmission {
@@ -62,10 +66,12 @@ export interface PendingAdmission extends QueuedAdmission {
   reject(e: unknown): void;
 }
 
-export interface PendingAdjustment extends QueuedAdjustment {
+export interface PendingCorrection extends QueuedCorrection {
   resolve(): void;
   reject(e: unknown): void;
 }
+
+export type PendingOperation = PendingAdmission | PendingCorrection;
 
 /**
  * Runs a batch's sender so that no caller is left waiting and nothing escapes as an unhandled
@@ -85,26 +91,21 @@ export interface ScriptCall {
 }
 
 /**
- * Builds the call to ADMIT_MANY_LUA: each distinct key once in KEYS, each admission as its scope
- * count, its tokens and per scope (KEYS index, rpm, tpm).
+ * Builds the call to TURN_LUA: each distinct key once in KEYS, then each operation in order: an
+ * admission as 'a', its scope count, its tokens and per scope (KEYS index, rpm, tpm); a correction
+ * as 'c', its scope count, its delta and the KEYS indexes.
  */
-export function admitManyCall(items: readonly QueuedAdmission[], keyOf: (s: LimitScope) => string, clock: number): ScriptCall {
+export function turnCall(items: readonly QueuedOperation[], keyOf: (s: LimitScope) => string, clock: number): ScriptCall {
   const keys = new KeyList();
   const args: (string | number)[] = [clock, WINDOW_SECONDS, items.length];
   for (const it of items) {
-    args.push(it.limited.length, it.tokens);
-    for (const s of it.limited) args.push(keys.index(keyOf(s)), s.quota.rpm ?? 0, s.quota.tpm ?? 0);
-  }
-  return { keys: keys.list, args };
-}
-
-/** Builds the call to ADJUST_MANY_LUA: per correction its scope count, its delta and the KEYS indexes. */
-export function adjustManyCall(items: readonly QueuedAdjustment[], keyOf: (s: LimitScope) => string, clock: number): ScriptCall {
-  const keys = new KeyList();
-  const args: (string | number)[] = [clock, WINDOW_SECONDS, items.length];
-  for (const it of items) {
-    args.push(it.limited.length, it.delta);
-    for (const s of it.limited) args.push(keys.index(keyOf(s)));
+    if (it.kind === 'admission') {
+      args.push('a', it.limited.length, it.tokens);
+      for (const s of it.limited) args.push(keys.index(keyOf(s)), s.quota.rpm ?? 0, s.quota.tpm ?? 0);
+    } else {
+      args.push('c', it.limited.length, it.delta);
+      for (const s of it.limited) args.push(keys.index(keyOf(s)));
+    }
   }
   return { keys: keys.list, args };
 }

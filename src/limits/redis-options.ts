@@ -28,8 +28,7 @@ export interface RedisLimiterOptions {
 
 /** The client with the limiter's scripts defined on it (ioredis `defineCommand`). */
 export type ScriptClient = Redis & {
-  rlAdmitMany(...args: (string | number)[]): Promise<number[][]>;
-  rlAdjustMany(...args: (string | number)[]): Promise<number>;
+  rlTurn(...args: (string | number)[]): Promise<number[][]>;
   rlRelease(...args: (string | number)[]): Promise<number>;
   rlRecord(...args: (string | number)[]): Promise<number>;
   rlHeartbeat(...args: (string | number)[]): Promise<number>;

@@ -19,9 +19,12 @@ export function decide(family: LimitFamily, scopes: readonly LimitScope[], token
   for (let i = 0; i < scopes.length; i++) {
     const s = scopes[i]!;
     const base = 2 + 6 * i;
-    const [usedR, usedT, resetR, resetT, waitR, waitT] = reply.slice(base, base + 6).map(Number) as [
-      number, number, number, number, number, number,
-    ];
+    const usedR = Number(reply[base]);
+    const usedT = Number(reply[base + 1]);
+    const resetR = Number(reply[base + 2]);
+    const resetT = Number(reply[base + 3]);
+    const waitR = Number(reply[base + 4]);
+    const waitT = Number(reply[base + 5]);
     const rpm = s.quota.rpm ?? 0;
     const tpm = s.quota.tpm ?? 0;
     if (rpm > 0) tight.offer('requests', rpm, usedR, resetR);

@@ -10,18 +10,23 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  */
 
 /**
- * Admissions, several in one call, decided one after the other exactly as if each had been its own
- * call (the gateway sends those of one event-loop turn together: one round trip and one script run
- * instead of one each).
+ * One event-loop turn's admissions and token corrections of a family, in one call, each applied
+ * in the order it was made exactly as if it had been its own call (the gateway sends a turn's work
+ * together: one round trip and one script run instead of one per admission or correction, and a
+ * window read and written once however many of them touch it).
  *
- * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: admissions.
- * Then per admission: scope count k, tokens asked, and per scope (KEYS index, rpm, tpm), 0 meaning
- * unlimited in that dimension.
- * Returns per admission {allowed, now, then per scope: usedReq, usedTok, resetReqMs, resetTokMs,
- * waitReqMs, waitTokMs}; used and reset describe the window after consumption when allowed; a wait
- * is -1 when that dimension has room.
+ * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: operations.
+ * Then per operation its kind and its fields:
+ *   'a' (admission): scope count k, tokens asked, and per scope (KEYS index, rpm, tpm), 0 meaning
+ *       unlimited in that dimension;
+ *   'c' (correction): scope count k, token delta, and k KEYS indexes. A positive delta lands in the
+ *       current second; a negative one is taken back from the newest buckets first, never below
+ *       zero (the admission it corrects is recent).
+ * Returns one reply per admission, in order (corrections answer nothing): {allowed, now, then per
+ * scope: usedReq, usedTok, resetReqMs, resetTokMs, waitReqMs, waitTokMs}; used and reset describe
+ * the window after consumption when allowed; a wait is -1 when that dimension has room.
  */
-export const ADMIT_MANY_LUA = `${CLOCK}
+export const TURN_LUA = `${CLOCK}
 local W = tonumber(ARGV[2])
 ${WINDOW}
 local function wait_for(buckets, amount)
@@ -48,9 +53,8 @@ local function window(i)
   return w
 end
 
-local out = {}
-local p = 4
-for a = 1, tonumber(ARGV[3]) do
+-- An admission's fields start at ARGV[p]; returns its reply and where the next operation starts.
+local function admit(p)
   local k = tonumber(ARGV[p])
   local tokens = tonumber(ARGV[p + 1])
   p = p + 2
@@ -95,42 +99,39 @@ for a = 1, tonumber(ARGV[3]) do
     reply[#reply + 1] = st[5]
     reply[#reply + 1] = st[6]
   end
-  out[a] = reply
+  return reply, p
 end
 
-for _, w in pairs(windows) do save(w) end
-return out
-`;
-
-/**
- * Token corrections, several in one call, applied in the order given (the same as one call each).
- * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: corrections.
- * Then per correction: scope count k, token delta, and k KEYS indexes.
- * A positive delta lands in the current second; a negative one is taken back from the newest
- * buckets first, never below zero (the admission it corrects is recent).
- */
-export const ADJUST_MANY_LUA = `${CLOCK}
-local W = tonumber(ARGV[2])
-${WINDOW}
-local windows = {}
-local p = 4
-for a = 1, tonumber(ARGV[3]) do
+-- A correction's fields start at ARGV[p]; returns where the next operation starts.
+local function correct(p)
   local k = tonumber(ARGV[p])
   local delta = tonumber(ARGV[p + 1])
   p = p + 2
   for i = 1, k do
-    local ki = tonumber(ARGV[p])
+    local w = window(tonumber(ARGV[p]))
     p = p + 1
-    local w = windows[ki]
-    if not w then
-      w = open(KEYS[ki])
-      windows[ki] = w
-    end
     if delta > 0 then add(w, 't', sec, delta) else take_back(w, 't', -delta) end
   end
+  return p
 end
+
+local out = {}
+local p = 4
+for _ = 1, tonumber(ARGV[3]) do
+  local kind = ARGV[p]
+  if kind == 'a' then
+    local reply
+    reply, p = admit(p + 1)
+    out[#out + 1] = reply
+  elseif kind == 'c' then
+    p = correct(p + 1)
+  else
+    return redis.error_reply('unknown operation ' .. tostring(kind))
+  end
+end
+
 for _, w in pairs(windows) do save(w) end
-return 1
+return out
 `;
 
 /**

@@ -2,9 +2,9 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
-import { admitManyCall, adjustManyCall, answerAll, TurnQueue, type PendingAdjustment, type PendingAdmission } from './redis-batch.js';
+import { answerAll, turnCall, TurnQueue, type PendingOperation } from './redis-batch.js';
 import { decide, usedPerScope } from './redis-reply.js';
-import { ADJUST_MANY_LUA, ADMIT_MANY_LUA, HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA } from './redis-scripts.js';
+import { HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
 import { consoleLogger, type LimiterLogger, type RedisLimiterOptions, type ScriptClient } from './redis-options.js';
@@ -18,7 +18,7 @@ export type { LimiterLogger, RedisLimiterOptions } from './redis-options.js';
  * Redis as soon as a command succeeds again, handing it what was admitted meanwhile: a limiter
  * outage costs some precision across instances, never a failed request.
  *
- * The admissions (and token corrections) of one event-loop turn share one script call, decided in
+ * The admissions and token corrections of one event-loop turn share one script call, applied in
  * the order they were made (redis-batch.ts): under load a round trip and a script run serve many
  * requests, and a request waits at most for the end of its turn before its admission is sent.
  */
@@ -39,12 +39,9 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s);
   /** Settles when the first connection attempt is over; until then admissions wait for it. */
   private firstConnect?: Promise<void>;
-  /** Admissions and corrections of one event-loop turn, sent as one script call per family. */
-  private readonly admissions = new TurnQueue<PendingAdmission>((family, items) =>
-    answerAll(items, (b) => this.sendAdmissions(family as LimitFamily, b)),
-  );
-  private readonly adjustments = new TurnQueue<PendingAdjustment>((family, items) =>
-    answerAll(items, (b) => this.sendAdjustments(family as LimitFamily, b)),
+  /** Admissions and corrections of one event-loop turn, in the order made, sent as one script call per family. */
+  private readonly turn = new TurnQueue<PendingOperation>((family, items) =>
+    answerAll(items, (b) => this.sendTurn(family as LimitFamily, b)),
   );
 
   constructor(opts: RedisLimiterOptions = {}) {
@@ -65,8 +62,7 @@ export class RedisRateLimiter implements RateLimiter {
         connectTimeout: 1_000,
         retryStrategy: (times) => Math.min(100 * times, 2_000),
       });
-    client.defineCommand('rlAdmitMany', { lua: ADMIT_MANY_LUA });
-    client.defineCommand('rlAdjustMany', { lua: ADJUST_MANY_LUA });
+    client.defineCommand('rlTurn', { lua: TURN_LUA });
     client.defineCommand('rlRelease', { lua: RELEASE_LUA });
     client.defineCommand('rlRecord', { lua: RECORD_LUA });
     client.defineCommand('rlHeartbeat', { lua: HEARTBEAT_LUA });
@@ -106,7 +102,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (tooLarge) return tooLargeDecision(family, tooLarge, tokens, {});
     if (this.firstConnect) await this.firstConnect;
     if (!this.usable()) return this.fallback.admit(family, scopes, tokens, this.keyOf(family));
-    return new Promise((resolve, reject) => this.admissions.push(family, { scopes, limited, tokens, resolve, reject }));
+    return new Promise((resolve, reject) => this.turn.push(family, { kind: 'admission', scopes, limited, tokens, resolve, reject }));
   }
 
   async adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void> {
@@ -118,7 +114,7 @@ export class RedisRateLimiter implements RateLimiter {
       this.fallback.adjust(family, limited, rounded, this.keyOf(family));
       return;
     }
-    return new Promise((resolve, reject) => this.adjustments.push(family, { limited, delta: rounded, resolve, reject }));
+    return new Promise((resolve, reject) => this.turn.push(family, { kind: 'correction', limited, delta: rounded, resolve, reject }));
   }
 
   async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): Promise<void> {
@@ -182,24 +178,30 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Decides one turn's admissions of a family in one script call, in the order they were made.
-   * If Redis fails or is in its cool-down, every one of them is decided locally instead, in order.
+   * Applies one turn's admissions and corrections of a family in one script call, in the order they
+   * were made. If Redis fails or is in its cool-down, every one of them is applied locally instead,
+   * in the same order.
    */
-  private async sendAdmissions(family: LimitFamily, items: PendingAdmission[]): Promise<void> {
+  private async sendTurn(family: LimitFamily, items: PendingOperation[]): Promise<void> {
     const keyOf = this.keyOf(family);
     let replies: number[][] | undefined;
     if (this.usable()) {
       try {
-        const call = admitManyCall(items, keyOf, this.clock());
-        replies = await this.redis.rlAdmitMany(call.keys.length, ...call.keys, ...call.args);
+        const call = turnCall(items, keyOf, this.clock());
+        replies = await this.redis.rlTurn(call.keys.length, ...call.keys, ...call.args);
         this.succeeded();
       } catch (e) {
         this.failed(e);
       }
     }
-    for (let i = 0; i < items.length; i++) {
-      const it = items[i]!;
-      const reply = replies?.[i];
+    let admission = 0;
+    for (const it of items) {
+      if (it.kind === 'correction') {
+        if (!replies) this.fallback.adjust(family, it.limited, it.delta, keyOf);
+        it.resolve();
+        continue;
+      }
+      const reply = replies?.[admission++];
       try {
         if (!Array.isArray(reply)) throw new Error('no reply for this admission');
         // Remember what the shared windows hold, so an outage continues from it.
@@ -209,26 +211,6 @@ export class RedisRateLimiter implements RateLimiter {
         // Every queued caller gets an answer, whatever happened to the others of its batch.
         it.resolve(this.fallback.admit(family, it.scopes, it.tokens, keyOf));
       }
-    }
-  }
-
-  /** Applies one turn's token corrections of a family in one script call, in order (locally if Redis fails). */
-  private async sendAdjustments(family: LimitFamily, items: PendingAdjustment[]): Promise<void> {
-    const keyOf = this.keyOf(family);
-    let sent = false;
-    if (this.usable()) {
-      try {
-        const call = adjustManyCall(items, keyOf, this.clock());
-        await this.redis.rlAdjustMany(call.keys.length, ...call.keys, ...call.args);
-        this.succeeded();
-        sent = true;
-      } catch (e) {
-        this.failed(e);
-      }
-    }
-    for (const it of items) {
-      if (!sent) this.fallback.adjust(family, it.limited, it.delta, keyOf);
-      it.resolve();
     }
   }
 

@@ -1,4 +1,4 @@
-import { Checkpointer } from './sqlite-checkpointer.js';
+import { Checkpointer, type CheckpointOptions } from './sqlite-checkpointer.js';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -21,6 +21,8 @@ const SQLITE_CACHE_KIB = 4096;
 export interface SqliteOptions {
   /** How long a connection waits for another process's write lock (ms). */
   busyTimeoutMs?: number;
+  /** Checkpoint worker tuning (see sqlite-checkpointer.ts); the defaults suit production. */
+  checkpoints?: Omit<CheckpointOptions, 'hold'>;
 }
 
 export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
@@ -55,15 +57,19 @@ export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
     db.close();
     throw e;
   }
-  // Should the checkpoint worker ever die, SQLite's own automatic checkpoints take over again.
-  const checkpointer = memory ? undefined : new Checkpointer(path, () => db.open && db.pragma('wal_autocheckpoint = 1000'));
-  return new SqliteDriver(db, memory ? undefined : lockKey, checkpointer);
+  const key = memory ? undefined : lockKey;
+  const mutex = acquireFileLock(key);
+  // Should the checkpoint worker ever die, SQLite's own automatic checkpoints take over again. Its
+  // RESTARTs run while this file's statement lock is held, so no statement of ours meets one.
+  const checkpointer = memory
+    ? undefined
+    : new Checkpointer(path, () => db.open && db.pragma('wal_autocheckpoint = 1000'), { ...opts.checkpoints, hold: () => mutex.acquire() });
+  return new SqliteDriver(db, key, mutex, checkpointer);
 }
 
 class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
   private readonly statements = new Map<string, Statement>();
-  private readonly mutex: Mutex;
   /** Statement runner that ignores the mutex; handed to transaction bodies, which own it. */
   private readonly inside: SqlExecutor;
   private closed = false;
@@ -71,9 +77,9 @@ class SqliteDriver implements SqlDriver {
   constructor(
     private readonly db: Db,
     private readonly lockKey: string | undefined,
+    private readonly mutex: Mutex,
     private readonly checkpointer?: Checkpointer,
   ) {
-    this.mutex = acquireFileLock(lockKey);
     this.inside = {
       query: (sql, params) => attempt(() => this.all(sql, params)),
       run: (sql, params) => attempt(() => this.change(sql, params)),

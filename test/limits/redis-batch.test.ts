@@ -33,9 +33,9 @@ async function ready(l: RedisRateLimiter): Promise<void> {
 }
 
 /** Counts the script calls the limiter makes (its client carries the scripts as commands). */
-function spyCalls(l: RedisRateLimiter, command: 'rlAdmitMany' | 'rlAdjustMany') {
+function spyCalls(l: RedisRateLimiter) {
   const client = (l as unknown as { redis: Record<string, (...a: unknown[]) => unknown> }).redis;
-  return vi.spyOn(client, command);
+  return vi.spyOn(client, 'rlTurn');
 }
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
@@ -60,7 +60,7 @@ describe('RedisRateLimiter: admissions of one turn in one call', () => {
   it('decides them in the order they were made, with the headers each would have had alone', async () => {
     const l = limiter({ t: T0 });
     await ready(l);
-    const calls = spyCalls(l, 'rlAdmitMany');
+    const calls = spyCalls(l);
     const s = [scope({ rpm: 3 }), scope({ rpm: 10 }, 'account')];
     const got = (await Promise.all(Array.from({ length: 5 }, () => l.admit('chat', s, 0)))) as LimitDecision[];
     expect(calls).toHaveBeenCalledTimes(1);
@@ -86,7 +86,7 @@ describe('RedisRateLimiter: admissions of one turn in one call', () => {
   it('waits for the end of the turn and no longer; later turns get calls of their own', async () => {
     const l = limiter({ t: T0 });
     await ready(l);
-    const calls = spyCalls(l, 'rlAdmitMany');
+    const calls = spyCalls(l);
     const s = [scope({ rpm: 100 })];
     const first = [l.admit('chat', s, 0), l.admit('chat', s, 0)];
     expect(calls).not.toHaveBeenCalled(); // gathered during this turn...
@@ -100,7 +100,7 @@ describe('RedisRateLimiter: admissions of one turn in one call', () => {
   it('keeps families apart (one call each) and splits a turn larger than a batch, in order', async () => {
     const l = limiter({ t: T0 });
     await ready(l);
-    const calls = spyCalls(l, 'rlAdmitMany');
+    const calls = spyCalls(l);
     const s = [scope({ rpm: MAX_BATCH + 1 })];
     const chat = Array.from({ length: MAX_BATCH + 2 }, () => l.admit('chat', s, 0));
     const video = l.admit('video', s, 0);
@@ -157,18 +157,36 @@ describe('RedisRateLimiter: a batch whose local decision throws', () => {
   });
 });
 
-describe('RedisRateLimiter: token corrections of one turn in one call', () => {
+describe('RedisRateLimiter: token corrections of one turn in the same call', () => {
   it('applies them in order, as separate calls would (a take-back never goes below zero)', async () => {
     const l = limiter({ t: T0 });
     await ready(l);
-    const calls = spyCalls(l, 'rlAdjustMany');
     const s = [scope({ tpm: 100 })];
     expect((await l.admit('embeddings', s, 50)).allowed).toBe(true);
+    const calls = spyCalls(l);
     // -80 empties the window (not below zero), then +30: 30 used. Summed first (-50) it would be 0.
     await Promise.all([l.adjustTokens('embeddings', s, -80), l.adjustTokens('embeddings', s, 30)]);
     expect(calls).toHaveBeenCalledTimes(1);
     expect((await l.admit('embeddings', s, 71)).allowed).toBe(false);
     expect((await l.admit('embeddings', s, 70)).allowed).toBe(true);
+  });
+
+  it('shares the call with the admissions of the same turn, each applied in the order it was made', async () => {
+    const l = limiter({ t: T0 });
+    await ready(l);
+    const s = [scope({ tpm: 100 })];
+    expect((await l.admit('embeddings', s, 50)).allowed).toBe(true);
+    const calls = spyCalls(l);
+    // 50 + 40 = 90; the correction takes 50 back (40); then 40 + 50 = 90 fits. Corrections applied
+    // after the turn's admissions would refuse the second one (90 + 50 > 100).
+    const first = l.admit('embeddings', s, 40);
+    const correction = l.adjustTokens('embeddings', s, -50);
+    const second = l.admit('embeddings', s, 50);
+    const [a, , b] = await Promise.all([first, correction, second]);
+    expect(calls).toHaveBeenCalledTimes(1);
+    expect([a!.allowed, b!.allowed]).toEqual([true, true]);
+    expect(a!.headers['x-ratelimit-remaining-tokens']).toBe('10');
+    expect(b!.headers['x-ratelimit-remaining-tokens']).toBe('10');
   });
 
   it('applies them to the local windows when Redis fails', async () => {

@@ -10,8 +10,9 @@ import { REDIS_URL, redisTestKeys } from './redis-helper.js';
 /**
  * The Redis windows keep a running summary instead of summing their buckets on every check
  * (redis-window-lua.ts). Held here to the in-process limiter, which sums them: on random sequences
- * of admissions (several per turn, so batched), corrections, give-backs and clock moves (some
- * longer than the window), every decision, Retry-After and header must be the same.
+ * of admissions (several per turn, so batched, some with corrections in the same turn), corrections,
+ * give-backs and clock moves (some longer than the window), every decision, Retry-After and header
+ * must be the same.
  */
 const T0 = 1_700_000_000_000;
 const { prefix, open } = redisTestKeys<RedisRateLimiter>();
@@ -21,12 +22,14 @@ const quiet = { warn: () => undefined, info: () => undefined };
 type Step =
   | { kind: 'admit'; scopes: number[]; tokens: number[] }
   | { kind: 'adjust'; scope: number; delta: number }
+  | { kind: 'mixed'; scopes: number[]; ops: ({ tokens: number } | { delta: number })[] }
   | { kind: 'release'; scope: number; tokens: number }
   | { kind: 'wait'; ms: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('admit' as const), scopes: fc.subarray([0, 1, 2], { minLength: 1 }), tokens: fc.array(fc.integer({ min: 0, max: 120 }), { minLength: 1, maxLength: 4 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('adjust' as const), scope: fc.integer({ min: 0, max: 2 }), delta: fc.integer({ min: -150, max: 150 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mixed' as const), scopes: fc.subarray([0, 1, 2], { minLength: 1 }), ops: fc.array(fc.oneof(fc.record({ tokens: fc.integer({ min: 0, max: 120 }) }), fc.record({ delta: fc.integer({ min: -150, max: 150 }) })), { minLength: 2, maxLength: 5 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), scope: fc.integer({ min: 0, max: 2 }), tokens: fc.integer({ min: 0, max: 100 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 15_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 55_000, max: 130_000 }) }) }) },
 );
@@ -57,6 +60,17 @@ describe('RedisRateLimiter: agrees with the in-process limiter', () => {
               const got = await Promise.all(s.tokens.map((t) => redis.admit('embeddings', picked, t)));
               const want = [];
               for (const t of s.tokens) want.push(await memory.admit('embeddings', picked, t));
+              expect(got.map(comparable)).toEqual(want.map(comparable));
+            } else if (s.kind === 'mixed') {
+              const picked = s.scopes.map((i) => scopes[i]!);
+              // Admissions and corrections asked in one turn: one call in Redis, in the order made.
+              const asked = s.ops.map((op) => ('tokens' in op ? redis.admit('embeddings', picked, op.tokens) : redis.adjustTokens('embeddings', picked, op.delta)));
+              const got = (await Promise.all(asked)).filter((d) => d !== undefined);
+              const want = [];
+              for (const op of s.ops) {
+                if ('tokens' in op) want.push(await memory.admit('embeddings', picked, op.tokens));
+                else await memory.adjustTokens('embeddings', picked, op.delta);
+              }
               expect(got.map(comparable)).toEqual(want.map(comparable));
             } else if (s.kind === 'adjust') {
               await redis.adjustTokens('embeddings', [scopes[s.scope]!], s.delta);

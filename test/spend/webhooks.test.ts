@@ -112,7 +112,10 @@ describe('webhook delivery (SQLite)', () => {
     });
     receiver.hang = false;
     await until(() => receiver.accepted().length === 1, 15_000);
-    const log = await call(gw, 'GET', `/admin/webhooks/${endpoint.id}/deliveries`, { headers: admin(gw) });
+    // The receiver has the event before the gateway has read its 2xx and recorded the delivery.
+    const deliveries = () => call(gw, 'GET', `/admin/webhooks/${endpoint.id}/deliveries`, { headers: admin(gw) });
+    await until(async () => (await deliveries()).json.data[0]?.state !== 'pending');
+    const log = await deliveries();
     const first = log.json.attempts.at(-1);
     expect(first).toMatchObject({ attempt: 1, status: null, error: 'no answer within 1000 ms' });
     expect(log.json.data[0].state).toBe('delivered');

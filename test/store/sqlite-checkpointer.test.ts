@@ -34,7 +34,7 @@ describe('SQLite checkpoint worker', () => {
   it('starts on a write, checkpoints, leaves when quiet, and starts again on the next write', async () => {
     const { db, path, fileSize } = connection('cycle.db');
     const failures: number[] = [];
-    const cp = new Checkpointer(path, () => failures.push(1), 50, 200);
+    const cp = new Checkpointer(path, () => failures.push(1), { everyMs: 50, idleMs: 200 });
     expect(cp.running).toBe(false);
     const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
 
@@ -58,7 +58,7 @@ describe('SQLite checkpoint worker', () => {
 
   it('a write while the worker leaves starts the next one', async () => {
     const { db, path, fileSize } = connection('leaving.db');
-    const cp = new Checkpointer(path, () => undefined, 20, 40);
+    const cp = new Checkpointer(path, () => undefined, { everyMs: 20, idleMs: 40 });
     const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
     cp.wrote();
     // The moment the worker is told to leave (its quiet spell is over), a write arrives.
@@ -94,7 +94,7 @@ describe('SQLite checkpoint worker', () => {
     const { db, path } = connection('steady.db');
     const walSize = () => statSync(`${path}-wal`).size;
     const restartFrames = 400;
-    const cp = new Checkpointer(path, () => undefined, 20, 10_000, restartFrames);
+    const cp = new Checkpointer(path, () => undefined, { everyMs: 20, idleMs: 10_000, restartFrames });
     const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
     // A commit every millisecond or so, about the benchmark's rate of WAL writes: there is nearly
     // always a write in flight while one of the worker's checkpoints runs, as under steady traffic.
@@ -114,5 +114,55 @@ describe('SQLite checkpoint worker', () => {
     // every frame of the run; with them it never holds many more than restartFrames.
     expect(commits).toBeGreaterThan(4 * restartFrames);
     expect(largest).toBeLessThan(3 * restartFrames * 4_200);
+  }, 30_000);
+
+  it('runs its RESTARTs while the store holds its statements: no write of this process ever meets one', async () => {
+    // With no busy timeout a write that met a RESTART would fail with SQLITE_BUSY at once instead
+    // of waiting in SQLite's busy handler, where it would freeze the event loop for as long.
+    const path = join(dir, 'held.db');
+    const restartFrames = 300;
+    const driver = openSqlite(path, { busyTimeoutMs: 0, checkpoints: { everyMs: 10, restartFrames } });
+    await driver.exec('CREATE TABLE t (x BLOB)');
+    const walSize = () => statSync(`${path}-wal`).size;
+    let largest = 0;
+    let commits = 0;
+    const failures: string[] = [];
+    const end = Date.now() + 3_000;
+    while (Date.now() < end) {
+      // Several statements in flight at once, as under traffic: some wait for the held lock.
+      const writes = [1, 2, 3].map(() => driver.run('INSERT INTO t VALUES (randomblob(3000))').then(() => commits++, (e: Error) => failures.push(e.message)));
+      await Promise.all(writes);
+      largest = Math.max(largest, walSize());
+      await sleep(1);
+    }
+    await driver.close();
+    expect(failures).toEqual([]);
+    expect(commits).toBeGreaterThan(4 * restartFrames);
+    // Bounded as before: the RESTARTs still ran.
+    expect(largest).toBeLessThan(3 * restartFrames * 4_200);
+  }, 30_000);
+
+  it('releases every hold it takes exactly once, a stop in the middle included', async () => {
+    const { db, path } = connection('holds.db');
+    let taken = 0;
+    let released = 0;
+    const hold = () => {
+      taken++;
+      let done = false;
+      return Promise.resolve(() => {
+        if (!done) released++;
+        done = true;
+      });
+    };
+    const cp = new Checkpointer(path, () => undefined, { everyMs: 5, restartFrames: 50, hold });
+    const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
+    for (const end = Date.now() + 1_500; Date.now() < end; await sleep(1)) {
+      insert.run();
+      cp.wrote();
+    }
+    await cp.stop();
+    db.close();
+    expect(taken).toBeGreaterThan(2);
+    expect(released).toBe(taken);
   }, 30_000);
 });
