@@ -100,8 +100,9 @@ describe('SQLite checkpoint worker', () => {
     // always a write in flight while one of the worker's checkpoints runs, as under steady traffic.
     let largest = 0;
     let commits = 0;
-    const end = Date.now() + 3_000;
-    while (Date.now() < end) {
+    // Enough commits for several restarts, however busy the machine (the cap only ends a broken run).
+    const cap = Date.now() + 25_000;
+    while (commits < 6 * restartFrames && Date.now() < cap) {
       insert.run();
       cp.wrote();
       commits++;
@@ -127,8 +128,8 @@ describe('SQLite checkpoint worker', () => {
     let largest = 0;
     let commits = 0;
     const failures: string[] = [];
-    const end = Date.now() + 3_000;
-    while (Date.now() < end) {
+    const cap = Date.now() + 25_000;
+    while (commits < 6 * restartFrames && Date.now() < cap) {
       // Several statements in flight at once, as under traffic: some wait for the held lock.
       const writes = [1, 2, 3].map(() => driver.run('INSERT INTO t VALUES (randomblob(3000))').then(() => commits++, (e: Error) => failures.push(e.message)));
       await Promise.all(writes);
