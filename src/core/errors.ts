@@ -106,6 +106,11 @@ export const errors = {
       code: 'upload_too_large',
       param,
     }),
+  /** What reading a multipart body failed on (no boundary, a malformed part header) is the client's mistake. */
+  unreadableForm: () =>
+    new GatewayError(400, 'invalid_request_error', 'The request body is not a readable multipart form (check the boundary in Content-Type).', {
+      code: 'invalid_body',
+    }),
   rangeNotSatisfiable: (size: number) =>
     new GatewayError(416, 'invalid_request_error', 'The requested range is not satisfiable.', {
       code: 'range_not_satisfiable',

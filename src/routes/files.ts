@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
-import { errors } from '../core/errors.js';
+import { errors, isGatewayError } from '../core/errors.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import type { FilesService, NewFile } from '../files/service.js';
 
@@ -33,7 +33,7 @@ async function readUpload(req: FastifyRequest, maxBytes: number): Promise<NewFil
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.uploadTooLarge(maxBytes, 'file');
     if (code === 'FST_FILES_LIMIT') throw errors.invalidRequest('Send one file.', 'file', 'too_many_files');
     if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw errors.invalidRequest('Too many form fields.', undefined, 'too_many_fields');
-    throw e;
+    throw isGatewayError(e) ? e : errors.unreadableForm();
   }
   if (!file) throw errors.invalidRequest("'file' is required.", 'file', 'missing_required_parameter');
   return { ...file, purpose, expiresAfter: Object.keys(expires).length > 0 ? expires : undefined };

@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
-import { errors } from '../core/errors.js';
+import { errors, isGatewayError } from '../core/errors.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, foldFormFields, toSpecBody } from '../video/openai/request.js';
@@ -25,7 +25,10 @@ function multipartError(e: unknown, maxBytes: number): unknown {
     return errors.invalidRequest(`At most ${MAX_FORM_FIELDS} form fields are accepted.`, undefined, 'too_many_fields');
   if (code === 'FST_PROTO_VIOLATION') return errors.invalidRequest('A form field name is a forbidden key.', undefined, 'forbidden_key');
   if (code === 'FST_INVALID_JSON_FIELD_ERROR') return errors.invalidJson('A form field declared as JSON is not valid JSON.');
-  return e;
+  if (isGatewayError(e)) return e;
+  // Anything else comes from reading the form itself (no boundary, a malformed part header): the
+  // client's mistake, never a 500.
+  return errors.unreadableForm();
 }
 
 /** The create's fields and its one file, from JSON or from the multipart form the official SDKs send. */

@@ -109,3 +109,20 @@ describe('HEAD answers carry no body', () => {
     expect(JSON.parse(r.body).error.code).toBe('malformed_request');
   });
 });
+
+describe('a multipart body that cannot be read', () => {
+  // Found by the endpoint fuzzer: with no boundary in Content-Type, the form parser's own error
+  // reached the error renderer as an internal error.
+  const cases: [string, string, string][] = [
+    ['/v1/videos', 'multipart/form-data', '[]'],
+    ['/v1/videos', 'multipart/form-data', ''],
+    ['/v1/files', 'multipart/form-data', '[]'],
+    ['/v1/files', 'multipart/form-data; charset=utf-8', '--x\r\n'],
+  ];
+  it.each(cases)('POST %s with %s and body %j is a 400 invalid_body', async (path, type, body) => {
+    const head = `POST ${path} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+    const r = parse(await exchange(head + body));
+    expect(r.status, r.body).toBe(400);
+    expect(JSON.parse(r.body).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_body' });
+  });
+});
