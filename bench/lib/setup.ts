@@ -85,14 +85,27 @@ export function videoGatewayConfig(
   };
 }
 
-export function startGateway(run: BenchRun, name: string, config: Record<string, unknown>, poller = false, compiledDir?: string): Promise<Child<GatewayChildInfo>> {
+/** Extra node flags and environment for one child (bench/timeline.ts loads its probe this way). */
+export interface ChildExtras {
+  nodeArgs?: string[];
+  env?: Record<string, string>;
+}
+
+export function startGateway(
+  run: BenchRun,
+  name: string,
+  config: Record<string, unknown>,
+  poller = false,
+  compiledDir?: string,
+  extras: ChildExtras = {},
+): Promise<Child<GatewayChildInfo>> {
   const options: GatewayChildOptions = { config, account: { name: 'bench', balance: 100_000_000 }, poller };
   // Started as `npm start` starts it (allocator settings, V8 flags).
   const production = productionProcess();
   return startChild<GatewayChildInfo>(`gateway ${name}`, 'gateway.ts', options, {
-    nodeArgs: [...production.nodeArgs, ...(run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : [])],
+    nodeArgs: [...production.nodeArgs, ...(run.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(run.profileDir, name)}`] : []), ...(extras.nodeArgs ?? [])],
     logFile: join(run.dir, `${name}.log`),
-    env: production.env,
+    env: { ...production.env, ...extras.env },
     // Several gateways start at once; on a busy machine each can take a while to load.
     readyTimeoutMs: 90_000,
     compiledDir,
@@ -107,9 +120,13 @@ export function startEmbeddingsUpstream(): Promise<Child<EmbeddingsUpstreamInfo>
   return startChild<EmbeddingsUpstreamInfo>('embeddings upstream', 'embeddings-upstream.ts', {});
 }
 
-export function startFloorProxy(name: string, upstream: string): Promise<Child<FloorProxyInfo>> {
+export function startFloorProxy(name: string, upstream: string, extras: ChildExtras = {}): Promise<Child<FloorProxyInfo>> {
   // The same process settings as the gateway, so the memory comparison stays fair.
-  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream }, productionProcess());
+  const production = productionProcess();
+  return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream }, {
+    nodeArgs: [...production.nodeArgs, ...(extras.nodeArgs ?? [])],
+    env: { ...production.env, ...extras.env },
+  });
 }
 
 /**
