@@ -16,7 +16,7 @@ type Statement = Database.Statement<unknown[]>;
 const fileLocks = new Map<string, { mutex: Mutex; users: number }>();
 
 /** The per-connection page cache (KiB); see openSqlite. */
-const SQLITE_CACHE_KIB = 1024;
+const SQLITE_CACHE_KIB = 4096;
 
 export interface SqliteOptions {
   /** How long a connection waits for another process's write lock (ms). */
@@ -43,9 +43,8 @@ export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
     // SQLite's own page cache counts in the process's RSS; better-sqlite3 builds it at 16 MB per
     // connection, which a store of 100,000 jobs read at random fills without gaining hits (a poll
     // reads a few pages of one row). The file stays in the OS page cache, outside the process, so
-    // a miss is a pread from memory. The ledger's inserts (time-ordered refs and timestamps) touch
-    // only the right edge of each index; 1 MB holds those paths and the tables' upper pages, and
-    // random polls of 100,000 jobs cost no more CPU than with 4 MB (bench/README.md).
+    // a miss is a pread from memory. 4 MB keeps the tables' and indexes' upper pages resident; 1 MB
+    // saved ~3.7 MB under ledger writes but read more CPU per embeddings request (bench/README.md).
     db.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
     // File databases checkpoint from a worker thread instead (see sqlite-checkpointer.ts).
     if (!memory) {
