@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { join } from 'node:path';
 import { compileChildren } from './lib/compile.js';
-import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
+import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { peakRssBytes, rssBytes } from './lib/proc.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, videoGatewayConfig, type BenchRun } from './lib/setup.js';
 import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName } from './lib/stores.js';
@@ -163,11 +163,4 @@ async function main(): Promise<void> {
   if (STORES[store].database === 'postgres') await dropBenchSchemas('mine');
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    process.stderr.write(`bench/ab: ${(e as Error).stack ?? String(e)}\n`);
-    killAll();
-    process.exit(1);
-  },
-);
+runMain('ab', main);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileChildren } from './lib/compile.js';
-import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
+import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
 import { dropBenchSchemas, ensureServices, needsServices, parseStores, STORES } from './lib/stores.js';
 import { PathMeter } from './sections/paths.js';
@@ -91,11 +91,4 @@ async function main(): Promise<void> {
   if (stores.some((s) => STORES[s].database === 'postgres')) await dropBenchSchemas('mine');
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    process.stderr.write(`bench/stores: ${(e as Error).stack ?? String(e)}\n`);
-    killAll();
-    process.exit(1);
-  },
-);
+runMain('stores', main);

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileChildren } from './lib/compile.js';
-import { killAll, onExit, startChild, useCompiledChildren, type Child } from './lib/children.js';
+import { onExit, runMain, startChild, useCompiledChildren, type Child } from './lib/children.js';
 import { LoadClient } from './lib/load.js';
 import { rssBytes } from './lib/proc.js';
 import type { GatewayChildInfo } from './children/gateway.js';
@@ -97,11 +97,4 @@ async function main(): Promise<void> {
   await Promise.all([gw.stop(), up.stop()]);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    process.stderr.write(`bench/tail: ${(e as Error).stack ?? String(e)}\n`);
-    killAll();
-    process.exit(1);
-  },
-);
+runMain('tail', main);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { STAGES, type Stage, type TimelineSummary } from './children/timeline-stages.js';
 import { compileChildren } from './lib/compile.js';
-import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
+import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, LoadClient, type RequestSpec } from './lib/load.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
 
@@ -112,11 +112,4 @@ async function main(): Promise<void> {
   await Promise.all(children.map((c) => c.stop()));
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    process.stderr.write(`bench/timeline: ${(e as Error).stack ?? String(e)}\n`);
-    killAll();
-    process.exit(1);
-  },
-);
+runMain('timeline', main);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { OtlpSinkInfo } from './children/otlp-sink.js';
 import { compileChildren } from './lib/compile.js';
-import { killAll, onExit, startChild, useCompiledChildren, type Child } from './lib/children.js';
+import { killAll, onExit, runMain, startChild, useCompiledChildren, type Child } from './lib/children.js';
 import { ForeignLoad } from './lib/proc.js';
 import { embeddingsGatewayConfig, EMBEDDING_MODEL, startEmbeddingsUpstream, startGateway, type BenchRun } from './lib/setup.js';
 import { median } from './lib/stats.js';
@@ -150,11 +150,4 @@ function report(f: Record<Variant, Figures>, foreignCores: number, exported: { e
   writeFileSync(join(dir, quick ? 'tracing-quick.md' : 'tracing.md'), `# Tracing off and on\n\n${text}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    process.stderr.write(`bench/tracing: ${(e as Error).stack ?? String(e)}\n`);
-    killAll();
-    process.exit(1);
-  },
-);
+runMain('tracing', main);

@@ -222,3 +222,15 @@ function logTail(file: string): string {
     return '(no output)';
   }
 }
+
+/** Runs a benchmark's main: exit 0 when it ends, else print the error, kill every child and exit 1. */
+export function runMain(name: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      process.stderr.write(`bench/${name}: ${(e as Error).stack ?? String(e)}\n`);
+      killAll();
+      process.exit(1);
+    },
+  );
+}
