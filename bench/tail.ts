@@ -1,28 +1,40 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { compileChildren } from './lib/compile.js';
 import { onExit, runMain, startChild, useCompiledChildren, type Child } from './lib/children.js';
 import { LoadClient } from './lib/load.js';
 import { rssBytes } from './lib/proc.js';
 import type { GatewayChildInfo } from './children/gateway.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, productionProcess, startEmbeddingsUpstream, type BenchRun } from './lib/setup.js';
+import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName } from './lib/stores.js';
 
 /**
- * Where the embeddings gateway's tail at a fixed rate comes from: one gateway (SQLite, started as
- * `npm start` starts it, plus `--node-flags`, e.g. another `--heap-growing-percent`) under an open
+ * Where the embeddings gateway's tail at a fixed rate comes from: one gateway (SQLite unless `--store=`
+ * names another of bench/lib/stores.ts's, started as `npm start` starts it, plus `--node-flags`, e.g.
+ * another `--heap-growing-percent`) under an open
  * loop of `--rate` requests a second, with `--trace-gc` on. Prints the latency percentiles (from
  * each request's due time), the episodes where requests took over 5 ms (when, how many, the worst),
  * and the collections V8 ran meanwhile: mark-compacts and scavenges, their count, total and
  * largest pause, and RSS at the end. Run it twice with different flags to compare settings.
+ * `--idle-ms=N` leaves the gateway idle for N ms between the warm-up and the load, as the full bench
+ * does (its gateways wait while the other paths run their phases): caches and pooled connections
+ * that expire meanwhile show up as an episode at the start. `--tree=/other/checkout` runs that
+ * checkout's gateway (its src/, this checkout's harness) for a before/after comparison.
  *
  *   node --import tsx bench/tail.ts [--rate=1000] [--requests=8000] [--node-flags="--heap-growing-percent=100"]
+ *     [--store=sqlite|pg|pg-memory|sqlite-redis] [--encoding=float|base64] [--idle-ms=0] [--tree=.]
  */
 const args = process.argv.slice(2);
 const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const rate = Number(opt('rate') ?? 1000);
 const total = Number(opt('requests') ?? 8000);
 const flags = (opt('node-flags') ?? '').split(' ').filter(Boolean);
+const store = (opt('store') ?? 'sqlite') as StoreName;
+if (!(store in STORES)) throw new Error(`--store: unknown store ${store} (known: ${Object.keys(STORES).join(', ')})`);
+const encoding = opt('encoding') ?? 'float';
+const idleMs = Number(opt('idle-ms') ?? 0);
+const tree = opt('tree');
 
 const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-tail-')) };
 onExit(() => rmSync(run.dir, { recursive: true, force: true }));
@@ -42,7 +54,9 @@ async function openLoop(client: LoadClient, spec: Parameters<LoadClient['send']>
           if (out.length === total) resolve(out);
         }, reject);
       }
-      if (sent < total) setImmediate(tick);
+      // A timer, not setImmediate: a generator spinning on setImmediate takes one of the machine's two
+      // cores from the processes it measures. Requests due meanwhile go out together; their wait counts.
+      if (sent < total) setTimeout(tick, Math.max(0, t0 + (sent * 1000) / rate - performance.now()));
     };
     tick();
   });
@@ -57,21 +71,27 @@ function pauses(lines: string[], kind: string): string {
 
 async function main(): Promise<void> {
   useCompiledChildren(await compileChildren());
+  if (needsServices([store])) {
+    ensureServices();
+    await dropBenchSchemas('stale');
+  }
   const up = await startEmbeddingsUpstream();
   const production = productionProcess();
   const logFile = join(run.dir, 'gateway.log');
-  const options = { config: embeddingsGatewayConfig(run, 'gw-tail', up.info), account: { name: 'bench', balance: 100_000_000 }, poller: false };
-  const gw: Child<GatewayChildInfo> = await startChild('gateway', 'gateway.ts', options, { nodeArgs: [...production.nodeArgs, ...flags, '--trace-gc'], env: production.env, logFile });
-  const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.' });
+  const options = { config: embeddingsGatewayConfig(run, 'gw-tail', up.info, store), account: { name: 'bench', balance: 100_000_000 }, poller: false };
+  const compiledDir = tree === undefined ? undefined : await compileChildren(resolve(tree), '-tail');
+  const gw: Child<GatewayChildInfo> = await startChild('gateway', 'gateway.ts', options, { nodeArgs: [...production.nodeArgs, ...flags, '--trace-gc'], env: production.env, logFile, compiledDir });
+  const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.', encoding_format: encoding });
   const spec = { method: 'POST' as const, path: '/v1/embeddings', headers: { authorization: `Bearer ${gw.info.key}`, 'content-type': 'application/json' }, body };
   const client = new LoadClient(gw.info.url, 64);
   for (let i = 0; i < 5_000; i++) await client.send(spec, i);
+  if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
   const gcBefore = readFileSync(logFile, 'utf8').length;
 
   const results = await openLoop(client, spec);
   const sorted = results.map((r) => r[1]).sort((a, b) => a - b);
   const p = (q: number) => sorted[Math.floor(q * (sorted.length - 1))]!.toFixed(2);
-  console.log(`flags: ${[...production.nodeArgs, ...flags].join(' ')}; ${total} requests at ${rate}/s`);
+  console.log(`${tree === undefined ? '' : `${basename(resolve(tree))}: `}${STORES[store].label}, ${encoding}; flags: ${[...production.nodeArgs, ...flags].join(' ')}; ${total} requests at ${rate}/s${idleMs > 0 ? ` after ${idleMs} ms idle` : ''}`);
   console.log(`latency from due time (ms): p50 ${p(0.5)}, p90 ${p(0.9)}, p99 ${p(0.99)}, p99.9 ${p(0.999)}, max ${p(1)}`);
   const slow = results.filter((r) => r[1] > 5).sort((a, b) => a[0] - b[0]);
   const episodes: Array<{ at: number; count: number; worst: number }> = [];
@@ -95,6 +115,7 @@ async function main(): Promise<void> {
   console.log(`during the load: ${pauses(gc, 'Mark-Compact')}; ${pauses(gc, 'Scavenge')}; RSS at the end ${(rssBytes(gw.pid) / 1048576).toFixed(1)} MB`);
   await client.close();
   await Promise.all([gw.stop(), up.stop()]);
+  if (STORES[store].database === 'postgres') await dropBenchSchemas('mine');
 }
 
 runMain('tail', main);
