@@ -29,9 +29,9 @@ function insideTransaction(tx: SqlExecutor): SqlDriver {
 
 /**
  * Moves the whole WAL into the database file and empties it, as the gateway's own checkpointer
- * would have done had these jobs arrived over days. Without it the polls ran while the gateway's
- * checkpointer copied ~360 MB of WAL that 100,000 jobs written in one go leave behind, which is
- * the cost of the bulk write, not of a store that holds many jobs.
+ * would have done had these jobs arrived over days. Without it the polls ran against the ~360 MB
+ * of WAL that 100,000 jobs written in one go leave behind (p99 ~4x the small state's), which is the
+ * cost of the bulk write, not of a store that holds many jobs.
  */
 async function checkpointAll(driver: SqlDriver): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
