@@ -9,7 +9,7 @@ export type Collect = () => void;
 type Gc = (options?: { type?: 'minor' | 'major'; execution?: 'sync' | 'async' }) => void;
 const exposedGc = (globalThis as { gc?: Gc }).gc;
 /** A scavenge, when node runs with --expose-gc (as `npm start` does). */
-const scavenge: Collect | undefined = exposedGc && (() => exposedGc({ type: 'minor' }));
+const scavenge: Collect | null = exposedGc ? () => exposedGc({ type: 'minor' }) : null;
 
 /** Bytes streamed since the last collection; shared by every stream of the process. */
 const since = { bytes: 0 };
@@ -39,6 +39,6 @@ class CollectingPass extends Transform {
  * millisecond each (RSS +15 MB). Without --expose-gc (another launcher, the tests) the body is
  * returned as it is.
  */
-export function collectAsStreamed(body: Readable, collect: Collect | undefined = scavenge, everyBytes = COLLECT_EVERY_BYTES, counter = since): Readable {
+export function collectAsStreamed(body: Readable, collect: Collect | null = scavenge, everyBytes = COLLECT_EVERY_BYTES, counter = since): Readable {
   return collect ? pipeThrough(body, new CollectingPass(collect, everyBytes, counter)) : body;
 }

@@ -32,7 +32,7 @@ describe('collectAsStreamed', () => {
 
   it('without a collector (node without --expose-gc) returns the body itself', () => {
     const body = new PassThrough();
-    expect(collectAsStreamed(body, undefined)).toBe(body);
+    expect(collectAsStreamed(body, null)).toBe(body);
   });
 
   it('an upstream failure mid-body ends the stream the client reads, with no uncaught error', async () => {
