@@ -35,6 +35,11 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   const app = buildApp(services);
   // Installed before listening, so a signal during start-up drains too instead of killing the process.
   let metricsApp: Awaited<ReturnType<typeof startMetricsListener>> | undefined;
+  const closeServices = async () => {
+    await metricsApp?.close();
+    await services.close();
+    await Promise.all((demo?.sims ?? []).map((s) => s.close()));
+  };
   const stopped = handleShutdownSignals({
     app,
     state: services.shutdown,
@@ -43,15 +48,19 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     stopBackground: async () => {
       await Promise.all([services.poller.stop(), services.video.stopCallbacks(), services.webhooks.dispatcher.stop()]);
     },
-    closeServices: async () => {
-      await metricsApp?.close();
-      await services.close();
-      await Promise.all((demo?.sims ?? []).map((s) => s.close()));
-    },
+    closeServices,
   });
-  await app.listen({ host: cfg.server.host, port: cfg.server.port });
-  metricsApp =
-    cfg.metrics.enabled && cfg.metrics.port !== undefined ? await startMetricsListener(services, cfg.metrics.host, cfg.metrics.port) : undefined;
+  try {
+    await app.listen({ host: cfg.server.host, port: cfg.server.port });
+    metricsApp =
+      cfg.metrics.enabled && cfg.metrics.port !== undefined ? await startMetricsListener(services, cfg.metrics.host, cfg.metrics.port) : undefined;
+  } catch (e) {
+    // A port already taken, say. What is open would keep the process alive serving nothing: the
+    // PostgreSQL pool's kept connections never time out, and the demo's simulators listen.
+    await app.close().catch(() => undefined);
+    await closeServices().catch(() => undefined);
+    throw e;
+  }
   services.poller.start();
   services.webhooks.dispatcher.start();
   const addr = app.server.address();

@@ -1,0 +1,79 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PG_URL } from '../store/harness.js';
+
+/**
+ * A gateway that cannot start (its port is taken) must exit with an error, not stay alive serving
+ * nothing: the PostgreSQL pool keeps connections open however long they sit idle, and the demo's
+ * simulators listen on ports of their own.
+ */
+const BIN = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
+let dir: string;
+let taken: Server;
+let port: number;
+const schema = `gw_startfail_${randomBytes(4).toString('hex')}`;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gw-start-failure-'));
+  taken = createServer();
+  await new Promise<void>((res) => taken.listen(0, '127.0.0.1', () => res()));
+  port = (taken.address() as { port: number }).port;
+});
+afterAll(async () => {
+  await new Promise((res) => taken.close(res));
+  rmSync(dir, { recursive: true, force: true });
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await client.end();
+});
+
+/** Runs `gateway serve` with these arguments; the exit code, or 'hung' if it is still alive after `ms`. */
+function serve(args: string[], ms = 8_000): Promise<{ code: number | string; output: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve({ code: 'hung', output });
+    }, ms);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? signal ?? -1, output });
+    });
+  });
+}
+
+describe('a gateway that cannot listen', () => {
+  it('exits with an error on PostgreSQL, whose pool keeps idle connections open', async () => {
+    const file = join(dir, 'pg.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        database: `${PG_URL}?schema=${schema}`,
+        data_dir: join(dir, 'pg-data'),
+        admin_token: 'start-failure-admin-token-0123456789',
+        secret: 'start-failure-secret-0123456789abcdef',
+        server: { host: '127.0.0.1', port },
+      }),
+    );
+    const r = await serve(['--config', file]);
+    expect(r.output).toContain('EADDRINUSE');
+    expect(r.code).toBe(1);
+  }, 30_000);
+
+  it('exits with an error in the demo, whose simulators listen on ports of their own', async () => {
+    const r = await serve(['--host', '127.0.0.1', '--port', String(port)]);
+    expect(r.output).toContain('EADDRINUSE');
+    expect(r.code).toBe(1);
+  }, 30_000);
+});
