@@ -75,6 +75,8 @@ export interface Services {
 export interface LogSink {
   write(line: string): unknown;
   flush?(cb?: (err?: Error) => void): unknown;
+  /** Writes what is buffered before returning (an exit that cannot wait; see shutdown.ts). */
+  flushSync?(): unknown;
 }
 
 export function createLogger(level: ConfigFile['log_level'], opts: { secrets?: Iterable<string>; sink?: LogSink } = {}): Logger {
@@ -86,6 +88,7 @@ export function createLogger(level: ConfigFile['log_level'], opts: { secrets?: I
   const dest = out && {
     write: (line: string) => out.write(redact(line, secrets)),
     flush: (cb?: (err?: Error) => void) => (out.flush ? out.flush(cb) : cb?.()),
+    flushSync: () => out.flushSync?.(),
   };
   return pino({
     level,

@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
+import { collectAsStreamed } from '../http/stream-collect.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import type { FilesService, NewFile } from '../files/service.js';
 
@@ -73,6 +74,6 @@ export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Aut
     deps.authorizer.action(req.auth, 'video');
     const out = await deps.files.content(req.auth, req.params.id);
     reply.headers(out.headers);
-    return reply.send(out.body);
+    return reply.send(collectAsStreamed(out.body));
   });
 }

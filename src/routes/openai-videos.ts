@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
+import { collectAsStreamed } from '../http/stream-collect.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, foldFormFields, toSpecBody } from '../video/openai/request.js';
@@ -134,7 +135,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
     const body = size === undefined ? undefined : await deps.video.deps.blobs.open(name);
     if (size === undefined || !body) throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
     reply.headers({ 'content-type': uploads.mimeOf(name), 'content-length': String(size) });
-    return reply.send(body);
+    return reply.send(collectAsStreamed(body));
   });
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
+import { collectAsStreamed } from '../http/stream-collect.js';
 import { isObject } from '../core/json.js';
 import type { VideoService } from '../video/service.js';
 
@@ -36,7 +37,7 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
       // A long download is not a timed-out request: once bytes flow, it runs to its end.
       req.commit();
       reply.code(out.status).headers(out.headers);
-      return reply.send(out.body);
+      return reply.send(collectAsStreamed(out.body));
     },
   );
 }

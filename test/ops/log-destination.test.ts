@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/services.js';
 
 /**
  * The logger's own destination (standard output, buffered and written asynchronously) in a real
@@ -32,4 +34,18 @@ describe('log destination', () => {
       expect(line).toMatchObject({ i, note: 'café ☕ [redacted]', msg: 'line' });
     });
   }, 90_000);
+
+  it('passes a synchronous flush through the redacting layer to the destination (what an exit that cannot wait calls)', () => {
+    const written: string[] = [];
+    let pending: string[] = [];
+    const sink = { write: (line: string) => pending.push(line), flushSync: () => { written.push(...pending); pending = []; } };
+    const logger = createLogger('info', { sink, secrets: ['upstream-secret-0123456789'] });
+    logger.info('last words upstream-secret-0123456789');
+    expect(written).toHaveLength(0);
+    // shutdown.ts flushLogs reaches the stream pino writes to by this symbol.
+    const stream = (logger as unknown as Record<symbol, { flushSync?: () => void }>)[pino.symbols.streamSym];
+    stream.flushSync!();
+    expect(written).toHaveLength(1);
+    expect(written[0]).toContain('last words [redacted]');
+  });
 });
