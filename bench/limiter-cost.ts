@@ -12,7 +12,7 @@ import type { RateLimiter } from '../src/limits/types.js';
  * limiter's client side: argument building, ioredis, reply parsing) and of the Redis server (script
  * runs), which shares the machine's cores with the gateway in every benchmark here.
  *
- *   node --import tsx bench/limiter-cost.ts [--src=src,/other/checkout/src] [--rounds=3] [--seconds=3] [--concurrency=32]
+ *   node --import tsx bench/limiter-cost.ts [--src=src,/other/checkout/src] [--rounds=3] [--seconds=3] [--concurrency=32] [--turns-apart]
  *
  * Several `--src` trees (e.g. an older checkout) run in alternating rounds, so drift on a shared
  * machine hits each alike; each needs its own node_modules reachable from it.
@@ -23,6 +23,13 @@ const sources = opt('src', 'src').split(',').map((s) => resolve(s));
 const rounds = Number(opt('rounds', '3'));
 const seconds = Number(opt('seconds', '3'));
 const concurrency = Number(opt('concurrency', '32'));
+/**
+ * `--turns-apart`: each caller lets an event-loop turn pass after its admission (the upstream call)
+ * and after its correction (the answer going out), as in the gateway, where an answer's correction and
+ * the next request's admission are made in different turns. Without it they share one.
+ */
+const turnsApart = args.includes('--turns-apart');
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 type LimiterClass = new (o: { url: string; keyPrefix: string; logger: { warn(): void; info(): void } }) => RateLimiter & { connected: boolean };
@@ -57,7 +64,9 @@ async function measure(Limiter: LimiterClass, tag: string, serverPid: number): P
   const run = async (scopes: { id: string; quota: typeof quota }[]) => {
     while (!stop) {
       await limiter.admit('embeddings', scopes, 20);
+      if (turnsApart) await nextTurn();
       void limiter.adjustTokens('embeddings', scopes, -3);
+      if (turnsApart) await nextTurn();
       done++;
     }
   };

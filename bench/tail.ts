@@ -9,27 +9,35 @@ import { LoadClient, type RequestSpec } from './lib/load.js';
 import { rssBytes } from './lib/proc.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
 import { attribute, CAUSES, duringRestart, type Cause, type Request } from './lib/stalls.js';
+import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName } from './lib/stores.js';
 
 /**
  * Where the embeddings tail at a fixed rate comes from. The floor proxy and one gateway per named
- * checkout (SQLite, started as `npm start` starts it, plus `--node-flags`), each with
+ * checkout (`--trees`, or `--tree` for one; SQLite unless `--store=` names another of
+ * bench/lib/stores.ts's; started as `npm start` starts it, plus `--node-flags`), each with
  * bench/children/stall-probe.ts loaded, serve an open loop of `--rate` requests a second for
  * `--seconds` (request i due at start + i/rate, latency from that due time), in rotating order for
  * `--rounds`. Per path: latency percentiles (medians over the rounds), the main thread's GC pauses
  * and SQLite transactions meanwhile, and the slowest 1% of requests put on causes (bench/lib/stalls.ts:
  * GC pause, SQLite transaction, other main-thread work, the main thread waiting for a CPU, the load
- * generator itself stalled, nothing seen).
+ * generator itself stalled, nothing seen). `--idle-ms=N` leaves the servers idle for N ms before
+ * each measured load, as the full bench does (its gateways wait while the other paths run their
+ * phases): caches and pooled connections that expire meanwhile show up at the start.
  *
- *   node --import tsx bench/tail.ts [--trees=/old/checkout,.] [--rounds=3] [--rate=1000] [--seconds=8]
- *     [--encoding=float|base64] [--node-flags="--heap-growing-percent=100"] [--keep-log=<file>]
+ *   node --import tsx bench/tail.ts [--trees=/old/checkout,. | --tree=.] [--rounds=3] [--rate=1000] [--seconds=8 | --requests=8000]
+ *     [--store=sqlite|pg|pg-memory|sqlite-redis] [--encoding=float|base64] [--idle-ms=0]
+ *     [--node-flags="--heap-growing-percent=100"] [--keep-log=<file>]
  * `--keep-log` keeps a copy of the last gateway's stdout (access lines, and V8's traces if flags ask for them).
  */
 const args = process.argv.slice(2);
 const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const trees = (opt('trees') ?? '.').split(',').map((t) => resolve(t));
+const trees = (opt('trees') ?? opt('tree') ?? '.').split(',').map((t) => resolve(t));
 const rounds = Number(opt('rounds') ?? 1);
 const rate = Number(opt('rate') ?? 1000);
-const seconds = Number(opt('seconds') ?? 8);
+const seconds = opt('requests') ? Number(opt('requests')) / rate : Number(opt('seconds') ?? 8);
+const store = (opt('store') ?? 'sqlite') as StoreName;
+if (!(store in STORES)) throw new Error(`--store: unknown store ${store} (known: ${Object.keys(STORES).join(', ')})`);
+const idleMs = Number(opt('idle-ms') ?? 0);
 const encoding = opt('encoding') ?? 'float';
 const flags = (opt('node-flags') ?? '').split(' ').filter(Boolean);
 const keepLog = opt('keep-log');
@@ -83,7 +91,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const pct = (sorted: number[], q: number): number => sorted[Math.floor(q * (sorted.length - 1))]!;
 
 function printTables(paths: Path[]): void {
-  console.log(`Embeddings (${encoding}) at ${rate} req/s, ${seconds} s per path and round, ${rounds} round(s); node flags: ${flags.join(' ') || '(npm start\'s)'}\n`);
+  console.log(`Embeddings (${encoding}), ${STORES[store].label}, at ${rate} req/s, ${seconds} s per path and round${idleMs > 0 ? ` after ${idleMs} ms idle` : ''}, ${rounds} round(s); node flags: ${flags.join(' ') || '(npm start\'s)'}\n`);
   console.log('| Path | p50 | p90 | p99 | p99.9 | max (ms) | scavenges: n, ms, largest | mark-compacts: n, ms, largest | SQLite transactions: n, mean, largest (ms) | RSS at end (MB) |');
   console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const p of paths) {
@@ -129,6 +137,10 @@ async function main(): Promise<void> {
   const dir = await compileChildren();
   if (!dir) throw new Error('bench/tail.ts needs esbuild (the probe is loaded as compiled JavaScript)');
   useCompiledChildren(dir);
+  if (needsServices([store])) {
+    ensureServices();
+    await dropBenchSchemas('stale');
+  }
   const probe = join(dir, 'bench', 'children', 'stall-probe.js');
   const children: Child<unknown>[] = [];
   const up = await startEmbeddingsUpstream();
@@ -144,7 +156,7 @@ async function main(): Promise<void> {
     const name = `gw-tail-${i}`;
     const out = join(run.dir, `${name}.json`);
     const treeDir = trees.length === 1 && tree === resolve('.') ? undefined : await compileChildren(tree, `-tail${i}`);
-    const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info), false, treeDir, { nodeArgs: ['--import', probe, ...flags], env: { BENCH_STALL_OUT: out } });
+    const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info, store), false, treeDir, { nodeArgs: ['--import', probe, ...flags], env: { BENCH_STALL_OUT: out } });
     children.push(gw);
     const label = trees.length === 1 ? 'gateway' : `gateway ${i + 1}: ${basename(tree)}`;
     paths.push({ name: label, pid: gw.pid, client: new LoadClient(gw.info.url, 64), spec: spec(gw.info.key), out, log: join(run.dir, `${name}.log`), rounds: [] });
@@ -154,6 +166,7 @@ async function main(): Promise<void> {
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < paths.length; k++) {
       const p = paths[(k + r) % paths.length]!;
+      if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
       await report(p);
       loop.take();
       const requests = await openLoop(p.client, p.spec);
@@ -171,6 +184,7 @@ async function main(): Promise<void> {
   await Promise.all(children.map((c) => c.stop()));
   const last = paths[paths.length - 1]!;
   if (keepLog && last.log) copyFileSync(last.log, keepLog);
+  if (STORES[store].database === 'postgres') await dropBenchSchemas('mine');
 }
 
 runMain('tail', main);

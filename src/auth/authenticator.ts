@@ -30,6 +30,8 @@ export class Authenticator {
   private readonly touched = new Map<string, number>();
   /** Bumped by `invalidate`, so a lookup that started before it cannot put its answer back. */
   private generation = 0;
+  /** Inline lookups in flight by presented key, with when each started (see `sharedLookup`). */
+  private readonly inflight = new Map<string, { entry: Promise<CacheEntry>; at: number }>();
 
   constructor(
     private readonly store: Store,
@@ -42,8 +44,30 @@ export class Authenticator {
   async authenticate(header: string | string[] | undefined): Promise<AuthContext> {
     const cached = this.authenticateCached(header);
     if (cached) return cached;
+    const entry = await this.sharedLookup(parseBearer(header));
+    return this.admit(entry, this.clock.now());
+  }
+
+  /**
+   * The lookup for a key the cache cannot answer, shared by every request for that key that arrives
+   * while it runs. After an idle spell the first requests of a burst all find the cache expired;
+   * each looking the key up on its own sent a herd of queries to the store (two round trips each,
+   * on a PostgreSQL pool that may be reconnecting) and the burst queued behind them. A request joins
+   * a lookup only if it started within the cache's lifetime, so no answer older than that is served
+   * even when the store is slow; `invalidate` drops it, so a request after a revoke never joins one
+   * from before.
+   */
+  private sharedLookup(key: string): Promise<CacheEntry> {
     const now = this.clock.now();
-    return this.admit(await this.lookup(parseBearer(header), now), now);
+    const running = this.inflight.get(key);
+    if (running && now - running.at <= this.ttlMs) return running.entry;
+    const lookup = { entry: this.lookup(key, now), at: now };
+    this.inflight.set(key, lookup);
+    const done = () => {
+      if (this.inflight.get(key) === lookup) this.inflight.delete(key);
+    };
+    lookup.entry.then(done, done);
+    return lookup.entry;
   }
 
   /**
@@ -82,6 +106,7 @@ export class Authenticator {
   invalidate(): void {
     this.generation++;
     this.cache.clear();
+    this.inflight.clear();
   }
 
   private async lookup(key: string, startedAt: number): Promise<CacheEntry> {

@@ -29,6 +29,8 @@ export type Release = (charged?: Micros, durable?: Promise<unknown>) => void;
 export class Reservations {
   private readonly pending = new Map<string, Micros>();
   private readonly views = new Map<string, View>();
+  /** Balance reads in flight by account, with when each started (see `read`). */
+  private readonly reading = new Map<string, { balance: Promise<Micros>; at: number }>();
 
   constructor(
     private readonly store: Pick<Store, 'getAccount'>,
@@ -67,6 +69,7 @@ export class Reservations {
   /** Drops the cached balances (after a top-up on this instance, so it shows at once). */
   forgetBalances(): void {
     this.views.clear();
+    this.reading.clear();
   }
 
   /** In-flight amount for an account (for tests and diagnostics). */
@@ -90,7 +93,25 @@ export class Reservations {
     return v.balance;
   }
 
-  private async read(accountId: string, t: number): Promise<Micros> {
+  /**
+   * A read of the account's balance, shared by every request that needs one while it runs: after an
+   * idle spell the first requests of a burst all find the view expired, and one read each sent a
+   * herd of queries to the store. Only a read that started within the view's lifetime is joined, so
+   * a slow store cannot make an old figure look fresh; `forgetBalances` drops the reads in flight.
+   */
+  private read(accountId: string, t: number): Promise<Micros> {
+    const running = this.reading.get(accountId);
+    if (running && t - running.at < BALANCE_TTL_MS) return running.balance;
+    const read = { balance: this.readNow(accountId, t), at: t };
+    this.reading.set(accountId, read);
+    const done = () => {
+      if (this.reading.get(accountId) === read) this.reading.delete(accountId);
+    };
+    read.balance.then(done, done);
+    return read.balance;
+  }
+
+  private async readNow(accountId: string, t: number): Promise<Micros> {
     const account = await this.store.getAccount(accountId);
     const balance = account ? account.balance : Number.NEGATIVE_INFINITY;
     if (this.views.size > 100_000) this.views.clear();

@@ -6,41 +6,80 @@ import { WINDOW_SECONDS } from './window.js';
 export const MAX_BATCH = 128;
 
 /**
+ * How long an operation that nobody waits on (a token correction) may wait for an admission of its
+ * family to share a script call with, before it goes on its own. At one connection the next request's
+ * admission comes a fraction of a millisecond after an answer's correction, and under load many times
+ * a millisecond, so nearly every correction rides along and a request costs one Redis call instead of
+ * two. The shared windows learn of a correction this much later at most (docs/architecture.md).
+ */
+export const CORRECTION_WAIT_MS = 10;
+
+/**
  * Work queued during one event-loop turn, handed over in one piece when the turn ends
  * (`setImmediate`): requests whose sockets became readable in the same poll phase share one Redis
- * call instead of one each. Nothing waits longer than the rest of its turn, and a request alone in
- * its turn goes out as a batch of one. Groups keep apart what must not share a call (each limit
- * family has its own Redis Cluster hash slot); within a group the order of `push` is kept.
+ * call instead of one each. Nothing a caller waits on waits longer than the rest of its turn, and a
+ * request alone in its turn goes out as a batch of one. An item pushed as one that can wait (nobody
+ * waits on its answer) stays queued until its group sends something anyway, or `maxWaitMs` passed.
+ * Groups keep apart what must not share a call (each limit family has its own Redis Cluster hash
+ * slot); within a group the order of `push` is kept.
  */
 export class TurnQueue<Item> {
   private pending = new Map<string, Item[]>();
+  /** Groups holding an item that must go at the end of this turn. */
+  private due = new Set<string>();
   private scheduled = false;
+  private waitTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly send: (group: string, items: Item[]) => void,
     private readonly maxBatch = MAX_BATCH,
+    private readonly maxWaitMs = CORRECTION_WAIT_MS,
   ) {}
 
-  push(group: string, item: Item): void {
+  push(group: string, item: Item, canWait = false): void {
     let items = this.pending.get(group);
     if (!items) {
       items = [];
       this.pending.set(group, items);
     }
     items.push(item);
+    if (canWait) {
+      this.waitTimer ??= setTimeout(this.flushAll, this.maxWaitMs);
+      return;
+    }
+    this.due.add(group);
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(this.flush);
+    setImmediate(this.flushDue);
   }
 
-  private readonly flush = (): void => {
-    this.scheduled = false;
+  /** Sends everything queued now, waiting items included (at shutdown). */
+  readonly flushAll = (): void => {
+    clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
+    this.due.clear();
     const pending = this.pending;
     this.pending = new Map();
-    for (const [group, items] of pending) {
-      for (let i = 0; i < items.length; i += this.maxBatch) this.send(group, items.slice(i, i + this.maxBatch));
+    for (const [group, items] of pending) this.sendGroup(group, items);
+  };
+
+  private readonly flushDue = (): void => {
+    this.scheduled = false;
+    for (const group of this.due) {
+      const items = this.pending.get(group);
+      this.pending.delete(group);
+      if (items) this.sendGroup(group, items);
+    }
+    this.due.clear();
+    if (this.pending.size === 0 && this.waitTimer) {
+      clearTimeout(this.waitTimer);
+      this.waitTimer = undefined;
     }
   };
+
+  private sendGroup(group: string, items: Item[]): void {
+    for (let i = 0; i < items.length; i += this.maxBatch) this.send(group, items.slice(i, i + this.maxBatch));
+  }
 }
 
 /** One admission waiting for its batch: the scopes that limit something, and the tokens asked. */

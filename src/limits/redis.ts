@@ -20,7 +20,8 @@ export type { LimiterLogger, RedisLimiterOptions } from './redis-options.js';
  *
  * The admissions and token corrections of one event-loop turn share one script call, applied in
  * the order they were made (redis-batch.ts): under load a round trip and a script run serve many
- * requests, and a request waits at most for the end of its turn before its admission is sent.
+ * requests, and a request waits at most for the end of its turn before its admission is sent. A
+ * correction waits up to `CORRECTION_WAIT_MS` for the next admission's call instead of making its own.
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly fallback: LocalFallback;
@@ -114,7 +115,8 @@ export class RedisRateLimiter implements RateLimiter {
       this.fallback.adjust(family, limited, rounded, this.keyOf(family));
       return;
     }
-    return new Promise((resolve, reject) => this.turn.push(family, { kind: 'correction', limited, delta: rounded, resolve, reject }));
+    // Nobody waits on a correction: it rides along with the family's next admission (redis-batch.ts).
+    return new Promise((resolve, reject) => this.turn.push(family, { kind: 'correction', limited, delta: rounded, resolve, reject }, true));
   }
 
   async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): Promise<void> {
@@ -140,6 +142,8 @@ export class RedisRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     clearInterval(this.heartbeatTimer);
+    // Corrections still waiting for an admission to ride along with go now, before the connection ends.
+    this.turn.flushAll();
     if (this.redis.status === 'ready') {
       // Leaving the registry at once lowers the count the other instances divide by.
       await this.redis.zrem(this.registryKey(), this.instanceId).catch(() => undefined);

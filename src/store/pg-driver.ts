@@ -8,7 +8,18 @@ export interface PostgresOptions {
   schema?: string;
   /** Pool size. */
   max?: number;
+  /** Connections kept open however long they sit idle (see `KEPT_CONNECTIONS`). */
+  min?: number;
 }
+
+/**
+ * Connections the pool keeps open through idle spells; the others close after pg's 10 s idle
+ * timeout. Without any, the first requests after a quiet spell of 10 s each waited for a new
+ * connection (a TCP connect, a backend started by the server, every statement prepared again)
+ * before the key lookup, the balance read and the first charge write could run. Two cover what runs
+ * at once on the request path: one charge write plus one lookup.
+ */
+const KEPT_CONNECTIONS = 2;
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
@@ -20,6 +31,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<SqlDriver> {
   const pool = new pg.Pool({
     connectionString: opts.connectionString,
     max: opts.max ?? 10,
+    min: Math.min(opts.min ?? KEPT_CONNECTIONS, opts.max ?? 10),
     // Set at connection start-up, so no pooled connection can ever run a query on another schema.
     options: schema ? `-c search_path=${schema}` : undefined,
   });

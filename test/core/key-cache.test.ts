@@ -76,3 +76,40 @@ describe('key cache', () => {
     await expect(f.auth.authenticate(f.header)).rejects.toMatchObject({ status: 401 });
   });
 });
+
+describe('key cache after an idle spell', () => {
+  it('answers the requests of a burst with one lookup when the cache has expired', async () => {
+    const f = fixture();
+    await f.auth.authenticate(f.header);
+    f.at(KEY_CACHE_TTL_MS + 1);
+    const burst = await Promise.all(Array.from({ length: 20 }, () => f.auth.authenticate(f.header)));
+    expect(burst.every((ctx) => ctx.key.id === 'k1')).toBe(true);
+    expect(f.lookups()).toBe(2);
+  });
+
+  it('does not let a request after a revoke on this instance join a lookup from before it', async () => {
+    const f = fixture();
+    await f.auth.authenticate(f.header);
+    f.at(KEY_CACHE_TTL_MS + 1);
+    const before = f.auth.authenticate(f.header);
+    f.revoke();
+    f.auth.invalidate();
+    const after = f.auth.authenticate(f.header);
+    await expect(before).resolves.toBeDefined();
+    await expect(after).rejects.toMatchObject({ status: 401 });
+    expect(f.lookups()).toBe(3);
+  });
+
+  it('does not join a lookup that started longer ago than the lifetime (a stalled store)', async () => {
+    const f = fixture();
+    await f.auth.authenticate(f.header);
+    f.stall();
+    f.at(KEY_CACHE_TTL_MS + 1);
+    void f.auth.authenticate(f.header).catch(() => undefined);
+    f.unstall();
+    f.revoke();
+    f.at(2 * KEY_CACHE_TTL_MS + 2);
+    await expect(f.auth.authenticate(f.header)).rejects.toMatchObject({ status: 401 });
+    expect(f.lookups()).toBe(3);
+  });
+});

@@ -189,6 +189,43 @@ describe('RedisRateLimiter: token corrections of one turn in the same call', () 
     expect(b!.headers['x-ratelimit-remaining-tokens']).toBe('10');
   });
 
+  it('lets a correction wait for the next admission and ride in its call', async () => {
+    const l = limiter({ t: T0 });
+    await ready(l);
+    const s = [scope({ tpm: 100 })];
+    expect((await l.admit('embeddings', s, 90)).allowed).toBe(true);
+    const calls = spyCalls(l);
+    // The answer used 30, not 90: the correction is queued in one turn, the next admission comes later.
+    const correction = l.adjustTokens('embeddings', s, -60);
+    await nextTurn();
+    await nextTurn();
+    expect(calls).toHaveBeenCalledTimes(0);
+    // Sent with the admission and applied before it: 30 + 70 fits; without the correction it would not.
+    const next = await l.admit('embeddings', s, 70);
+    await correction;
+    expect(calls).toHaveBeenCalledTimes(1);
+    expect(next.allowed).toBe(true);
+  });
+
+  it('sends a correction on its own when no admission comes within the wait, and at close', async () => {
+    const l = limiter({ t: T0 });
+    await ready(l);
+    const s = [scope({ tpm: 100 })];
+    expect((await l.admit('embeddings', s, 90)).allowed).toBe(true);
+    const calls = spyCalls(l);
+    await l.adjustTokens('embeddings', s, -60);
+    expect(calls).toHaveBeenCalledTimes(1);
+    // A correction still waiting when the limiter closes is sent before the connection ends.
+    const last = l.adjustTokens('embeddings', s, -30);
+    await l.close();
+    await last;
+    expect(calls).toHaveBeenCalledTimes(2);
+    const other = limiter({ t: T0 });
+    await ready(other);
+    // 90 - 60 - 30 = 0 used: the whole quota is free again.
+    expect((await other.admit('embeddings', s, 100)).allowed).toBe(true);
+  });
+
   it('applies them to the local windows when Redis fails', async () => {
     const relay = new RedisRelay();
     await relay.start();
