@@ -1,120 +1,189 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
+import { wallNow, watchLoopGaps, type LoopGap } from './children/loop-gaps.js';
+import type { StallRecord } from './children/stall-probe.js';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, startChild, useCompiledChildren, type Child } from './lib/children.js';
-import { LoadClient } from './lib/load.js';
+import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
+import { LoadClient, type RequestSpec } from './lib/load.js';
 import { rssBytes } from './lib/proc.js';
-import type { GatewayChildInfo } from './children/gateway.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, productionProcess, startEmbeddingsUpstream, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { attribute, CAUSES, duringRestart, type Cause, type Request } from './lib/stalls.js';
 import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName } from './lib/stores.js';
 
 /**
- * Where the embeddings gateway's tail at a fixed rate comes from: one gateway (SQLite unless `--store=`
- * names another of bench/lib/stores.ts's, started as `npm start` starts it, plus `--node-flags`, e.g.
- * another `--heap-growing-percent`) under an open
- * loop of `--rate` requests a second, with `--trace-gc` on. Prints the latency percentiles (from
- * each request's due time), the episodes where requests took over 5 ms (when, how many, the worst),
- * and the collections V8 ran meanwhile: mark-compacts and scavenges, their count, total and
- * largest pause, and RSS at the end. Run it twice with different flags to compare settings.
- * `--idle-ms=N` leaves the gateway idle for N ms between the warm-up and the load, as the full bench
- * does (its gateways wait while the other paths run their phases): caches and pooled connections
- * that expire meanwhile show up as an episode at the start. `--tree=/other/checkout` runs that
- * checkout's gateway (its src/, this checkout's harness) for a before/after comparison.
+ * Where the embeddings tail at a fixed rate comes from. The floor proxy and one gateway per named
+ * checkout (`--trees`, or `--tree` for one; SQLite unless `--store=` names another of
+ * bench/lib/stores.ts's; started as `npm start` starts it, plus `--node-flags`), each with
+ * bench/children/stall-probe.ts loaded, serve an open loop of `--rate` requests a second for
+ * `--seconds` (request i due at start + i/rate, latency from that due time), in rotating order for
+ * `--rounds`. Per path: latency percentiles (medians over the rounds), the main thread's GC pauses
+ * and SQLite transactions meanwhile, and the slowest 1% of requests put on causes (bench/lib/stalls.ts:
+ * GC pause, SQLite transaction, other main-thread work, the main thread waiting for a CPU, the load
+ * generator itself stalled, nothing seen). `--idle-ms=N` leaves the servers idle for N ms before
+ * each measured load, as the full bench does (its gateways wait while the other paths run their
+ * phases): caches and pooled connections that expire meanwhile show up at the start.
  *
- *   node --import tsx bench/tail.ts [--rate=1000] [--requests=8000] [--node-flags="--heap-growing-percent=100"]
- *     [--store=sqlite|pg|pg-memory|sqlite-redis] [--encoding=float|base64] [--idle-ms=0] [--tree=.]
+ *   node --import tsx bench/tail.ts [--trees=/old/checkout,. | --tree=.] [--rounds=3] [--rate=1000] [--seconds=8 | --requests=8000]
+ *     [--store=sqlite|pg|pg-memory|sqlite-redis] [--encoding=float|base64] [--idle-ms=0]
+ *     [--node-flags="--heap-growing-percent=100"] [--keep-log=<file>]
+ * `--keep-log` keeps a copy of the last gateway's stdout (access lines, and V8's traces if flags ask for them).
  */
 const args = process.argv.slice(2);
 const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const trees = (opt('trees') ?? opt('tree') ?? '.').split(',').map((t) => resolve(t));
+const rounds = Number(opt('rounds') ?? 1);
 const rate = Number(opt('rate') ?? 1000);
-const total = Number(opt('requests') ?? 8000);
-const flags = (opt('node-flags') ?? '').split(' ').filter(Boolean);
+const seconds = opt('requests') ? Number(opt('requests')) / rate : Number(opt('seconds') ?? 8);
 const store = (opt('store') ?? 'sqlite') as StoreName;
 if (!(store in STORES)) throw new Error(`--store: unknown store ${store} (known: ${Object.keys(STORES).join(', ')})`);
-const encoding = opt('encoding') ?? 'float';
 const idleMs = Number(opt('idle-ms') ?? 0);
-const tree = opt('tree');
+const encoding = opt('encoding') ?? 'float';
+const flags = (opt('node-flags') ?? '').split(' ').filter(Boolean);
+const keepLog = opt('keep-log');
 
 const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-tail-')) };
 onExit(() => rmSync(run.dir, { recursive: true, force: true }));
 
-/** Sends `total` requests, request i due at start + i/rate; returns [due offset, latency from due] per request. */
-async function openLoop(client: LoadClient, spec: Parameters<LoadClient['send']>[0]): Promise<Array<[number, number]>> {
-  const t0 = performance.now() + 20;
-  const out: Array<[number, number]> = [];
-  return new Promise((resolve, reject) => {
+interface Path {
+  name: string;
+  pid: number;
+  client: LoadClient;
+  spec: RequestSpec;
+  out: string;
+  log?: string;
+  rounds: Array<{ sorted: number[]; slow: Request[]; record: StallRecord; clientGaps: LoopGap[] }>;
+}
+
+/** Request i due at start + i/rate (a timer tick sends every request due by then); due and done times, wall-clock ms. */
+function openLoop(client: LoadClient, spec: RequestSpec): Promise<Request[]> {
+  const total = Math.round(rate * seconds);
+  const t0 = wallNow() + 5;
+  const out: Request[] = [];
+  return new Promise((done, fail) => {
     let sent = 0;
-    const tick = () => {
-      const now = performance.now();
-      for (; sent < total && t0 + (sent * 1000) / rate <= now; sent++) {
+    const tick = (): void => {
+      for (const now = wallNow(); sent < total && t0 + (sent * 1000) / rate <= now; sent++) {
         const due = t0 + (sent * 1000) / rate;
         client.send(spec, sent).then(() => {
-          out.push([due - t0, performance.now() - due]);
-          if (out.length === total) resolve(out);
-        }, reject);
+          out.push({ due, done: wallNow() });
+          if (out.length === total) done(out);
+        }, fail);
       }
-      // A timer, not setImmediate: a generator spinning on setImmediate takes one of the machine's two
-      // cores from the processes it measures. Requests due meanwhile go out together; their wait counts.
-      if (sent < total) setTimeout(tick, Math.max(0, t0 + (sent * 1000) / rate - performance.now()));
+      if (sent < total) setTimeout(tick, Math.max(0, t0 + (sent * 1000) / rate - wallNow()));
     };
     tick();
   });
 }
 
-/** The pause figures of V8's `--trace-gc` lines of one kind ("Mark-Compact", "Scavenge"). */
-function pauses(lines: string[], kind: string): string {
-  const ms = lines.filter((l) => l.includes(`: ${kind} `)).map((l) => Number(/MB, ([\d.]+) \//.exec(l)?.[1] ?? 0));
-  const sum = ms.reduce((a, b) => a + b, 0);
-  return `${kind}: ${ms.length}, ${sum.toFixed(0)} ms in all, largest ${Math.max(0, ...ms).toFixed(1)} ms`;
+/** Asks a probe for its record since the last ask (it starts over), and waits for it. */
+async function report(p: Path): Promise<StallRecord> {
+  rmSync(p.out, { force: true });
+  process.kill(p.pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    if (existsSync(p.out)) return JSON.parse(readFileSync(p.out, 'utf8')) as StallRecord;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`${p.name}: no stall record within 10 s`);
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const pct = (sorted: number[], q: number): number => sorted[Math.floor(q * (sorted.length - 1))]!;
+
+function printTables(paths: Path[]): void {
+  console.log(`Embeddings (${encoding}), ${STORES[store].label}, at ${rate} req/s, ${seconds} s per path and round${idleMs > 0 ? ` after ${idleMs} ms idle` : ''}, ${rounds} round(s); node flags: ${flags.join(' ') || '(npm start\'s)'}\n`);
+  console.log('| Path | p50 | p90 | p99 | p99.9 | max (ms) | scavenges: n, ms, largest | mark-compacts: n, ms, largest | SQLite transactions: n, mean, largest (ms) | RSS at end (MB) |');
+  console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const p of paths) {
+    const q = (x: number) => median(p.rounds.map((r) => pct(r.sorted, x))).toFixed(2);
+    const gc = (kind: string) => {
+      const ms = p.rounds.flatMap((r) => r.record.gc.filter((g) => g.kind === kind).map((g) => g.ms));
+      return `${ms.length}, ${ms.reduce((a, b) => a + b, 0).toFixed(0)}, ${Math.max(0, ...ms).toFixed(1)}`;
+    };
+    const tx = p.rounds.flatMap((r) => r.record.commits.map((c) => c.ms));
+    const txCell = tx.length ? `${tx.length}, ${(tx.reduce((a, b) => a + b, 0) / tx.length).toFixed(2)}, ${Math.max(...tx).toFixed(1)}` : '';
+    console.log(`| ${p.name} | ${q(0.5)} | ${q(0.9)} | ${q(0.99)} | ${q(0.999)} | ${q(1)} | ${gc('minor')} | ${gc('major')} | ${txCell} | ${(rssBytes(p.pid) / 1048576).toFixed(1)} |`);
+  }
+  console.log('\nThe slowest 1% of requests (all rounds): how many had each main cause, and the mean ms of each cause overlapping them\n');
+  console.log(`| Path | ${CAUSES.join(' | ')} | during a RESTART |`);
+  console.log(`|---|${CAUSES.map(() => '--:|').join('')}--:|`);
+  for (const p of paths) {
+    const totals = new Map<Cause, { requests: number; ms: number }>(CAUSES.map((c) => [c, { requests: 0, ms: 0 }]));
+    let n = 0;
+    let restart = 0;
+    for (const r of p.rounds) {
+      for (const [c, v] of attribute(r.slow, r.record, r.clientGaps)) {
+        totals.get(c)!.requests += v.requests;
+        totals.get(c)!.ms += v.meanMs * r.slow.length;
+      }
+      n += r.slow.length;
+      restart += duringRestart(r.slow, r.record);
+    }
+    const cells = CAUSES.map((c) => `${totals.get(c)!.requests} (${(totals.get(c)!.ms / Math.max(1, n)).toFixed(1)} ms)`);
+    console.log(`| ${p.name} | ${cells.join(' | ')} | ${restart} |`);
+  }
+  console.log('\nPer path, all rounds: the server\'s RESTART checkpoints (each: ms the statements were held), and loop gaps over 3 ms (n, ms in all, of which on a CPU / waiting for one) of the server and of the load generator\n');
+  for (const p of paths) {
+    const restarts = p.rounds.flatMap((r) => r.record.restarts.map((x) => x.ms.toFixed(1)));
+    const gaps = (list: LoopGap[]) => {
+      const sum = (f: (g: LoopGap) => number) => list.reduce((a, g) => a + f(g), 0).toFixed(0);
+      return `${list.length}, ${sum((g) => g.ms)} ms (${sum((g) => g.cpuMs)} / ${sum((g) => g.waitMs)})`;
+    };
+    console.log(`- ${p.name}: RESTARTs ${restarts.length ? restarts.join(', ') + ' ms' : 'none'}; server gaps ${gaps(p.rounds.flatMap((r) => r.record.gaps))}; load generator gaps ${gaps(p.rounds.flatMap((r) => r.clientGaps))}`);
+  }
 }
 
 async function main(): Promise<void> {
-  useCompiledChildren(await compileChildren());
+  const dir = await compileChildren();
+  if (!dir) throw new Error('bench/tail.ts needs esbuild (the probe is loaded as compiled JavaScript)');
+  useCompiledChildren(dir);
   if (needsServices([store])) {
     ensureServices();
     await dropBenchSchemas('stale');
   }
+  const probe = join(dir, 'bench', 'children', 'stall-probe.js');
+  const children: Child<unknown>[] = [];
   const up = await startEmbeddingsUpstream();
-  const production = productionProcess();
-  const logFile = join(run.dir, 'gateway.log');
-  const options = { config: embeddingsGatewayConfig(run, 'gw-tail', up.info, store), account: { name: 'bench', balance: 100_000_000 }, poller: false };
-  const compiledDir = tree === undefined ? undefined : await compileChildren(resolve(tree), '-tail');
-  const gw: Child<GatewayChildInfo> = await startChild('gateway', 'gateway.ts', options, { nodeArgs: [...production.nodeArgs, ...flags, '--trace-gc'], env: production.env, logFile, compiledDir });
+  children.push(up);
   const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.', encoding_format: encoding });
-  const spec = { method: 'POST' as const, path: '/v1/embeddings', headers: { authorization: `Bearer ${gw.info.key}`, 'content-type': 'application/json' }, body };
-  const client = new LoadClient(gw.info.url, 64);
-  for (let i = 0; i < 5_000; i++) await client.send(spec, i);
-  if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
-  const gcBefore = readFileSync(logFile, 'utf8').length;
-
-  const results = await openLoop(client, spec);
-  const sorted = results.map((r) => r[1]).sort((a, b) => a - b);
-  const p = (q: number) => sorted[Math.floor(q * (sorted.length - 1))]!.toFixed(2);
-  console.log(`${tree === undefined ? '' : `${basename(resolve(tree))}: `}${STORES[store].label}, ${encoding}; flags: ${[...production.nodeArgs, ...flags].join(' ')}; ${total} requests at ${rate}/s${idleMs > 0 ? ` after ${idleMs} ms idle` : ''}`);
-  console.log(`latency from due time (ms): p50 ${p(0.5)}, p90 ${p(0.9)}, p99 ${p(0.99)}, p99.9 ${p(0.999)}, max ${p(1)}`);
-  const slow = results.filter((r) => r[1] > 5).sort((a, b) => a[0] - b[0]);
-  const episodes: Array<{ at: number; count: number; worst: number }> = [];
-  let last = -Infinity;
-  for (const [at, ms] of slow) {
-    if (at - last > 20) episodes.push({ at, count: 0, worst: 0 });
-    const e = episodes[episodes.length - 1]!;
-    e.count++;
-    e.worst = Math.max(e.worst, ms);
-    last = at;
+  const spec = (token: string): RequestSpec => ({ method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  const paths: Path[] = [];
+  const floorOut = join(run.dir, 'floor.json');
+  const floor = await startFloorProxy('floor proxy', up.info.url, { nodeArgs: ['--import', probe, ...flags], env: { BENCH_STALL_OUT: floorOut } });
+  children.push(floor);
+  paths.push({ name: 'floor proxy', pid: floor.pid, client: new LoadClient(floor.info.url, 64), spec: spec(up.info.apiKey), out: floorOut, rounds: [] });
+  for (const [i, tree] of trees.entries()) {
+    const name = `gw-tail-${i}`;
+    const out = join(run.dir, `${name}.json`);
+    const treeDir = trees.length === 1 && tree === resolve('.') ? undefined : await compileChildren(tree, `-tail${i}`);
+    const gw = await startGateway(run, name, embeddingsGatewayConfig(run, name, up.info, store), false, treeDir, { nodeArgs: ['--import', probe, ...flags], env: { BENCH_STALL_OUT: out } });
+    children.push(gw);
+    const label = trees.length === 1 ? 'gateway' : `gateway ${i + 1}: ${basename(tree)}`;
+    paths.push({ name: label, pid: gw.pid, client: new LoadClient(gw.info.url, 64), spec: spec(gw.info.key), out, log: join(run.dir, `${name}.log`), rounds: [] });
   }
-  console.log(`episodes over 5 ms: ${episodes.length} (${episodes.map((e) => `${(e.at / 1000).toFixed(2)} s: ${e.count} x, worst ${e.worst.toFixed(1)} ms`).join('; ')})`);
-  // V8 prefixes each line with its isolate: the main thread's is the one with the most lines (the
-  // SQLite checkpoint worker is another isolate, with a heap of its own).
-  const lines = readFileSync(logFile, 'utf8').slice(gcBefore).split('\n').filter((l) => l.startsWith('['));
-  const isolate = (l: string) => l.slice(0, l.indexOf(']'));
-  const counts = new Map<string, number>();
-  for (const l of lines) counts.set(isolate(l), (counts.get(isolate(l)) ?? 0) + 1);
-  const main = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
-  const gc = lines.filter((l) => isolate(l) === main);
-  console.log(`during the load: ${pauses(gc, 'Mark-Compact')}; ${pauses(gc, 'Scavenge')}; RSS at the end ${(rssBytes(gw.pid) / 1048576).toFixed(1)} MB`);
-  await client.close();
-  await Promise.all([gw.stop(), up.stop()]);
+  const loop = watchLoopGaps();
+  for (const p of paths) for (let i = 0; i < 5_000; i++) await p.client.send(p.spec, i);
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < paths.length; k++) {
+      const p = paths[(k + r) % paths.length]!;
+      if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
+      await report(p);
+      loop.take();
+      const requests = await openLoop(p.client, p.spec);
+      const record = await report(p);
+      const sorted = requests.map((q) => q.done - q.due).sort((a, b) => a - b);
+      const p99 = pct(sorted, 0.99);
+      const slow = requests.filter((q) => q.done - q.due >= p99);
+      p.rounds.push({ sorted, slow, record, clientGaps: loop.take() });
+      process.stderr.write(`round ${r + 1}, ${p.name}: p50 ${pct(sorted, 0.5).toFixed(2)}, p99 ${p99.toFixed(2)} ms\n`);
+    }
+  }
+  loop.stop();
+  printTables(paths);
+  await Promise.all(paths.map((p) => p.client.close()));
+  await Promise.all(children.map((c) => c.stop()));
+  const last = paths[paths.length - 1]!;
+  if (keepLog && last.log) copyFileSync(last.log, keepLog);
   if (STORES[store].database === 'postgres') await dropBenchSchemas('mine');
 }
 

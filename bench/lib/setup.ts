@@ -89,6 +89,8 @@ export function videoGatewayConfig(
 export interface ChildExtras {
   nodeArgs?: string[];
   env?: Record<string, string>;
+  /** Where the floor proxy's stdout goes (e.g. V8's GC trace); the gateway's always goes to its log file. */
+  logFile?: string;
 }
 
 export function startGateway(
@@ -126,6 +128,7 @@ export function startFloorProxy(name: string, upstream: string, extras: ChildExt
   return startChild<FloorProxyInfo>(name, 'floor-proxy.ts', { upstream }, {
     nodeArgs: [...production.nodeArgs, ...(extras.nodeArgs ?? [])],
     env: { ...production.env, ...extras.env },
+    logFile: extras.logFile,
   });
 }
 
