@@ -36,8 +36,8 @@ class CollectingPass extends Transform {
  * free the chunks already written: during a long download they piled up until V8's
  * external-memory limit (~64 MB) forced a full collection (measured: RSS +40-48 MB for a 200 MB
  * video). A scavenge every 8 MB streamed frees them while they are still young, for well under a
- * millisecond each (RSS +15 MB). Without --expose-gc (another launcher, the tests) the body is
- * returned as it is.
+ * millisecond each (RSS +15 MB). Without --expose-gc (another launcher, or a gateway process a
+ * test spawns; the test workers themselves have it) the body is returned as it is.
  */
 export function collectAsStreamed(body: Readable, collect: Collect | null = scavenge, everyBytes = COLLECT_EVERY_BYTES, counter = since): Readable {
   return collect ? pipeThrough(body, new CollectingPass(collect, everyBytes, counter)) : body;
