@@ -23,6 +23,8 @@ export interface RedisLimiterOptions {
   coolDownMs?: number;
   /** How often this instance tells Redis it is live (the count sets each one's share in an outage). */
   heartbeatMs?: number;
+  /** How long a token correction may wait to ride in its family's next admission call (default 10 ms). */
+  correctionWaitMs?: number;
   logger?: LimiterLogger;
 }
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
-import { answerAll, turnCall, TurnQueue, type PendingOperation } from './redis-batch.js';
+import { answerAll, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation } from './redis-batch.js';
 import { decide, usedPerScope } from './redis-reply.js';
 import { HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
@@ -41,11 +41,14 @@ export class RedisRateLimiter implements RateLimiter {
   /** Settles when the first connection attempt is over; until then admissions wait for it. */
   private firstConnect?: Promise<void>;
   /** Admissions and corrections of one event-loop turn, in the order made, sent as one script call per family. */
-  private readonly turn = new TurnQueue<PendingOperation>((family, items) =>
-    answerAll(items, (b) => this.sendTurn(family as LimitFamily, b)),
-  );
+  private readonly turn: TurnQueue<PendingOperation>;
 
   constructor(opts: RedisLimiterOptions = {}) {
+    this.turn = new TurnQueue<PendingOperation>(
+      (family, items) => answerAll(items, (b) => this.sendTurn(family as LimitFamily, b)),
+      MAX_BATCH,
+      opts.correctionWaitMs ?? CORRECTION_WAIT_MS,
+    );
     this.prefix = opts.keyPrefix ?? 'gw:';
     this.now = opts.now;
     this.coolDownMs = opts.coolDownMs ?? 1_000;

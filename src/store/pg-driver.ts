@@ -32,6 +32,11 @@ export async function openPostgres(opts: PostgresOptions): Promise<SqlDriver> {
     connectionString: opts.connectionString,
     max: opts.max ?? 10,
     min: Math.min(opts.min ?? KEPT_CONNECTIONS, opts.max ?? 10),
+    // Kept connections sit idle for as long as traffic pauses; a NAT or firewall that silently drops
+    // an idle flow would otherwise leave the next query waiting on a dead socket for TCP's own
+    // timeout (minutes). TCP keep-alive probes keep the flow known and find a dead one.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 30_000,
     // Set at connection start-up, so no pooled connection can ever run a query on another schema.
     options: schema ? `-c search_path=${schema}` : undefined,
   });

@@ -14,7 +14,7 @@ const prefix = uniquePrefix();
 const open: RedisRateLimiter[] = [];
 const quiet: LimiterLogger = { warn: () => undefined, info: () => undefined };
 
-function limiter(clock: { t: number }, opts: { url?: string; commandTimeoutMs?: number; sub?: string } = {}) {
+function limiter(clock: { t: number }, opts: { url?: string; commandTimeoutMs?: number; sub?: string; correctionWaitMs?: number } = {}) {
   const l = new RedisRateLimiter({
     url: opts.url ?? REDIS_URL,
     keyPrefix: prefix + (opts.sub ?? ''),
@@ -22,6 +22,7 @@ function limiter(clock: { t: number }, opts: { url?: string; commandTimeoutMs?: 
     logger: quiet,
     commandTimeoutMs: opts.commandTimeoutMs,
     coolDownMs: 50,
+    correctionWaitMs: opts.correctionWaitMs,
   });
   open.push(l);
   return l;
@@ -190,7 +191,8 @@ describe('RedisRateLimiter: token corrections of one turn in the same call', () 
   });
 
   it('lets a correction wait for the next admission and ride in its call', async () => {
-    const l = limiter({ t: T0 });
+    // A wait far longer than two event-loop turns can take on a loaded machine.
+    const l = limiter({ t: T0 }, { correctionWaitMs: 5_000 });
     await ready(l);
     const s = [scope({ tpm: 100 })];
     expect((await l.admit('embeddings', s, 90)).allowed).toBe(true);
