@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/types.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 import type { AuthContext } from './types.js';
+import { SharedFlights } from '../core/shared-flights.js';
 
 interface CacheEntry {
   ctx: AuthContext | undefined;
@@ -30,15 +31,17 @@ export class Authenticator {
   private readonly touched = new Map<string, number>();
   /** Bumped by `invalidate`, so a lookup that started before it cannot put its answer back. */
   private generation = 0;
-  /** Inline lookups in flight by presented key, with when each started (see `sharedLookup`). */
-  private readonly inflight = new Map<string, { entry: Promise<CacheEntry>; at: number }>();
+  /** Inline lookups in flight by presented key (see `sharedLookup`). */
+  private readonly inflight: SharedFlights<string, CacheEntry>;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly ttlMs = KEY_CACHE_TTL_MS,
     private readonly maxEntries = 100_000,
-  ) {}
+  ) {
+    this.inflight = new SharedFlights(ttlMs);
+  }
 
   /** Throws 401 for a missing, malformed, unknown, revoked or expired key. */
   async authenticate(header: string | string[] | undefined): Promise<AuthContext> {
@@ -59,15 +62,7 @@ export class Authenticator {
    */
   private sharedLookup(key: string): Promise<CacheEntry> {
     const now = this.clock.now();
-    const running = this.inflight.get(key);
-    if (running && now - running.at <= this.ttlMs) return running.entry;
-    const lookup = { entry: this.lookup(key, now), at: now };
-    this.inflight.set(key, lookup);
-    const done = () => {
-      if (this.inflight.get(key) === lookup) this.inflight.delete(key);
-    };
-    lookup.entry.then(done, done);
-    return lookup.entry;
+    return this.inflight.join(key, now, () => this.lookup(key, now));
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Micros } from '../core/money.js';
 import type { Store } from '../store/types.js';
+import { SharedFlights } from '../core/shared-flights.js';
 
 /** How long a balance read from the store is trusted (top-ups and other instances show after this). */
 const BALANCE_TTL_MS = 1_000;
@@ -30,7 +31,7 @@ export class Reservations {
   private readonly pending = new Map<string, Micros>();
   private readonly views = new Map<string, View>();
   /** Balance reads in flight by account, with when each started (see `read`). */
-  private readonly reading = new Map<string, { balance: Promise<Micros>; at: number }>();
+  private readonly reading = new SharedFlights<string, Micros>(BALANCE_TTL_MS);
 
   constructor(
     private readonly store: Pick<Store, 'getAccount'>,
@@ -100,15 +101,7 @@ export class Reservations {
    * a slow store cannot make an old figure look fresh; `forgetBalances` drops the reads in flight.
    */
   private read(accountId: string, t: number): Promise<Micros> {
-    const running = this.reading.get(accountId);
-    if (running && t - running.at < BALANCE_TTL_MS) return running.balance;
-    const read = { balance: this.readNow(accountId, t), at: t };
-    this.reading.set(accountId, read);
-    const done = () => {
-      if (this.reading.get(accountId) === read) this.reading.delete(accountId);
-    };
-    read.balance.then(done, done);
-    return read.balance;
+    return this.reading.join(accountId, t, () => this.readNow(accountId, t));
   }
 
   private async readNow(accountId: string, t: number): Promise<Micros> {
