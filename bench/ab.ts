@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { join } from 'node:path';
+import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
+import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { peakRssBytes, rssBytes } from './lib/proc.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, videoGatewayConfig, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, videoGatewayConfig, scratchRun } from './lib/setup.js';
 import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName } from './lib/stores.js';
 import type { RequestSpec } from './lib/load.js';
 import { PathMeter } from './sections/paths.js';
@@ -29,7 +28,7 @@ import { mayHoldShape } from '../src/core/redact.js';
  *     [--section=embeddings|polls] [--store=sqlite|pg|pg-memory|sqlite-redis]
  */
 const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const opt = (name: string): string | undefined => option(name, args);
 const trees = (opt('trees') ?? '.').split(',').map((t) => resolve(t));
 const rounds = Number(opt('rounds') ?? 5);
 const seconds = Number(opt('seconds') ?? 3);
@@ -39,8 +38,7 @@ if (sectionName !== 'embeddings' && sectionName !== 'polls') throw new Error(`--
 const store = (opt('store') ?? 'sqlite') as StoreName;
 if (!(store in STORES)) throw new Error(`--store: unknown store ${store} (known: ${Object.keys(STORES).join(', ')})`);
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-ab-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('ab');
 
 interface Figures {
   cpu32: number[];

@@ -1,15 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, useCompiledChildren } from './lib/children.js';
+import { runMain, useCompiledChildren } from './lib/children.js';
 import { closedLoop, LoadClient, type RequestSpec } from './lib/load.js';
 import { cpuMicros } from './lib/proc.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startGateway, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startGateway, scratchRun } from './lib/setup.js';
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-idle-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
-const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const run = scratchRun('idle');
+const arg = option;
 const idleMs = Number(arg('idle-ms') ?? 18_000);
 const nodeFlags = (arg('node-flags') ?? '').split(' ').filter(Boolean);
 

@@ -1,10 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { MemoryReport } from './children/child.js';
 import { compileChildren } from './lib/compile.js';
-import { killAll, onExit, useCompiledChildren, type Child } from './lib/children.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, gatewayDbPath, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, videoGatewayConfig, type BenchRun } from './lib/setup.js';
+import { killAll, useCompiledChildren, type Child } from './lib/children.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, gatewayDbPath, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, videoGatewayConfig, scratchRun } from './lib/setup.js';
 import { PathMeter } from './sections/paths.js';
 import { seedJobs } from './sections/scale.js';
 
@@ -25,8 +24,7 @@ const seconds = Number(args.find((a) => a.startsWith('--seconds='))?.slice(10) ?
 const jobs = Number(args.find((a) => a.startsWith('--jobs='))?.slice(7) ?? 100_000);
 const tree = args.find((a) => a.startsWith('--tree='))?.slice(7);
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-memory-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('memory');
 
 const QUIET_MS = 13_000;
 const mb = (b: number): string => (b / 2 ** 20).toFixed(1);

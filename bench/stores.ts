@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
-import { embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { runMain, useCompiledChildren, type Child } from './lib/children.js';
+import { embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, scratchRun } from './lib/setup.js';
 import { dropBenchSchemas, ensureServices, needsServices, parseStores, STORES } from './lib/stores.js';
 import { PathMeter } from './sections/paths.js';
 import { cpuMicros } from './lib/proc.js';
@@ -25,8 +23,7 @@ const rounds = Number(args.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 3
 const seconds = Number(args.find((a) => a.startsWith('--seconds='))?.slice(10) ?? 3);
 const profile = args.includes('--profile');
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-stores-')), profileDir: profile ? join(process.cwd(), 'bench/results/profiles') : undefined };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('stores', profile ? join(process.cwd(), 'bench/results/profiles') : undefined);
 
 interface Figures {
   throughput: number[];

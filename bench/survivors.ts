@@ -1,11 +1,11 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
+import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, fixedRate, LoadClient, type RequestSpec } from './lib/load.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, scratchRun } from './lib/setup.js';
 
 /**
  * What outlives the young generation per embeddings request, and which lines allocate it. The floor
@@ -23,7 +23,7 @@ import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, star
  * `--keep-log` keeps a copy of the gateway's stdout (access lines and V8's GC trace).
  */
 const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const opt = (name: string): string | undefined => option(name, args);
 const rate = Number(opt('rate') ?? 1000);
 /** `--connections=N`: a closed loop of N connections instead of the fixed rate. */
 const connections = opt('connections') ? Number(opt('connections')) : undefined;
@@ -38,8 +38,7 @@ const keepLog = opt('keep-log');
 const countOnly = args.includes('--count-only');
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-survivors-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('survivors');
 
 interface CallFrame {
   functionName: string;

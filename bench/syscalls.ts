@@ -1,18 +1,16 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
+import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, LoadClient, type RequestSpec } from './lib/load.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, scratchRun } from './lib/setup.js';
 
 const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const opt = (name: string): string | undefined => option(name, args);
 const workers = Number(opt('connections') ?? 32);
 const encoding = opt('encoding') ?? 'float';
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-sys-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('sys');
 
 /** minflt, majflt, utime+stime (ticks) of a process, from /proc/<pid>/stat. */
 function faults(pid: number): { minor: number; major: number; ticks: number } {

@@ -1,13 +1,13 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { wallNow, watchLoopGaps, type LoopGap } from './children/loop-gaps.js';
 import type { StallRecord } from './children/stall-probe.js';
+import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
+import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { LoadClient, type RequestSpec } from './lib/load.js';
 import { rssBytes } from './lib/proc.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, scratchRun } from './lib/setup.js';
 import { attribute, CAUSES, duringRestart, type Cause, type Request } from './lib/stalls.js';
 import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName } from './lib/stores.js';
 
@@ -30,7 +30,7 @@ import { dropBenchSchemas, ensureServices, needsServices, STORES, type StoreName
  * `--keep-log` keeps a copy of the last gateway's stdout (access lines, and V8's traces if flags ask for them).
  */
 const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const opt = (name: string): string | undefined => option(name, args);
 const trees = (opt('trees') ?? opt('tree') ?? '.').split(',').map((t) => resolve(t));
 const rounds = Number(opt('rounds') ?? 1);
 const rate = Number(opt('rate') ?? 1000);
@@ -42,8 +42,7 @@ const encoding = opt('encoding') ?? 'float';
 const flags = (opt('node-flags') ?? '').split(' ').filter(Boolean);
 const keepLog = opt('keep-log');
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-tail-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('tail');
 
 interface Path {
   name: string;

@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { STAGES, type Stage, type TimelineSummary } from './children/timeline-stages.js';
+import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
-import { onExit, runMain, useCompiledChildren, type Child } from './lib/children.js';
+import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, LoadClient, type RequestSpec } from './lib/load.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, type BenchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, scratchRun } from './lib/setup.js';
 
 /**
  * Where one embeddings request's time goes at one connection, in the floor proxy and in the
@@ -20,13 +20,12 @@ import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, star
  *   node --import tsx bench/timeline.ts [--rounds=3] [--seconds=3] [--encoding=float|base64]
  */
 const args = process.argv.slice(2);
-const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const opt = (name: string): string | undefined => option(name, args);
 const rounds = Number(opt('rounds') ?? 3);
 const seconds = Number(opt('seconds') ?? 3);
 const encoding = opt('encoding') ?? 'float';
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-timeline-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('timeline');
 
 interface Path {
   name: string;

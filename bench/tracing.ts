@@ -1,12 +1,11 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { OtlpSinkInfo } from './children/otlp-sink.js';
 import { compileChildren } from './lib/compile.js';
-import { killAll, onExit, runMain, startChild, useCompiledChildren, type Child } from './lib/children.js';
+import { killAll, runMain, startChild, useCompiledChildren, type Child } from './lib/children.js';
 import { ForeignLoad } from './lib/proc.js';
-import { embeddingsGatewayConfig, EMBEDDING_MODEL, startEmbeddingsUpstream, startGateway, type BenchRun } from './lib/setup.js';
+import { embeddingsGatewayConfig, EMBEDDING_MODEL, startEmbeddingsUpstream, startGateway, scratchRun } from './lib/setup.js';
 import { median } from './lib/stats.js';
 import { compare } from './lib/verdict.js';
 import { describeMachine, machine } from './lib/table.js';
@@ -40,8 +39,7 @@ setTimeout(() => {
   process.exit(2);
 }, CAP_MS).unref();
 
-const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), 'gw-bench-tracing-')) };
-onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+const run = scratchRun('tracing');
 const log = (line: string) => process.stderr.write(`[tracing] ${line}\n`);
 
 type Variant = 'off' | "off'" | 'on';

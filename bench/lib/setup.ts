@@ -1,11 +1,12 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EmbeddingsUpstreamInfo } from '../children/embeddings-upstream.js';
 import type { FloorProxyInfo } from '../children/floor-proxy.js';
 import type { GatewayChildInfo, GatewayChildOptions } from '../children/gateway.js';
 import type { SimChildInfo, SimChildOptions } from '../children/sim.js';
-import { startChild, type Child } from './children.js';
+import { onExit, startChild, type Child } from './children.js';
 import { BENCH_REDIS_URL, pgSchema, pgUrl, STORES, type StoreName } from './stores.js';
 
 /**
@@ -32,6 +33,13 @@ export interface BenchRun {
    * exit (one per thread: the main thread's file has thread id 0, the `.0.` before the sequence number).
    */
   profileDir?: string;
+}
+
+/** A run whose temp directory (`<os tmpdir>/gw-bench-<label>-*`) is removed when the process exits. */
+export function scratchRun(label: string, profileDir?: string): BenchRun {
+  const run: BenchRun = { dir: mkdtempSync(join(tmpdir(), `gw-bench-${label}-`)), profileDir };
+  onExit(() => rmSync(run.dir, { recursive: true, force: true }));
+  return run;
 }
 
 function baseConfig(run: BenchRun, name: string, store: StoreName = 'sqlite'): Record<string, unknown> {
