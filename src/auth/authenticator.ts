@@ -1,9 +1,9 @@
 import { errors } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
+import { SharedFlights } from '../core/shared-flights.js';
 import type { Store } from '../store/types.js';
 import { hashKey, isWellFormedKey } from './keys.js';
 import type { AuthContext } from './types.js';
-import { SharedFlights } from '../core/shared-flights.js';
 
 interface CacheEntry {
   ctx: AuthContext | undefined;

@@ -1,6 +1,6 @@
 import type { Micros } from '../core/money.js';
-import type { Store } from '../store/types.js';
 import { SharedFlights } from '../core/shared-flights.js';
+import type { Store } from '../store/types.js';
 
 /** How long a balance read from the store is trusted (top-ups and other instances show after this). */
 const BALANCE_TTL_MS = 1_000;
@@ -30,7 +30,7 @@ export type Release = (charged?: Micros, durable?: Promise<unknown>) => void;
 export class Reservations {
   private readonly pending = new Map<string, Micros>();
   private readonly views = new Map<string, View>();
-  /** Balance reads in flight by account, with when each started (see `read`). */
+  /** Balance reads in flight by account (see `read`). */
   private readonly reading = new SharedFlights<string, Micros>(BALANCE_TTL_MS);
 
   constructor(

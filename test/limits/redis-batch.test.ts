@@ -158,13 +158,18 @@ describe('RedisRateLimiter: a batch whose local decision throws', () => {
   });
 });
 
+/** A limiter with `used` tokens of a 100-TPM key already admitted, and a spy on its later script calls. */
+async function primed(used: number, opts: { correctionWaitMs?: number } = {}) {
+  const l = limiter({ t: T0 }, opts);
+  await ready(l);
+  const s = [scope({ tpm: 100 })];
+  expect((await l.admit('embeddings', s, used)).allowed).toBe(true);
+  return { l, s, calls: spyCalls(l) };
+}
+
 describe('RedisRateLimiter: token corrections of one turn in the same call', () => {
   it('applies them in order, as separate calls would (a take-back never goes below zero)', async () => {
-    const l = limiter({ t: T0 });
-    await ready(l);
-    const s = [scope({ tpm: 100 })];
-    expect((await l.admit('embeddings', s, 50)).allowed).toBe(true);
-    const calls = spyCalls(l);
+    const { l, s, calls } = await primed(50);
     // -80 empties the window (not below zero), then +30: 30 used. Summed first (-50) it would be 0.
     await Promise.all([l.adjustTokens('embeddings', s, -80), l.adjustTokens('embeddings', s, 30)]);
     expect(calls).toHaveBeenCalledTimes(1);
@@ -173,11 +178,7 @@ describe('RedisRateLimiter: token corrections of one turn in the same call', () 
   });
 
   it('shares the call with the admissions of the same turn, each applied in the order it was made', async () => {
-    const l = limiter({ t: T0 });
-    await ready(l);
-    const s = [scope({ tpm: 100 })];
-    expect((await l.admit('embeddings', s, 50)).allowed).toBe(true);
-    const calls = spyCalls(l);
+    const { l, s, calls } = await primed(50);
     // 50 + 40 = 90; the correction takes 50 back (40); then 40 + 50 = 90 fits. Corrections applied
     // after the turn's admissions would refuse the second one (90 + 50 > 100).
     const first = l.admit('embeddings', s, 40);
@@ -192,11 +193,7 @@ describe('RedisRateLimiter: token corrections of one turn in the same call', () 
 
   it('lets a correction wait for the next admission and ride in its call', async () => {
     // A wait far longer than two event-loop turns can take on a loaded machine.
-    const l = limiter({ t: T0 }, { correctionWaitMs: 5_000 });
-    await ready(l);
-    const s = [scope({ tpm: 100 })];
-    expect((await l.admit('embeddings', s, 90)).allowed).toBe(true);
-    const calls = spyCalls(l);
+    const { l, s, calls } = await primed(90, { correctionWaitMs: 5_000 });
     // The answer used 30, not 90: the correction is queued in one turn, the next admission comes later.
     const correction = l.adjustTokens('embeddings', s, -60);
     await nextTurn();
@@ -210,11 +207,7 @@ describe('RedisRateLimiter: token corrections of one turn in the same call', () 
   });
 
   it('sends a correction on its own when no admission comes within the wait, and at close', async () => {
-    const l = limiter({ t: T0 });
-    await ready(l);
-    const s = [scope({ tpm: 100 })];
-    expect((await l.admit('embeddings', s, 90)).allowed).toBe(true);
-    const calls = spyCalls(l);
+    const { l, s, calls } = await primed(90);
     await l.adjustTokens('embeddings', s, -60);
     expect(calls).toHaveBeenCalledTimes(1);
     // A correction still waiting when the limiter closes is sent before the connection ends.
