@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../core/errors.js';
 import { attachHold, RequestHold } from './answer-budget.js';
 import type { CallSignal } from './call-signal.js';
+import { InflightList, type InflightNode } from './inflight-list.js';
 import { sendError } from './render.js';
 import '../auth/types.js';
 
@@ -14,7 +15,7 @@ import '../auth/types.js';
  * for neither. A signal or hold asked for late starts in the request's state: aborted once the
  * request was (client gone, deadline passed), released once its answer is over.
  */
-export class RequestLife implements CallSignal {
+export class RequestLife implements CallSignal, InflightNode<RequestLife> {
   private controller?: AbortController;
   private hold?: RequestHold;
   /** Listeners added through the CallSignal face; most requests have at most one at a time. */
@@ -23,12 +24,16 @@ export class RequestLife implements CallSignal {
   private over = false;
   /** A CallSignal's reason: the request's abort carries none (the call fails as an AbortError). */
   readonly reason = undefined;
+  // The deadline sweep's list (inflight-list.ts).
+  prevInflight: RequestLife | undefined = undefined;
+  nextInflight: RequestLife | undefined = undefined;
+  listed = false;
 
   constructor(
     readonly reply: FastifyReply,
     readonly deadline: number,
     /** The requests the deadline sweep watches; this one leaves it once over or committed. */
-    private readonly inflight: Set<RequestLife>,
+    private readonly inflight: InflightList<RequestLife>,
   ) {
     inflight.add(this);
   }
@@ -105,17 +110,18 @@ function onResponseClose(this: WithLife): void {
  */
 export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number): void {
   // One sweep for every in-flight request instead of a timer each (cheaper at thousands of
-  // requests a second); deadlines are kept to within the sweep period.
-  const inflight = new Set<RequestLife>();
+  // requests a second); deadlines are kept to within the sweep period. A list, not a Set: see
+  // inflight-list.ts for what a Set's churn did to the young generation.
+  const inflight = new InflightList<RequestLife>();
   const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const life of inflight) {
+    inflight.forEach((life) => {
       if (life.deadline <= now) {
         inflight.delete(life);
         expire(life);
       }
-    }
+    });
   }, sweepMs);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));

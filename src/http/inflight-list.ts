@@ -1,0 +1,64 @@
+/**
+ * The requests in flight, as a doubly linked list through the requests themselves: add and remove
+ * in O(1), a walk for the deadline sweep, and nothing left behind by a removal.
+ *
+ * Why not a `Set`: V8 replaces a Set's hash table as entries come and go, and a replaced table keeps
+ * its old entries and a pointer to the table that replaced it (for iterators still walking it). With
+ * every request added and deleted, the table was replaced every few hundred requests. Once a full
+ * collection had moved one table into the old generation, that dead table kept every later table
+ * alive, and with them the requests each one held, so every young collection promoted whole request
+ * graphs until the next full one: at 32 connections ~570 KB per scavenge instead of ~30, and about
+ * 30% more CPU per request (bench/README.md, "The gap at 32 connections by kind"). A removed node here
+ * has both links cleared, so a dead request points at nothing.
+ */
+export interface InflightNode<T> {
+  /** The list's links; only InflightList touches them. */
+  prevInflight: T | undefined;
+  nextInflight: T | undefined;
+  listed: boolean;
+}
+
+export class InflightList<T extends InflightNode<T>> {
+  private head: T | undefined;
+  private tail: T | undefined;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(node: T): void {
+    if (node.listed) return;
+    node.listed = true;
+    node.prevInflight = this.tail;
+    node.nextInflight = undefined;
+    if (this.tail) this.tail.nextInflight = node;
+    else this.head = node;
+    this.tail = node;
+    this.count++;
+  }
+
+  /** Removes `node` if it is listed; a second removal does nothing. */
+  delete(node: T): void {
+    if (!node.listed) return;
+    const { prevInflight: prev, nextInflight: next } = node;
+    if (prev) prev.nextInflight = next;
+    else this.head = next;
+    if (next) next.prevInflight = prev;
+    else this.tail = prev;
+    node.prevInflight = undefined;
+    node.nextInflight = undefined;
+    node.listed = false;
+    this.count--;
+  }
+
+  /** Calls `fn` on every listed node, oldest first; `fn` may delete the node it is given. */
+  forEach(fn: (node: T) => void): void {
+    let node = this.head;
+    while (node) {
+      const next = node.nextInflight;
+      fn(node);
+      node = next;
+    }
+  }
+}
