@@ -53,16 +53,16 @@ const mainStore = stores[0]!;
 
 const P = quick
   ? {
-      emb: { warm: { requests: 3_000, maxMs: 2_000 }, oneConnMs: 700, rateMs: 1_000, saturationMs: 800 } satisfies EmbeddingsPhases,
-      polls: { warm: { requests: 4_000, maxMs: 2_000 }, saturationMs: 800, rateMs: 1_000 } satisfies PollPhases,
+      emb: { warm: { requests: 3_000, maxMs: 2_000 }, oneConnMs: 700, rateMs: 1_000, saturationMs: 800, rounds: 1 } satisfies EmbeddingsPhases,
+      polls: { warm: { requests: 4_000, maxMs: 2_000 }, saturationMs: 800, rateMs: 1_000, rounds: 1 } satisfies PollPhases,
       jobs: 100_000,
       downloadBytes: 200 * MB,
       downloadRepeats: 1,
       capMs: 120_000,
     }
   : {
-      emb: { warm: { requests: 10_000, maxMs: 6_000 }, oneConnMs: 3_000, rateMs: 5_000, saturationMs: 4_000 } satisfies EmbeddingsPhases,
-      polls: { warm: { requests: 10_000, maxMs: 5_000 }, saturationMs: 4_000, rateMs: 5_000 } satisfies PollPhases,
+      emb: { warm: { requests: 10_000, maxMs: 6_000 }, oneConnMs: 2_000, rateMs: 5_000, saturationMs: 2_500, rounds: 3 } satisfies EmbeddingsPhases,
+      polls: { warm: { requests: 10_000, maxMs: 5_000 }, saturationMs: 1_500, rateMs: 5_000, rounds: 3 } satisfies PollPhases,
       jobs: 100_000,
       downloadBytes: 200 * MB,
       downloadRepeats: 3,
@@ -265,6 +265,9 @@ function report(rows: Row[], storeRows: StoreFigures[], notes: string[], peers: 
     '- Direct: straight to the upstream. Floor proxy: bench/children/floor-proxy.ts (undici pool, bodies piped, nothing parsed). Gateway: the real gateway with auth, limiter, billing and info logging.',
     '- Embeddings latency rows: Direct is the absolute latency; Floor proxy and Gateway are the latency they add over Direct at the same percentile and settings. Fixed-rate latencies are measured from each request\'s scheduled send time.',
     '- CPU per request: utime + stime from /proc/<pid>/stat of the process serving that path (Direct: the upstream itself) during that phase (32 connections, or the fixed rate), divided by the requests it served. req/s per core = 1,000,000 / CPU us per request. RSS: VmRSS.',
+    ...(quick
+      ? []
+      : [`- Embeddings at 1 connection and at 32 connections, and video polls at 32 connections (the stores table's rows too): ${P.emb.rounds} rounds per path, the order of the paths rotating each round; each figure (p50, p99, saturation, CPU per request) is the median of its rounds. The fixed-rate phases and the scale section run once.`]),
     '- Scale rows: the poll gateway after its store received the jobs (polls pick a random stored job each time); the Floor proxy column repeats the floor\'s poll figures for the ratio.',
     `- Gateway column: the gateway on ${STORES[mainStore].label}.`,
     ...(peers.length

@@ -3,7 +3,7 @@ import { peakRssBytes, rssBytes } from '../lib/proc.js';
 import type { Row } from '../lib/table.js';
 import { EMBEDDING_MODEL } from '../lib/setup.js';
 import { OtherStores, storeFigures, type StoreFigures, type StoreGateways } from './stores.js';
-import { assertHealthy, eachPath, PATHS, PathMeter, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
+import { assertHealthy, eachPath, medianOfRounds, PATHS, PathMeter, rotatingRounds, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
 
 /**
  * Section 1: POST /v1/embeddings answered with one 1,536-float vector, straight to the upstream,
@@ -14,6 +14,12 @@ export interface EmbeddingsPhases {
   oneConnMs: number;
   rateMs: number;
   saturationMs: number;
+  /**
+   * Rounds of the one-connection and 32-connection phases, in rotating order across the paths
+   * (each figure is the median of its rounds, see `medianOfRounds`). The fixed-rate phases run once:
+   * their p99 needs every request of one long phase.
+   */
+  rounds: number;
 }
 
 export interface Endpoint {
@@ -86,14 +92,26 @@ export async function benchEmbeddings(
     // Warm-up: JIT, connection pools on every hop, SQLite page cache.
     await each((m) => m.warmUp(phases.warm));
     await others.each((m) => m.warmUp(phases.warm));
-    const one = await each((m) => m.closedLoop(1, phases.oneConnMs));
+    /**
+     * `fn` on every path, the other stores' gateways and the peers, `phases.rounds` times in rotating
+     * order (the other stores' gateways right after the main one); each path's median round.
+     */
+    const inRounds = async (fn: (m: PathMeter) => Promise<PhaseResult>) => {
+      const list = [...PATHS.map((k) => meters[k]), ...others.meters.map((o) => o.meter), ...peerMeters];
+      const results = (await rotatingRounds(list, phases.rounds, fn)).map(medianOfRounds);
+      const main = Object.fromEntries(PATHS.map((k, i) => [k, results[i]!])) as Record<PathName, PhaseResult>;
+      const stores = new Map(others.meters.map((o, i) => [o.store, results[PATHS.length + i]!]));
+      const offset = PATHS.length + others.meters.length;
+      const byPeer = Object.fromEntries(peerMeters.map((m, i) => [m.path.name, results[offset + i]!]));
+      return { main: { ...main, peers: byPeer }, stores };
+    };
+    const one = (await inRounds((m) => m.closedLoop(1, phases.oneConnMs))).main;
     log(`${section}: 1 connection done`);
     const r500 = await each((m) => m.fixedRate(500, phases.rateMs));
     const r1000 = await each((m) => m.fixedRate(1000, phases.rateMs));
     const others1000 = await others.each((m) => m.fixedRate(1000, phases.rateMs));
     log(`${section}: fixed rates done`);
-    const sat = await each((m) => m.closedLoop(32, phases.saturationMs));
-    const othersSat = await others.each((m) => m.closedLoop(32, phases.saturationMs));
+    const { main: sat, stores: othersSat } = await inRounds((m) => m.closedLoop(32, phases.saturationMs));
     log(`${section}: saturation done`);
     for (const [label, r] of [['1 conn', one], ['500/s', r500], ['1000/s', r1000], ['32 conns', sat]] as const) {
       const all: Array<[string, PhaseResult]> = [...PATHS.map((k) => [k, r[k]] as [string, PhaseResult]), ...Object.entries(r.peers)];

@@ -93,6 +93,53 @@ export async function eachPath<T>(meters: Record<PathName, PathMeter>, fn: (m: P
   return out;
 }
 
+const median = (xs: number[]): number => {
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)]!;
+};
+
+/**
+ * Several rounds of one phase on one path as one result: each figure (CPU per request, throughput,
+ * p50, p99) is the median of the rounds' (the lower middle one for an even count); counts add up.
+ * On a shared machine a single phase can read 3x its neighbours (a burst of other work lands in
+ * it); the median of rounds run in rotating order keeps such a round from deciding a verdict.
+ */
+export function medianOfRounds(rounds: readonly PhaseResult[]): PhaseResult {
+  if (rounds.length === 1) return rounds[0]!;
+  const sum = (f: (r: PhaseResult) => number): number => rounds.reduce((a, r) => a + f(r), 0);
+  return {
+    latenciesMs: rounds.flatMap((r) => r.latenciesMs),
+    ok: sum((r) => r.ok),
+    failed: sum((r) => r.failed),
+    bytes: sum((r) => r.bytes),
+    elapsedMs: sum((r) => r.elapsedMs),
+    firstError: rounds.find((r) => r.firstError !== undefined)?.firstError,
+    summary: {
+      count: sum((r) => r.summary.count),
+      p50: median(rounds.map((r) => r.summary.p50)),
+      p99: median(rounds.map((r) => r.summary.p99)),
+      max: Math.max(...rounds.map((r) => r.summary.max)),
+    },
+    cpuPerRequest: median(rounds.map((r) => r.cpuPerRequest)),
+    throughput: median(rounds.map((r) => r.throughput)),
+  };
+}
+
+/**
+ * Runs `fn` on every meter `rounds` times, the order rotating by one each round so that no path
+ * always follows the same one, and returns each meter's rounds in the order given.
+ */
+export async function rotatingRounds<T>(meters: readonly PathMeter[], rounds: number, fn: (m: PathMeter) => Promise<T>): Promise<T[][]> {
+  const out = meters.map((): T[] => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < meters.length; i++) {
+      const k = (i + r) % meters.length;
+      out[k]!.push(await fn(meters[k]!));
+    }
+  }
+  return out;
+}
+
 /** Throws when a path failed requests: a broken path must not yield figures that look fine. */
 export function assertHealthy(meters: PathMeter[], section: string): string[] {
   const notes: string[] = [];

@@ -2,7 +2,7 @@ import { rssBytes } from '../lib/proc.js';
 import type { Row } from '../lib/table.js';
 import type { Endpoint } from './embeddings.js';
 import { OtherStores, storeFigures, type StoreFigures, type StoreGateways } from './stores.js';
-import { assertHealthy, eachPath, PathMeter, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
+import { assertHealthy, eachPath, medianOfRounds, PATHS, PathMeter, rotatingRounds, type Path, type PathName, type PhaseResult, type WarmUp } from './paths.js';
 import type { VideoJob } from './video-jobs.js';
 
 /**
@@ -13,6 +13,11 @@ export interface PollPhases {
   warm: WarmUp;
   saturationMs: number;
   rateMs: number;
+  /**
+   * Rounds of the 32-connection phase in the polls section, in rotating order across the paths and
+   * the other stores' gateways (each figure the median of its rounds); the scale section runs one.
+   */
+  rounds: number;
 }
 
 export interface PollFigures {
@@ -67,8 +72,11 @@ export async function benchPolls(
     // Phase by phase across the paths, like the embeddings section.
     await eachPath(meters, (m) => m.warmUp(phases.warm));
     await others.each((m) => m.warmUp(phases.warm));
-    const sat = await eachPath(meters, (m) => m.closedLoop(32, phases.saturationMs));
-    const othersSat = await others.each((m) => m.closedLoop(32, phases.saturationMs));
+    // 32 connections: rounds in rotating order, the other stores' gateways right after the main one.
+    const list = [...PATHS.map((k) => meters[k]), ...others.meters.map((o) => o.meter)];
+    const rounds = (await rotatingRounds(list, phases.rounds, (m) => m.closedLoop(32, phases.saturationMs))).map(medianOfRounds);
+    const sat = Object.fromEntries(PATHS.map((k, i) => [k, rounds[i]!])) as Record<PathName, PhaseResult>;
+    const othersSat = new Map(others.meters.map((o, i) => [o.store, rounds[PATHS.length + i]!]));
     const rate = await eachPath(meters, (m) => m.fixedRate(POLL_RATE, phases.rateMs));
     const othersRate = await others.each((m) => m.fixedRate(POLL_RATE, phases.rateMs));
     for (const name of ['direct', 'floor', 'gateway'] as const) {
