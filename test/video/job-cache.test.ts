@@ -61,15 +61,20 @@ describe('job cache', () => {
     const state: { job: Partial<JobRecord> | undefined } = { job: { progress: 1 } };
     const s = slowStore(state);
     const cache = new JobCache(s.store, clock);
-    const first = cache.get('j');
-    await s.release();
-    const row = await first;
+    // Read twice within the second: a hot job, whose row is kept from the second read on.
+    for (let i = 0; i < 2; i++) {
+      const p = cache.get('j');
+      await s.release();
+      await p;
+    }
+    const row = await cache.get('j');
+    expect(s.reads()).toBe(2);
     state.job = { progress: 2 };
     t = 800;
     // Answered at once with the row it has; one read starts.
     expect(await cache.get('j')).toBe(row);
     expect(await cache.get('j')).toBe(row);
-    expect(s.reads()).toBe(2);
+    expect(s.reads()).toBe(3);
     await s.release();
     expect((await cache.get('j'))?.progress).toBe(2);
     // Unpolled for over a second: the next poll waits for a read.
@@ -127,5 +132,30 @@ describe('job cache', () => {
     // The failed background read left nothing in flight: the next poll past the point starts another.
     expect(await cache.get('j')).toBe(row);
     expect(reads).toBe(4);
+  });
+
+  it('keeps no row of a job read once, and keeps it once the job is read again within the second', async () => {
+    let t = 0;
+    const clock = { now: () => t };
+    const s = slowStore({ job: { progress: 1 } });
+    const cache = new JobCache(s.store, clock);
+    const poll = async (id: string) => {
+      const p = cache.get(id);
+      await s.release();
+      return p;
+    };
+    // Many jobs, each polled once (most jobs: clients poll every few seconds): every poll reads.
+    for (const id of ['a', 'b', 'c']) await poll(id);
+    expect(s.reads()).toBe(3);
+    // Polled again after more than a second: still not hot.
+    t = 1_500;
+    await poll('a');
+    expect(s.reads()).toBe(4);
+    // Again within the second: hot, the row is kept and the next poll is answered from it.
+    t = 1_600;
+    const row = await poll('a');
+    expect(s.reads()).toBe(5);
+    expect(await cache.get('a')).toBe(row);
+    expect(s.reads()).toBe(5);
   });
 });
