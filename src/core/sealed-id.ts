@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { RecentKeys } from './recent-keys.js';
 
 /**
  * Public video ids: AES-256-GCM sealed, base64url (no padding) tokens.
@@ -33,14 +34,24 @@ const HEADER_LEN = 2;
 
 /** Opened ids are remembered (the claims of a sealed id never change); bounded. */
 const OPENED_CACHE_MAX = 20_000;
+/**
+ * Only ids opened again within this are remembered: a job polled now and then (or one of many polled
+ * at random) would have its claims kept for nothing, and each kept entry is copied out of the young
+ * generation (core/recent-keys.ts). A client polling every few seconds gets its claims remembered.
+ */
+const OPENED_AGAIN_WITHIN_MS = 10_000;
 
 export class IdSealer {
   private readonly keys = new Map<number, Buffer>();
   private readonly opened = new Map<string, VideoIdClaims>();
+  private readonly recent = new RecentKeys(OPENED_AGAIN_WITHIN_MS);
   private readonly currentKeyId: number;
 
-  /** `secrets[i]` gets key id i; the last one seals new ids. */
-  constructor(secrets: readonly string[]) {
+  /** `secrets[i]` gets key id i; the last one seals new ids. `now` is only for the remembering policy. */
+  constructor(
+    secrets: readonly string[],
+    private readonly now: () => number = Date.now,
+  ) {
     if (secrets.length === 0 || secrets.length > 255) throw new Error('IdSealer needs 1 to 255 secrets');
     secrets.forEach((s, i) => {
       if (s.length < 16) throw new Error('each id secret must be at least 16 characters');
@@ -65,7 +76,7 @@ export class IdSealer {
     const hit = this.opened.get(token);
     if (hit) return hit;
     const claims = this.decrypt(token);
-    if (claims) {
+    if (claims && this.recent.seenAgain(token, this.now())) {
       if (this.opened.size >= OPENED_CACHE_MAX) this.opened.clear();
       this.opened.set(token, Object.freeze(claims));
     }

@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import { RecentKeys } from '../core/recent-keys.js';
 import type { JobRecord, Store } from '../store/types.js';
 
 const PROCESSING_TTL_MS = 1_000;
@@ -8,8 +9,6 @@ const SETTLED_TTL_MS = 1_000;
 const MAX_ENTRIES = 2_000;
 // A row polled this long after its read is read again in the background, before it runs out.
 const REREAD_AFTER_MS = 750;
-// Recently read job ids, by hash (see `hot`): a power of two, 48 KB in all.
-const SEEN_SLOTS = 4_096;
 
 interface Entry {
   job: JobRecord;
@@ -22,7 +21,7 @@ interface Entry {
 /** A store read under way; `forget` drops it, so a read begun before a change is not kept. */
 interface Read {
   promise: Promise<JobRecord | undefined>;
-  /** Its row is kept: the job is hot (`hot`), or another poll joined the read. */
+  /** Its row is kept: the job is hot (read again within the second), or another poll joined the read. */
   keep: boolean;
 }
 
@@ -35,8 +34,8 @@ interface Read {
  * wait, so: the polls that miss together share one read, and a row near the end of its second is
  * read again in the background while polls go on with it (the staleness bound stays the same), so
  * under steady polling no poll waits for the database.
- * A row is kept only for a hot job: one read before within the second, or polled by more than one
- * poll at once. A job polled every few seconds (most) would never be served from the cache, and
+ * A row is kept only for a hot job: one read before within the second (`RecentKeys`), or polled by
+ * more than one poll at once. A job polled every few seconds (most) would never be served from the cache, and
  * keeping its row anyway cost more than the read it never saves: under polls of many jobs each kept
  * row outlived two young collections and was copied into the old generation (bench/README.md, "A
  * poll that misses every cache").
@@ -44,9 +43,8 @@ interface Read {
 export class JobCache {
   private readonly rows = new Map<string, Entry>();
   private readonly reading = new Map<string, Read>();
-  /** Per slot, the hash of the job id read last and when: typed arrays, so remembering costs no garbage. */
-  private readonly seenHash = new Int32Array(SEEN_SLOTS);
-  private readonly seenAt = new Float64Array(SEEN_SLOTS).fill(Number.NEGATIVE_INFINITY);
+  /** Job ids read within the last PROCESSING_TTL_MS: those are hot. */
+  private readonly recent = new RecentKeys(PROCESSING_TTL_MS);
 
   constructor(
     private readonly store: Pick<Store, 'getJob'>,
@@ -65,25 +63,12 @@ export class JobCache {
       shared.keep = true;
       return shared.promise;
     }
-    return this.read(id, now, this.hot(id, now)).promise;
+    return this.read(id, now, this.recent.seenAgain(id, now)).promise;
   }
 
   forget(id: string): void {
     this.rows.delete(id);
     this.reading.delete(id);
-  }
-
-  /**
-   * True when `id` was read within the last PROCESSING_TTL_MS (by its hash's slot: a collision
-   * either keeps a row it need not, or misses one hot job's second read); notes this read.
-   */
-  private hot(id: string, now: number): boolean {
-    const h = hashOf(id);
-    const slot = h & (SEEN_SLOTS - 1);
-    const recent = this.seenHash[slot] === h && now - this.seenAt[slot]! < PROCESSING_TTL_MS;
-    this.seenHash[slot] = h;
-    this.seenAt[slot] = now;
-    return recent;
   }
 
   private read(id: string, now: number, keep: boolean): Read {
@@ -110,11 +95,4 @@ export class JobCache {
     if (this.rows.size >= MAX_ENTRIES) this.rows.clear();
     this.rows.set(id, { job, at: now, until });
   }
-}
-
-/** FNV-1a over the id's UTF-16 code units, as a 32-bit integer. */
-function hashOf(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-  return h | 0;
 }

@@ -34,4 +34,21 @@ describe('sealed video ids', () => {
     expect(old.open(fresh)).toBeUndefined();
     expect(rotated.open(fresh)).toEqual(claims);
   });
+
+  it('remembers the claims of an id opened again within ten seconds, not of one opened once', () => {
+    let now = 0;
+    const s = new IdSealer(['0123456789abcdef-secret'], () => now);
+    const id = s.seal(claims);
+    // A remembered id answers with the same object; a decrypted one with a new object each time.
+    const first = s.open(id);
+    now = 20_000;
+    const late = s.open(id);
+    expect(late).toEqual(claims);
+    expect(late).not.toBe(first);
+    now = 25_000;
+    const again = s.open(id);
+    expect(again).not.toBe(late);
+    now = 26_000;
+    expect(s.open(id)).toBe(again);
+  });
 });
