@@ -5,7 +5,8 @@ import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
 import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, fixedRate, LoadClient, type RequestSpec } from './lib/load.js';
-import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, startFloorProxy, startGateway, scratchRun } from './lib/setup.js';
+import { EMBEDDING_MODEL, embeddingsGatewayConfig, gatewayDbPath, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, scratchRun, videoGatewayConfig } from './lib/setup.js';
+import { seedJobs } from './sections/scale.js';
 
 /**
  * What outlives the young generation per embeddings request, and which lines allocate it. The floor
@@ -18,8 +19,11 @@ import { EMBEDDING_MODEL, embeddingsGatewayConfig, startEmbeddingsUpstream, star
  * the innermost frame in this repository's code). `--all` samples everything allocated instead;
  * `--count-only` runs with npm start's flags and no profiler, and prints V8's count alone.
  *
+ * `--jobs=N` measures video polls instead: the gateway alone (no floor), its store seeded with N
+ * processing jobs (as the bench's scale section does), each poll for one of them at random.
+ *
  *   node --import tsx bench/survivors.ts [--rate=1000 | --connections=32] [--seconds=6] [--encoding=float|base64]
- *     [--top=25] [--all | --count-only] [--node-flags="..."] [--keep-log=<file>]
+ *     [--jobs=100000] [--top=25] [--all | --count-only] [--node-flags="..."] [--keep-log=<file>]
  * `--keep-log` keeps a copy of the gateway's stdout (access lines and V8's GC trace).
  */
 const args = process.argv.slice(2);
@@ -36,6 +40,8 @@ const flags = (opt('node-flags') ?? '').split(' ').filter(Boolean);
 const keepLog = opt('keep-log');
 /** `--count-only`: V8's promotion count alone, with npm start's flags and no profiler in the processes. */
 const countOnly = args.includes('--count-only');
+/** `--jobs=N`: video polls of N stored jobs instead of embeddings. */
+const jobs = opt('jobs') ? Number(opt('jobs')) : undefined;
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
 const run = scratchRun('survivors');
@@ -125,6 +131,46 @@ function print(name: string, profile: Profile, requests: number, v8: ReturnType<
   table('Innermost src/ frame <- allocation site', s.ours);
 }
 
+interface LoadPath {
+  name: string;
+  pid: number;
+  out: string;
+  log: string;
+  client: LoadClient;
+  spec: RequestSpec;
+}
+
+async function embeddingsPaths(children: Child<unknown>[], probe: string[], withProbe: (out: string) => Record<string, string>): Promise<LoadPath[]> {
+  const up = await startEmbeddingsUpstream();
+  children.push(up);
+  const floorOut = join(run.dir, 'floor.json');
+  const floorLog = join(run.dir, 'floor.log');
+  const floor = await startFloorProxy('floor proxy', up.info.url, { nodeArgs: probe, env: withProbe(floorOut), logFile: floorLog });
+  children.push(floor);
+  const gwOut = join(run.dir, 'gateway.json');
+  const gw = await startGateway(run, 'gw-survivors', embeddingsGatewayConfig(run, 'gw-survivors', up.info), false, undefined, { nodeArgs: probe, env: withProbe(gwOut) });
+  children.push(gw);
+  const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.', encoding_format: encoding });
+  const spec = (token: string): RequestSpec => ({ method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  return [
+    { name: 'floor proxy', pid: floor.pid, out: floorOut, log: floorLog, client: new LoadClient(floor.info.url, connections ?? 64), spec: spec(up.info.apiKey) },
+    { name: 'gateway', pid: gw.pid, out: gwOut, log: join(run.dir, 'gw-survivors.log'), client: new LoadClient(gw.info.url, connections ?? 64), spec: spec(gw.info.key) },
+  ];
+}
+
+async function pollPaths(children: Child<unknown>[], probe: string[], withProbe: (out: string) => Record<string, string>): Promise<LoadPath[]> {
+  // Jobs that never finish upstream, polled by the gateway no sooner than in an hour: every poll is served from the store.
+  const sim = await startSim('sora simulator', { kind: 'sora', taskMs: 24 * 3600 * 1000 });
+  children.push(sim);
+  const gwOut = join(run.dir, 'gateway.json');
+  const gw = await startGateway(run, 'gw-polls', videoGatewayConfig(run, 'gw-polls', sim.info, 3600_000), true, undefined, { nodeArgs: probe, env: withProbe(gwOut) });
+  children.push(gw);
+  const ids = await seedJobs(gatewayDbPath(run, 'gw-polls'), gw.info, jobs!);
+  const headers = { authorization: `Bearer ${gw.info.key}` };
+  const spec: RequestSpec = { method: 'GET', path: () => `/v1/videos/${ids[Math.floor(Math.random() * ids.length)]!}`, headers };
+  return [{ name: 'gateway', pid: gw.pid, out: gwOut, log: join(run.dir, 'gw-polls.log'), client: new LoadClient(gw.info.url, connections ?? 64), spec }];
+}
+
 async function main(): Promise<void> {
   const dir = await compileChildren();
   if (!dir) throw new Error('bench/survivors.ts needs esbuild (the probe is loaded as compiled JavaScript)');
@@ -134,34 +180,18 @@ async function main(): Promise<void> {
     ? ['--trace-gc-nvp', ...flags]
     : ['--import', join(dir, 'bench', 'children', 'survivor-probe.js'), '--trace-gc-nvp', ...(all ? [] : ['--initial-old-space-size=1024']), ...flags];
   const children: Child<unknown>[] = [];
-  const up = await startEmbeddingsUpstream();
-  children.push(up);
-  const floorOut = join(run.dir, 'floor.json');
-  const floorLog = join(run.dir, 'floor.log');
-  const floor = await startFloorProxy('floor proxy', up.info.url, { nodeArgs: probe, env: { BENCH_SURVIVOR_OUT: floorOut, BENCH_SURVIVOR_ALL: all ? '1' : '0' }, logFile: floorLog });
-  children.push(floor);
-  const gwOut = join(run.dir, 'gateway.json');
-  const gw = await startGateway(run, 'gw-survivors', embeddingsGatewayConfig(run, 'gw-survivors', up.info), false, undefined, {
-    nodeArgs: probe,
-    env: { BENCH_SURVIVOR_OUT: gwOut, BENCH_SURVIVOR_ALL: all ? '1' : '0' },
-  });
-  children.push(gw);
-  const gwLog = join(run.dir, 'gw-survivors.log');
-
-  const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.', encoding_format: encoding });
-  const spec = (token: string): RequestSpec => ({ method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
-  const paths = [
-    { name: 'floor proxy', pid: floor.pid, out: floorOut, log: floorLog, client: new LoadClient(floor.info.url, connections ?? 64), spec: spec(up.info.apiKey) },
-    { name: 'gateway', pid: gw.pid, out: gwOut, log: gwLog, client: new LoadClient(gw.info.url, connections ?? 64), spec: spec(gw.info.key) },
-  ];
-  const load = (p: (typeof paths)[number], durationMs: number) =>
+  const withProbe = (out: string): Record<string, string> => ({ BENCH_SURVIVOR_OUT: out, BENCH_SURVIVOR_ALL: all ? '1' : '0' });
+  const paths = jobs ? await pollPaths(children, probe, withProbe) : await embeddingsPaths(children, probe, withProbe);
+  const load = (p: LoadPath, durationMs: number) =>
     connections ? closedLoop(p.client, p.spec, { workers: connections, durationMs }) : fixedRate(p.client, p.spec, { rate, durationMs });
-  console.log(`Embeddings (${encoding}) ${connections ? `at ${connections} connections` : `at ${rate} req/s`} for ${seconds} s, after 5 s of warm-up`);
+  const what = jobs ? `Video polls of ${jobs.toLocaleString('en-US')} stored jobs` : `Embeddings (${encoding})`;
+  console.log(`${what} ${connections ? `at ${connections} connections` : `at ${rate} req/s`} for ${seconds} s, after 5 s of warm-up`);
   for (const p of paths) {
     await load(p, 5_000);
     const from = readFileSync(p.log, 'utf8').length;
     if (!countOnly) await signal(p.pid);
     const res = await load(p, seconds * 1000);
+    if (res.ok === 0) throw new Error(`${p.name}: no request succeeded`);
     const profile = countOnly ? undefined : await signal(p.pid, p.out);
     const sorted = [...res.latenciesMs].sort((a, b) => a - b);
     const q = (x: number) => sorted[Math.floor(x * (sorted.length - 1))]!.toFixed(2);
@@ -172,7 +202,7 @@ async function main(): Promise<void> {
     await p.client.close();
   }
   await Promise.all(children.map((c) => c.stop()));
-  if (keepLog) copyFileSync(gwLog, keepLog);
+  if (keepLog) copyFileSync(paths[paths.length - 1]!.log, keepLog);
 }
 
 runMain('survivors', main);
