@@ -9,7 +9,7 @@ import { ConfigError, configSource } from './config/load.js';
 import { upstreamOptionProblems } from './config/upstream-options.js';
 import { resolveSecrets } from './config/runtime.js';
 import { Reservations } from './billing/reservations.js';
-import { ChargeBatcher, SQLITE_GATHER_MS } from './billing/charges.js';
+import { ChargeBatcher, PG_PACE_MS, SQLITE_GATHER_MS } from './billing/charges.js';
 import type { ConfigFile } from './config/schema.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { compileSecrets, configuredSecrets, redact } from './core/redact.js';
@@ -273,7 +273,7 @@ export async function buildServices(
   });
   // Embeddings charges are acknowledged before their write lands (bounded; drained at shutdown).
   const charges = new ChargeBatcher(store, {
-    gatherMs: store.kind === 'sqlite' ? SQLITE_GATHER_MS : 0,
+    ...(store.kind === 'sqlite' ? { gatherMs: SQLITE_GATHER_MS } : { paceMs: PG_PACE_MS }),
     onError: (e, ref) => logger.error(`billing: charge ${ref} not written yet: ${e instanceof Error ? e.message : String(e)}`),
   });
   const common = { catalog, store, executor, client, limiter, clock, reservations, charges };

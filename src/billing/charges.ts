@@ -32,7 +32,19 @@ export interface ChargeBatcherOptions {
    * 16 in one transaction ~60 us each, 64 ~25 us). Part of what a crash can lose (docs/architecture.md).
    */
   gatherMs?: number;
+  /**
+   * Under steady load, a write of acknowledged charges starts at most once per this many ms (0: as
+   * soon as the previous one ends). For a store with a server of its own (PostgreSQL): everything
+   * queued while a write is in flight goes into the next anyway, but at one round trip apart the
+   * batches stay small, and the server's cost per charge falls with the batch (measured: ~23 us each
+   * in a statement of 20, ~17 us in one of 60). Part of what a crash can lose, like `gatherMs`.
+   * Not for SQLite: there the longer-lived queue cost the gateway more than the larger batches saved.
+   */
+  paceMs?: number;
 }
+
+/** The pace of PostgreSQL's charge writes under load (see `paceMs`). */
+export const PG_PACE_MS = 10;
 
 /** The gather window on SQLite (see `gatherMs`): at one request per millisecond about ten charges per commit. */
 export const SQLITE_GATHER_MS = 10;
@@ -66,12 +78,15 @@ export class ChargeBatcher {
   /** Pending write of acknowledged charges at the end of the gather window. */
   private gatherTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  /** When the last write started (ms since the epoch). */
+  private lastStart = 0;
   /** Charges acknowledged by `submit` and not yet written. */
   private unwritten = 0;
   private readonly maxBatch: number;
   private readonly maxUnwritten: number;
   private readonly onError: (e: unknown, ref: string) => void;
   private readonly gatherMs: number;
+  private readonly paceMs: number;
 
   constructor(
     private readonly store: Pick<Store, 'chargeMany'>,
@@ -82,6 +97,7 @@ export class ChargeBatcher {
     this.maxUnwritten = o.maxUnwritten ?? MAX_UNWRITTEN_CHARGES;
     this.onError = o.onError ?? (() => undefined);
     this.gatherMs = Math.max(0, o.gatherMs ?? 0);
+    this.paceMs = Math.max(0, o.paceMs ?? 0);
   }
 
   /** Charges acknowledged but not yet in the store (for metrics and tests). */
@@ -136,18 +152,37 @@ export class ChargeBatcher {
 
   private enqueue(p: Pending): void {
     this.queue.push(p);
-    // A caller waiting for its write (chat, admin) never waits for the gather window, nor does a full batch.
-    if (p.awaited || this.gatherMs === 0 || this.queue.length >= this.maxBatch) this.schedule();
-    else this.gather();
+    // A caller waiting for its write (chat, admin) never waits for the gather window or the pace, nor does a full batch.
+    if (p.awaited || this.queue.length >= this.maxBatch) this.schedule();
+    else if (this.gatherMs > 0) this.gather();
+    else this.paceThen();
+  }
+
+  /** Schedules a write at once, or when the pace allows it. */
+  private paceThen(): void {
+    const left = this.paceMs === 0 ? 0 : this.lastStart + this.paceMs - Date.now();
+    if (left > 0) this.gather(left);
+    else this.schedule();
   }
 
   /** Writes the queue at the end of the gather window, unless a write is already due or running. */
-  private gather(): void {
+  private gather(delayMs = this.gatherMs): void {
     if (this.gatherTimer || this.scheduled || this.writing || this.retryTimer) return;
     this.gatherTimer = setTimeout(() => {
       this.gatherTimer = undefined;
       if (!this.writing && !this.retryTimer) this.flushNow();
-    }, this.gatherMs);
+    }, delayMs);
+  }
+
+  /**
+   * After a write: what queued meanwhile goes next, at once, or, with a pace (`paceMs`) and only
+   * acknowledged charges queued, once the pace has passed since the last write started. A caller
+   * waiting for its charge, or a full batch, goes at once.
+   */
+  private next(): void {
+    if (this.queue.length === 0 || this.retryTimer) return;
+    if (this.queue.length >= this.maxBatch || this.queue.some((p) => p.awaited)) this.schedule();
+    else this.paceThen();
   }
 
   /** Starts a write on the next turn unless one is in flight (its end starts the next). */
@@ -171,9 +206,10 @@ export class ChargeBatcher {
     }
     const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) return;
+    this.lastStart = Date.now();
     this.writing = this.write(batch).finally(() => {
       this.writing = undefined;
-      if (this.queue.length > 0 && !this.retryTimer) this.schedule();
+      this.next();
     });
   }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ChargeBatcher } from '../../src/billing/charges.js';
 import { Reservations } from '../../src/billing/reservations.js';
 
@@ -275,5 +275,64 @@ describe('charge batching with a gather window (SQLite)', () => {
     await b.drain();
     expect(calls).toEqual([['r1']]);
     expect(b.backlog).toBe(0);
+  });
+});
+
+describe('charge writes at a pace (PostgreSQL)', () => {
+  it('under steady acknowledged charges starts a write at most once per pace, each with everything queued until then', async () => {
+    const starts: number[] = [];
+    const calls: string[][] = [];
+    let inWrite: (() => void) | undefined;
+    const b = new ChargeBatcher(
+      {
+        chargeMany: async (items) => {
+          starts.push(Date.now());
+          calls.push(items.map((i) => i.ref));
+          // A write that takes a while, as a database round trip does; the test submits during it.
+          await new Promise<void>((r) => (inWrite = r));
+          return items.map(() => 'ok' as const);
+        },
+      },
+      { paceMs: 60 },
+    );
+    const { durable: d1 } = await b.submit('a', 1, 'r1', null, 0);
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toHaveLength(1);
+    const { durable: d2 } = await b.submit('a', 1, 'r2', null, 0);
+    inWrite!();
+    await d1;
+    const { durable: d3 } = await b.submit('a', 1, 'r3', null, 0);
+    // The previous write has ended; the next waits for the rest of the pace since that one started.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toHaveLength(1);
+    await vi.waitFor(() => expect(calls).toHaveLength(2), { timeout: 1_000, interval: 5 });
+    inWrite!();
+    await Promise.all([d2, d3]);
+    expect(calls).toEqual([['r1'], ['r2', 'r3']]);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(55);
+  });
+
+  it('a caller waiting for its charge goes right after the write in flight, with what queued meanwhile', async () => {
+    const calls: string[][] = [];
+    let inWrite: (() => void) | undefined;
+    const b = new ChargeBatcher(
+      {
+        chargeMany: async (items) => {
+          calls.push(items.map((i) => i.ref));
+          if (calls.length === 1) await new Promise<void>((r) => (inWrite = r));
+          return items.map(() => 'ok' as const);
+        },
+      },
+      // Longer than the test's timeout: waiting for the pace would fail the test.
+      { paceMs: 60_000 },
+    );
+    const first = b.charge('a', 1, 'r1', null, 0);
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toHaveLength(1);
+    await b.submit('a', 1, 'r2', null, 0);
+    const waited = b.charge('a', 1, 'r3', null, 0);
+    inWrite!();
+    await expect(Promise.all([first, waited])).resolves.toEqual(['ok', 'ok']);
+    expect(calls).toEqual([['r1'], ['r2', 'r3']]);
   });
 });
