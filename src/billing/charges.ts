@@ -38,7 +38,7 @@ export interface ChargeBatcherOptions {
    * queued while a write is in flight goes into the next anyway, but at one round trip apart the
    * batches stay small, and the server's cost per charge falls with the batch (measured: ~23 us each
    * in a statement of 20, ~17 us in one of 60). Part of what a crash can lose, like `gatherMs`.
-   * Not for SQLite: there the longer-lived queue cost the gateway more than the larger batches saved.
+   * Not used on SQLite, where it was not shown to help (bench/README.md, "paced charge writes").
    */
   paceMs?: number;
 }
