@@ -78,8 +78,8 @@ export class ChargeBatcher {
   /** Pending write of acknowledged charges at the end of the gather window. */
   private gatherTimer: NodeJS.Timeout | undefined;
   private failures = 0;
-  /** When the last write started (ms since the epoch). */
-  private lastStart = 0;
+  /** When the last write started (`performance.now()`: monotonic, so a clock set back cannot stretch the pace). */
+  private lastStart = Number.NEGATIVE_INFINITY;
   /** Charges acknowledged by `submit` and not yet written. */
   private unwritten = 0;
   private readonly maxBatch: number;
@@ -160,7 +160,7 @@ export class ChargeBatcher {
 
   /** Schedules a write at once, or when the pace allows it. */
   private paceThen(): void {
-    const left = this.paceMs === 0 ? 0 : this.lastStart + this.paceMs - Date.now();
+    const left = this.paceMs === 0 ? 0 : this.lastStart + this.paceMs - performance.now();
     if (left > 0) this.gather(left);
     else this.schedule();
   }
@@ -206,7 +206,7 @@ export class ChargeBatcher {
     }
     const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) return;
-    this.lastStart = Date.now();
+    this.lastStart = performance.now();
     this.writing = this.write(batch).finally(() => {
       this.writing = undefined;
       this.next();

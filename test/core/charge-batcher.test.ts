@@ -335,4 +335,28 @@ describe('charge writes at a pace (PostgreSQL)', () => {
     await expect(Promise.all([first, waited])).resolves.toEqual(['ok', 'ok']);
     expect(calls).toEqual([['r1'], ['r2', 'r3']]);
   });
+
+  it('keeps its pace when the wall clock is set back', async () => {
+    const calls: string[][] = [];
+    const b = new ChargeBatcher(
+      {
+        chargeMany: async (items) => {
+          calls.push(items.map((i) => i.ref));
+          return items.map(() => 'ok' as const);
+        },
+      },
+      { paceMs: 50 },
+    );
+    const { durable: d1 } = await b.submit('a', 1, 'r1', null, 0);
+    await d1;
+    // An operator or NTP steps the clock back an hour: the next write must not wait for the old time to come back.
+    vi.setSystemTime(Date.now() - 3_600_000);
+    try {
+      const { durable: d2 } = await b.submit('a', 1, 'r2', null, 0);
+      await vi.waitFor(() => expect(calls).toEqual([['r1'], ['r2']]), { timeout: 1_000, interval: 5 });
+      await d2;
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
