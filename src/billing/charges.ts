@@ -65,7 +65,7 @@ const RETRY_MS = [50, 200, 1_000, 2_000];
  *  - `submit` acknowledges at once and returns a `durable` promise that settles when the charge is
  *    in the store. The embeddings answer leaves without waiting for the database. A failed write
  *    is retried; a crash loses at most the charges of the write in flight and those queued behind
- *    it or gathering for the next one (`gatherMs`): a few milliseconds of traffic, never more than
+ *    it or gathering for the next one (`gatherMs`, `paceMs`): a few milliseconds of traffic, never more than
  *    `maxUnwritten`, always in the client's favour: nobody is charged for work not done, only possibly not charged for work done.
  *    `drain` (shutdown) writes them all before the store closes.
  * Exactly-once rests on the ledger's unique (ref, kind) either way.
