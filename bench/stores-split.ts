@@ -1,11 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { option } from './lib/args.js';
-import { runMain, type Child } from './lib/children.js';
+import { compileChildren } from './lib/compile.js';
+import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, LoadClient, type RequestSpec } from './lib/load.js';
 import { cpuMicros, machineBusyMicros } from './lib/proc.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, scratchRun, startEmbeddingsUpstream, startGateway } from './lib/setup.js';
-import { BENCH_PG_URL, ensureServices, STORES, type StoreName } from './lib/stores.js';
+import { median } from './lib/stats.js';
+import { BENCH_PG_URL, dropBenchSchemas, ensureServices, parseStores, redisServerPid, STORES, type StoreName } from './lib/stores.js';
 
 /**
  * Where the CPU of an embeddings request goes on each store, by process: the gateway, the mock
@@ -14,10 +16,10 @@ import { BENCH_PG_URL, ensureServices, STORES, type StoreName } from './lib/stor
  * says which process a store's extra cost lands on. Also counts PostgreSQL commits per request (the
  * ledger's batched charges). Rounds rotate the stores' order; each figure is the median of its rounds.
  *
- *   node --import tsx bench/stores-split.ts [--stores=sqlite,pg] [--connections=32] [--seconds=6] [--rounds=3]
+ *   node --import tsx bench/stores-split.ts [--stores=sqlite,pg,pg-memory,sqlite-redis] [--connections=32] [--seconds=6] [--rounds=3]
  */
 const args = process.argv.slice(2);
-const stores = (option('stores', args) ?? 'sqlite,pg').split(',') as StoreName[];
+const stores = parseStores(args);
 const connections = Number(option('connections', args) ?? 32);
 const seconds = Number(option('seconds', args) ?? 6);
 const rounds = Number(option('rounds', args) ?? 3);
@@ -60,14 +62,13 @@ async function commits(client: pg.Client): Promise<number> {
   return Number(r.rows[0]!.n);
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor((s.length - 1) / 2)]!;
-};
-
 async function main(): Promise<void> {
-  for (const s of stores) if (!(s in STORES)) throw new Error(`--stores: unknown store ${s}`);
+  useCompiledChildren(await compileChildren());
+  // PostgreSQL's commits are read whatever the stores, so the services must run either way.
   ensureServices();
+  await dropBenchSchemas('stale');
+  const redisPid = await redisServerPid();
+  const redisCpu = (): number => (redisPid === undefined ? Number.NaN : cpuMicros(redisPid));
   const children: Child<unknown>[] = [];
   const up = await startEmbeddingsUpstream();
   children.push(up);
@@ -87,17 +88,18 @@ async function main(): Promise<void> {
     for (const s of order) {
       const g = gateways.get(s)!;
       await closedLoop(g.client, g.spec, { workers: connections, durationMs: 3_000 });
-      const before = { gw: cpuMicros(g.pid), up: cpuMicros(up.pid), self: process.cpuUsage(), pg: cpuOfAll('postgres'), redis: cpuOfAll('redis-server'), commits: await commits(db), machine: machineBusyMicros() };
+      const before = { gw: cpuMicros(g.pid), up: cpuMicros(up.pid), self: process.cpuUsage(), pg: cpuOfAll('postgres'), redis: redisCpu(), commits: await commits(db), machine: machineBusyMicros() };
       const res = await closedLoop(g.client, g.spec, { workers: connections, durationMs: seconds * 1000 });
       const self = process.cpuUsage(before.self);
       const n = res.ok;
+      if (n === 0) throw new Error(`${s}: no request succeeded (first error: ${res.firstError ?? 'none'})`);
       const row = {
         'req/s': (n * 1000) / res.elapsedMs,
         gateway: (cpuMicros(g.pid) - before.gw) / n,
         upstream: (cpuMicros(up.pid) - before.up) / n,
         'load generator': (self.user + self.system) / n,
         postgres: deltaOf(before.pg, cpuOfAll('postgres')) / n,
-        redis: deltaOf(before.redis, cpuOfAll('redis-server')) / n,
+        redis: (redisCpu() - before.redis) / n,
         // The query that reads the count is a commit too.
         'pg commits': ((await commits(db)) - before.commits - 1) / n,
         machine: (machineBusyMicros() - before.machine) / n,
@@ -117,6 +119,7 @@ async function main(): Promise<void> {
   }
   for (const g of gateways.values()) await g.client.close();
   await Promise.all(children.map((c) => c.stop()));
+  await dropBenchSchemas('mine');
 }
 
 runMain('stores-split', main);
