@@ -158,14 +158,14 @@ async function embeddingsPaths(children: Child<unknown>[], probe: string[], with
   ];
 }
 
-async function pollPaths(children: Child<unknown>[], probe: string[], withProbe: (out: string) => Record<string, string>): Promise<LoadPath[]> {
+async function pollPaths(count: number, children: Child<unknown>[], probe: string[], withProbe: (out: string) => Record<string, string>): Promise<LoadPath[]> {
   // Jobs that never finish upstream, polled by the gateway no sooner than in an hour: every poll is served from the store.
   const sim = await startSim('sora simulator', { kind: 'sora', taskMs: 24 * 3600 * 1000 });
   children.push(sim);
   const gwOut = join(run.dir, 'gateway.json');
   const gw = await startGateway(run, 'gw-polls', videoGatewayConfig(run, 'gw-polls', sim.info, 3600_000), true, undefined, { nodeArgs: probe, env: withProbe(gwOut) });
   children.push(gw);
-  const ids = await seedJobs(gatewayDbPath(run, 'gw-polls'), gw.info, jobs!);
+  const ids = await seedJobs(gatewayDbPath(run, 'gw-polls'), gw.info, count);
   const headers = { authorization: `Bearer ${gw.info.key}` };
   const spec: RequestSpec = { method: 'GET', path: () => `/v1/videos/${ids[Math.floor(Math.random() * ids.length)]!}`, headers };
   return [{ name: 'gateway', pid: gw.pid, out: gwOut, log: join(run.dir, 'gw-polls.log'), client: new LoadClient(gw.info.url, connections ?? 64), spec }];
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
     : ['--import', join(dir, 'bench', 'children', 'survivor-probe.js'), '--trace-gc-nvp', ...(all ? [] : ['--initial-old-space-size=1024']), ...flags];
   const children: Child<unknown>[] = [];
   const withProbe = (out: string): Record<string, string> => ({ BENCH_SURVIVOR_OUT: out, BENCH_SURVIVOR_ALL: all ? '1' : '0' });
-  const paths = jobs ? await pollPaths(children, probe, withProbe) : await embeddingsPaths(children, probe, withProbe);
+  const paths = jobs ? await pollPaths(jobs, children, probe, withProbe) : await embeddingsPaths(children, probe, withProbe);
   const load = (p: LoadPath, durationMs: number) =>
     connections ? closedLoop(p.client, p.spec, { workers: connections, durationMs }) : fixedRate(p.client, p.spec, { rate, durationMs });
   const what = jobs ? `Video polls of ${jobs.toLocaleString('en-US')} stored jobs` : `Embeddings (${encoding})`;

@@ -1,6 +1,6 @@
 import { closedLoop, fixedRate, LoadClient, type RequestSpec, type RunResult } from '../lib/load.js';
 import { cpuMicros } from '../lib/proc.js';
-import { summarize, type Summary } from '../lib/stats.js';
+import { median, summarize, type Summary } from '../lib/stats.js';
 
 /**
  * The three ways a request can travel in the benchmark, and the bookkeeping common to every
@@ -93,10 +93,8 @@ export async function eachPath<T>(meters: Record<PathName, PathMeter>, fn: (m: P
   return out;
 }
 
-const median = (xs: number[]): number => {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)]!;
-};
+/** The median of the rounds that measured something (a round that served nothing reads NaN). */
+const medianMeasured = (xs: number[]): number => median(xs.filter((x) => !Number.isNaN(x)));
 
 /**
  * Several rounds of one phase on one path as one result: each figure (CPU per request, throughput,
@@ -116,12 +114,12 @@ export function medianOfRounds(rounds: readonly PhaseResult[]): PhaseResult {
     firstError: rounds.find((r) => r.firstError !== undefined)?.firstError,
     summary: {
       count: sum((r) => r.summary.count),
-      p50: median(rounds.map((r) => r.summary.p50)),
-      p99: median(rounds.map((r) => r.summary.p99)),
+      p50: medianMeasured(rounds.map((r) => r.summary.p50)),
+      p99: medianMeasured(rounds.map((r) => r.summary.p99)),
       max: Math.max(...rounds.map((r) => r.summary.max)),
     },
-    cpuPerRequest: median(rounds.map((r) => r.cpuPerRequest)),
-    throughput: median(rounds.map((r) => r.throughput)),
+    cpuPerRequest: medianMeasured(rounds.map((r) => r.cpuPerRequest)),
+    throughput: medianMeasured(rounds.map((r) => r.throughput)),
   };
 }
 
