@@ -75,10 +75,13 @@ export class IdSealer {
   open(token: string): VideoIdClaims | undefined {
     const hit = this.opened.get(token);
     if (hit) return hit;
-    const claims = this.decrypt(token);
-    if (claims && this.recent.seenAgain(token, this.now())) {
+    const decrypted = this.decrypt(token);
+    if (!decrypted) return undefined;
+    // Frozen whether remembered or not, so no caller can come to depend on changing them.
+    const claims = Object.freeze(decrypted);
+    if (this.recent.seenAgain(token, this.now())) {
       if (this.opened.size >= OPENED_CACHE_MAX) this.opened.clear();
-      this.opened.set(token, Object.freeze(claims));
+      this.opened.set(token, claims);
     }
     return claims;
   }

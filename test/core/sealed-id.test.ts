@@ -41,6 +41,7 @@ describe('sealed video ids', () => {
     const id = s.seal(claims);
     // A remembered id answers with the same object; a decrypted one with a new object each time.
     const first = s.open(id);
+    expect(Object.isFrozen(first)).toBe(true);
     now = 20_000;
     const late = s.open(id);
     expect(late).toEqual(claims);
