@@ -75,7 +75,7 @@ export class ChargeBatcher {
   private scheduled = false;
   private writing: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  /** Pending write of acknowledged charges at the end of the gather window. */
+  /** Pending write of acknowledged charges at the end of the gather window or the pace. */
   private gatherTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   /** When the last write started (`performance.now()`: monotonic, so a clock set back cannot stretch the pace). */
@@ -165,7 +165,7 @@ export class ChargeBatcher {
     else this.schedule();
   }
 
-  /** Writes the queue at the end of the gather window, unless a write is already due or running. */
+  /** Writes the queue after `delayMs` (the gather window, or what is left of the pace), unless a write is already due, running or timed. */
   private gather(delayMs = this.gatherMs): void {
     if (this.gatherTimer || this.scheduled || this.writing || this.retryTimer) return;
     this.gatherTimer = setTimeout(() => {

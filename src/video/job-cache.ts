@@ -35,10 +35,10 @@ interface Read {
  * read again in the background while polls go on with it (the staleness bound stays the same), so
  * under steady polling no poll waits for the database.
  * A row is kept only for a hot job: one read before within the second (`RecentKeys`), or polled by
- * more than one poll at once. A job polled every few seconds (most) would never be served from the cache, and
- * keeping its row anyway cost more than the read it never saves: under polls of many jobs each kept
- * row outlived two young collections and was copied into the old generation (bench/README.md, "A
- * poll that misses every cache").
+ * more than one poll at once. A job polled every few seconds (most) would never be served from the
+ * cache, and keeping its row anyway cost more than the read it never saves: under polls of many jobs
+ * each kept row outlived two young collections and was copied into the old generation
+ * (bench/README.md, "A poll that misses every cache").
  */
 export class JobCache {
   private readonly rows = new Map<string, Entry>();
