@@ -79,10 +79,16 @@ export interface LogSink {
   flushSync?(): unknown;
 }
 
+/** The longest a log line waits in the logger's buffer before it is written (ms). */
+export const LOG_FLUSH_MS = 250;
+
 export function createLogger(level: ConfigFile['log_level'], opts: { secrets?: Iterable<string>; sink?: LogSink } = {}): Logger {
-  // Buffered, asynchronous writes: a log line must not cost a write(2) on the request path.
-  // Flushed on close; `silent` needs no destination at all.
-  const out: LogSink | undefined = opts.sink ?? (level === 'silent' ? undefined : pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  // Buffered, asynchronous writes: a log line must not cost a write(2) on the request path. Under
+  // load a write goes out per 4 KB; on a quiet gateway the buffer would hold its last lines until
+  // 4 KB more arrived (minutes, or never), so it is also written every LOG_FLUSH_MS. Flushed on
+  // close and at exit; `silent` needs no destination at all.
+  const out: LogSink | undefined =
+    opts.sink ?? (level === 'silent' ? undefined : pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS }));
   // Every line passes the one redaction, whatever logged it: upstream messages quote credentials.
   const secrets = compileSecrets(opts.secrets ?? []);
   const dest = out && {

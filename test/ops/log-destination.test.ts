@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/services.js';
+import { createLogger, LOG_FLUSH_MS } from '../../src/services.js';
 
 /**
  * The logger's own destination (standard output, buffered and written asynchronously) in a real
@@ -33,6 +33,38 @@ describe('log destination', () => {
       const line = JSON.parse(text) as { i: number; note: string; msg: string };
       expect(line).toMatchObject({ i, note: 'café ☕ [redacted]', msg: 'line' });
     });
+  }, 90_000);
+
+  it('writes a lone line within its flush interval while the process runs on (a quiet gateway does not sit on its lines)', async () => {
+    // One line, far under the 4 KB a write waits for, then the process idles for 20 s: the line
+    // must arrive while it still runs, not at its exit.
+    const probe = `
+import { createLogger } from './src/services.ts';
+createLogger('info', {}).info({ marker: 'quiet' }, 'one line');
+process.stderr.write('logged\\n');
+setTimeout(() => process.exit(0), 20_000);
+`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let loggedAt = 0;
+      child.stderr.on('data', (d: Buffer) => {
+        if (!loggedAt && d.toString().includes('logged')) loggedAt = Date.now();
+      });
+      const line = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        child.stdout.on('data', (d: Buffer) => {
+          text += d.toString();
+          if (text.includes('\n')) resolve(text);
+        });
+        child.once('exit', () => reject(new Error(`the probe exited before its line arrived (stdout: ${text})`)));
+      });
+      expect(child.exitCode).toBeNull();
+      expect(JSON.parse(line)).toMatchObject({ marker: 'quiet', msg: 'one line' });
+      // A generous bound for a loaded machine: the interval plus a few seconds, far under the 20 s.
+      if (loggedAt) expect(Date.now() - loggedAt).toBeLessThan(LOG_FLUSH_MS + 5_000);
+    } finally {
+      child.kill('SIGKILL');
+    }
   }, 90_000);
 
   it('passes a synchronous flush through the redacting layer to the destination (what an exit that cannot wait calls)', () => {
