@@ -1,3 +1,4 @@
+import { errors, GatewayError } from '../core/errors.js';
 import type { Micros } from '../core/money.js';
 import type { Attribution, Store } from '../store/types.js';
 
@@ -22,7 +23,7 @@ export interface ChargeBatcherOptions {
    * for its own write like `charge`, so a slow or absent database bounds what a crash can lose.
    */
   maxUnwritten?: number;
-  /** A charge that could not be written (reported once per charge; it is dropped or retried). */
+  /** A charge that could not be written (reported once per failed write; it is dropped or retried). */
   onError?: (e: unknown, ref: string) => void;
   /**
    * How long an acknowledged charge (`submit`) may wait for others before its write starts, when no
@@ -74,6 +75,8 @@ export class ChargeBatcher {
   private queue: Pending[] = [];
   private scheduled = false;
   private writing: Promise<void> | undefined;
+  /** The charges of the write in flight (empty when none is). */
+  private inFlight: Pending[] = [];
   private retryTimer: NodeJS.Timeout | undefined;
   /** Pending write of acknowledged charges at the end of the gather window or the pace. */
   private gatherTimer: NodeJS.Timeout | undefined;
@@ -106,6 +109,8 @@ export class ChargeBatcher {
   }
 
   charge(accountId: string, amount: Micros, ref: string, note: string | null, now: number, by?: Attribution): Promise<'ok' | 'duplicate'> {
+    const refused = refuseAmount(amount);
+    if (refused) return Promise.reject(refused);
     return new Promise((resolve, reject) => this.enqueue({ accountId, amount, ref, note, now, by, awaited: true, resolve, reject }));
   }
 
@@ -116,6 +121,9 @@ export class ChargeBatcher {
    * rejects.
    */
   async submit(accountId: string, amount: Micros, ref: string, note: string | null, now: number, by?: Attribution): Promise<{ durable: Promise<void> }> {
+    // Refused before it is queued: an amount the ledger cannot take would fail every write it joined.
+    const refused = refuseAmount(amount);
+    if (refused) throw refused;
     if (this.unwritten >= this.maxUnwritten) {
       await this.charge(accountId, amount, ref, note, now, by);
       return { durable: Promise.resolve() };
@@ -139,14 +147,19 @@ export class ChargeBatcher {
     const deadline = Date.now() + deadlineMs;
     while (this.queue.length > 0 || this.writing) {
       if (Date.now() >= deadline) {
+        // The write in flight may still land; it is reported too, since nothing will wait for it.
+        if (this.inFlight.length > 0) this.onError(new Error(`${this.inFlight.length} charge(s) still being written at shutdown`), this.inFlight[0]!.ref);
         for (const p of this.queue.splice(0)) {
           this.onError(new Error('not written before shutdown'), p.ref);
           p.reject(new Error('The charge was not written before shutdown.'));
         }
         return;
       }
-      if (!this.writing) this.flushNow();
-      await Promise.race([this.writing, new Promise((r) => setTimeout(r, 20))]);
+      // Gathering or paced charges go at once; after a failed write the retry keeps its delay, so a
+      // database that is down is not hammered for the whole deadline.
+      if (!this.writing && !this.retryTimer) this.flushNow();
+      const tick = new Promise((r) => setTimeout(r, 20));
+      await (this.writing ? Promise.race([this.writing, tick]) : tick);
     }
   }
 
@@ -207,8 +220,10 @@ export class ChargeBatcher {
     const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) return;
     this.lastStart = performance.now();
+    this.inFlight = batch;
     this.writing = this.write(batch).finally(() => {
       this.writing = undefined;
+      this.inFlight = [];
       this.next();
     });
   }
@@ -218,30 +233,51 @@ export class ChargeBatcher {
     try {
       results = await this.store.chargeMany(batch);
     } catch (e) {
-      // The whole write failed (database unreachable): callers that wait get the error; the
-      // acknowledged charges go back to the front of the queue and are tried again shortly.
-      const retry = batch.filter((p) => !p.awaited);
-      for (const p of batch) if (p.awaited) p.reject(e);
-      if (retry.length > 0) {
-        this.onError(e, retry[0]!.ref);
-        this.queue.unshift(...retry);
-        const delay = RETRY_MS[Math.min(this.failures++, RETRY_MS.length - 1)]!;
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = undefined;
-          if (!this.writing) this.flushNow();
-        }, delay);
-        this.retryTimer.unref();
-      }
+      // The whole write failed (database unreachable).
+      this.failed(batch, e);
       return;
     }
-    this.failures = 0;
+    const again: Pending[] = [];
+    let failure: unknown;
     batch.forEach((p, i) => {
       const r = results[i];
-      if (r instanceof Error) {
-        // This one charge cannot be written (its account was deleted meanwhile): retrying would not help.
+      if (!(r instanceof Error)) return p.resolve(r ?? 'ok');
+      if (r instanceof GatewayError) {
+        // The store's verdict on this one charge (its account was deleted meanwhile): retrying would not help.
         if (!p.awaited) this.onError(r, p.ref);
         p.reject(r);
-      } else p.resolve(r ?? 'ok');
+      } else {
+        // The database failed while writing this one (the store tries items one by one after a
+        // failed batch): it may take it next time.
+        again.push(p);
+        failure ??= r;
+      }
     });
+    if (again.length > 0) this.failed(again, failure);
+    else this.failures = 0;
   }
+
+  /**
+   * Charges whose write failed for the database's sake: callers that wait get the error; the
+   * acknowledged ones go back to the front of the queue and are tried again after a growing delay.
+   */
+  private failed(batch: Pending[], e: unknown): void {
+    const retry = batch.filter((p) => !p.awaited);
+    for (const p of batch) if (p.awaited) p.reject(e);
+    if (retry.length === 0) return;
+    this.onError(e, retry[0]!.ref);
+    this.queue.unshift(...retry);
+    const delay = RETRY_MS[Math.min(this.failures++, RETRY_MS.length - 1)]!;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.writing) this.flushNow();
+    }, delay);
+    this.retryTimer.unref();
+  }
+}
+
+/** The refusal of an amount the ledger cannot take (not a whole, non-negative, exact number of micros), or undefined. */
+function refuseAmount(amount: Micros): GatewayError | undefined {
+  if (Number.isSafeInteger(amount) && amount >= 0) return undefined;
+  return errors.internal('The charge for this request could not be recorded.');
 }

@@ -1,5 +1,6 @@
 import { isObject, type Json } from '../core/json.js';
 import { costForTokens, type Micros } from '../core/money.js';
+import { reportedTokens } from '../core/reported-usage.js';
 import type { ModelInfo } from '../routing/catalog.js';
 
 export interface ChatUsage {
@@ -9,14 +10,18 @@ export interface ChatUsage {
   reported: boolean;
 }
 
-/** The vendor's `usage` object, when it is one. */
+/**
+ * The vendor's `usage` object, when it is one with believable counts (core/reported-usage.ts). A
+ * missing completion count is 0; one that is present but not believable discards the whole usage.
+ */
 export function readUsage(v: Json | undefined): ChatUsage | undefined {
   if (!isObject(v)) return undefined;
-  const p = v.prompt_tokens;
+  const promptTokens = reportedTokens(v.prompt_tokens, Math.ceil);
+  if (promptTokens === undefined) return undefined;
   const c = v.completion_tokens;
-  if (typeof p !== 'number' || !Number.isFinite(p) || p < 0) return undefined;
-  const completion = typeof c === 'number' && Number.isFinite(c) && c >= 0 ? c : 0;
-  return { promptTokens: Math.ceil(p), completionTokens: Math.ceil(completion), reported: true };
+  const completionTokens = c === undefined || c === null ? 0 : reportedTokens(c, Math.ceil);
+  if (completionTokens === undefined) return undefined;
+  return { promptTokens, completionTokens, reported: true };
 }
 
 /** Input tokens at the input price plus output tokens at the output price; a missing price is 0. */

@@ -1,3 +1,4 @@
+import { reportedTokens } from '../core/reported-usage.js';
 import type { EncodingFormat } from './types.js';
 
 /**
@@ -91,9 +92,9 @@ function readUsage(raw: Buffer): { promptTokens: number; open: number } | undefi
   } catch {
     return undefined;
   }
-  const p = (usage as { prompt_tokens?: unknown }).prompt_tokens;
-  if (typeof p !== 'number' || !Number.isFinite(p) || p < 0) return undefined;
-  return { promptTokens: Math.round(p), open: i };
+  const promptTokens = reportedTokens((usage as { prompt_tokens?: unknown }).prompt_tokens);
+  if (promptTokens === undefined) return undefined;
+  return { promptTokens, open: i };
 }
 
 /** The public names' JSON bytes, made once per name (names come from the catalog, a small set). */

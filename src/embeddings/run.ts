@@ -1,5 +1,6 @@
 import { GatewayError } from '../core/errors.js';
 import type { Json } from '../core/json.js';
+import { reportedTokens } from '../core/reported-usage.js';
 import { inheritHold } from '../http/answer-budget.js';
 import { toAbortSignal, type CallSignal } from '../http/call-signal.js';
 import { CredentialError, type UpstreamClient } from '../http/upstream-client.js';
@@ -138,12 +139,9 @@ async function callOnce(
   if (result.vectors.length !== batch.inputs.length)
     return malformed(`${vendor.label} returned ${result.vectors.length} vectors for ${batch.inputs.length} inputs`);
   for (const v of result.vectors) if (v === undefined || v === null) return malformed(`${vendor.label} left an input without a vector`);
-  const reported = result.promptTokens;
-  // No usage from the vendor: the bill rests on the gateway's own count, so it is an exact one.
-  const promptTokens =
-    reported !== undefined && Number.isFinite(reported) && reported >= 0
-      ? Math.round(reported)
-      : sum(input.exact ? batch.tokens : await countAll(batch.inputs, ctx.req.inputType));
+  // No usable usage from the vendor (none, or not a believable count): the bill rests on the
+  // gateway's own count, so it is an exact one.
+  const promptTokens = reportedTokens(result.promptTokens) ?? sum(input.exact ? batch.tokens : await countAll(batch.inputs, ctx.req.inputType));
   return { ok: true, value: { vectors: result.vectors, promptTokens } };
 }
 

@@ -166,6 +166,9 @@ export class EmbeddingsService {
     // The charge's ledger ref: time-ordered, so ledger inserts stay on the unique index's last pages.
     const requestId = `emb-${timeOrderedUuid(now)}`;
     const costMicros = price > 0 ? costForTokens(price, promptTokens) : 0;
+    // The answer is made before the charge: a failure to make it (an upstream vector the gateway
+    // cannot convert) must leave nothing charged.
+    const body = answer.forward ? forwardedBody(answer.forward, usageCostMember(costMicros)) : await renderEmbeddings(req, answer, costMicros);
     // The client hung up or timed out: it receives nothing, so it is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     let durable: Promise<void> | undefined;
@@ -184,7 +187,7 @@ export class EmbeddingsService {
       });
 
     return {
-      body: answer.forward ? forwardedBody(answer.forward, usageCostMember(costMicros)) : await renderEmbeddings(req, answer, costMicros),
+      body,
       headers: admission.headers,
       requestId,
       promptTokens,

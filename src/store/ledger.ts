@@ -1,4 +1,4 @@
-import { errors } from '../core/errors.js';
+import { errors, GatewayError } from '../core/errors.js';
 import type { Micros } from '../core/money.js';
 import { constraintKind, type SqlDriver, type SqlExecutor } from './driver.js';
 import type { SqlValue } from './driver.js';
@@ -105,7 +105,9 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
     },
 
     async chargeMany(items) {
-      for (const it of items) assertMicros('amount', it.amount);
+      // An amount the ledger cannot take is refused in its own slot (`charge` throws it below), so it
+      // never sinks the charges it shares a write with.
+      if (items.some((it) => !validMicros(it.amount))) return chargeEach(this, items);
       try {
         if (db.dialect === 'postgres') return await pgChargeMany(db, items);
         // SQLite: one transaction; each account's balance moves once, by the sum of its new entries.
@@ -126,15 +128,7 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
       } catch (e) {
         // One bad item (e.g. an account deleted meanwhile) must not sink the others: retry one by one.
         if (items.length === 1) throw e;
-        const out: ('ok' | 'duplicate' | Error)[] = [];
-        for (const it of items) {
-          try {
-            out.push(await this.charge(it.accountId, it.amount, it.ref, it.note, it.now, it.by));
-          } catch (err) {
-            out.push(err as Error);
-          }
-        }
-        return out;
+        return chargeEach(this, items);
       }
     },
 
@@ -176,6 +170,33 @@ async function pgChargeMany(db: SqlDriver, items: readonly ChargeItem[]): Promis
   }));
   const written = new Set((await db.query(PG_CHARGE_MANY, [JSON.stringify(rows)])).map((r) => String(r.ref)));
   return items.map((it) => (written.delete(it.ref) ? 'ok' : 'duplicate'));
+}
+
+const validMicros = (v: number): boolean => Number.isSafeInteger(v) && v >= 0;
+
+/**
+ * Each item on its own, after a batch failed or held an invalid amount. A refusal of the item itself
+ * (a GatewayError: its account is gone, its amount is invalid) stays in its slot. Any other error is
+ * the database failing, not the item: the items not yet tried get that same error without another
+ * round trip each, and the caller (billing/charges.ts) tries them again later.
+ */
+async function chargeEach(ops: Pick<LedgerOps, 'charge'>, items: readonly ChargeItem[]): Promise<('ok' | 'duplicate' | Error)[]> {
+  const out: ('ok' | 'duplicate' | Error)[] = [];
+  let down: Error | undefined;
+  for (const it of items) {
+    if (down) {
+      out.push(down);
+      continue;
+    }
+    try {
+      out.push(await ops.charge(it.accountId, it.amount, it.ref, it.note, it.now, it.by));
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err));
+      if (!(e instanceof GatewayError)) down = e;
+      out.push(e);
+    }
+  }
+  return out;
 }
 
 function attribution(by: Attribution | undefined): (string | null)[] {

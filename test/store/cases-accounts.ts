@@ -176,6 +176,18 @@ export function accountCases(ctx: () => Ctx): void {
     expect(await ledgerSum(store, b.id)).toBe(975);
   });
 
+  it('charges many: an amount the ledger cannot take fails in its own slot, the rest are written', async () => {
+    const { store } = ctx();
+    const a = await makeAccount(store, 1_000);
+    const item = (amount: number, ref: string) => ({ accountId: a.id, amount, ref, note: null, now: T0 });
+    const out = await store.chargeMany([item(10, 'v1'), item(1e16, 'v2'), item(Number.NaN, 'v3'), item(-1, 'v4'), item(0.5, 'v5'), item(20, 'v6')]);
+    expect(out[0]).toBe('ok');
+    for (const r of out.slice(1, 5)) expect((r as GatewayError).status).toBe(400);
+    expect(out[5]).toBe('ok');
+    expect(await balanceOf(store, a.id)).toBe(970);
+    expect(await ledgerSum(store, a.id)).toBe(970);
+  });
+
   it('migrations are recorded once and re-opening keeps the data', async () => {
     const { store, url } = ctx();
     const a = await makeAccount(store, 42);
