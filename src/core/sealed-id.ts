@@ -50,7 +50,7 @@ export class IdSealer {
   /** `secrets[i]` gets key id i; the last one seals new ids. `now` is only for the remembering policy. */
   constructor(
     secrets: readonly string[],
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => performance.now(),
   ) {
     if (secrets.length === 0 || secrets.length > 255) throw new Error('IdSealer needs 1 to 255 secrets');
     secrets.forEach((s, i) => {
@@ -90,6 +90,9 @@ export class IdSealer {
     if (typeof token !== 'string' || token.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
     const raw = Buffer.from(token, 'base64url');
     if (raw.length < HEADER_LEN + IV_LEN + TAG_LEN + 2) return undefined;
+    // Only the one spelling `seal` makes: base64url decoding ignores the unused low bits of the last
+    // character, so up to 16 strings would open to the same claims and each be an id of its own.
+    if (raw.toString('base64url') !== token) return undefined;
     if (raw[0] !== VERSION) return undefined;
     const key = this.keys.get(raw[1]!);
     if (!key) return undefined;

@@ -52,13 +52,14 @@ export class InflightList<T extends InflightNode<T>> {
     this.count--;
   }
 
-  /** Calls `fn` on every listed node, oldest first; `fn` may delete the node it is given. */
+  /**
+   * Calls `fn` on every node listed when the walk starts, oldest first, skipping those deleted
+   * before their turn. `fn` may delete any node: the walk goes over a copy of the list, since a
+   * deleted node's links are cleared and could not lead on. (One short array per sweep.)
+   */
   forEach(fn: (node: T) => void): void {
-    let node = this.head;
-    while (node) {
-      const next = node.nextInflight;
-      fn(node);
-      node = next;
-    }
+    const nodes: T[] = [];
+    for (let node = this.head; node; node = node.nextInflight) nodes.push(node);
+    for (const node of nodes) if (node.listed) fn(node);
   }
 }

@@ -114,8 +114,10 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
   // inflight-list.ts for what a Set's churn did to the young generation.
   const inflight = new InflightList<RequestLife>();
   const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
+  // Deadlines run on the monotonic clock: a wall clock stepped forward would time out every request
+  // in flight at once, one stepped back would let requests run past their timeout by the step.
   const sweep = setInterval(() => {
-    const now = Date.now();
+    const now = performance.now();
     inflight.forEach((life) => {
       if (life.deadline <= now) {
         inflight.delete(life);
@@ -148,7 +150,7 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
     this.requestLife?.commit();
   });
   app.addHook('onRequest', (req, reply, done) => {
-    const life = new RequestLife(reply, Date.now() + timeoutMs, inflight);
+    const life = new RequestLife(reply, performance.now() + timeoutMs, inflight);
     req.requestLife = life;
     const raw = reply.raw as WithLife;
     raw[LIFE] = life;

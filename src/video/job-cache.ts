@@ -10,6 +10,7 @@ const MAX_ENTRIES = 2_000;
 // A row polled this long after its read is read again in the background, before it runs out.
 const REREAD_AFTER_MS = 750;
 
+/** Times of entries and reads are on the monotonic clock (`elapsed`), never the wall clock. */
 interface Entry {
   job: JobRecord;
   /** When the read that produced it started. */
@@ -46,13 +47,18 @@ export class JobCache {
   /** Job ids read within the last PROCESSING_TTL_MS: those are hot. */
   private readonly recent = new RecentKeys(PROCESSING_TTL_MS);
 
+  /**
+   * `clock` is the wall clock (a job's next poll time is one); `elapsed` a monotonic one that bounds
+   * how long a row is used: a wall clock set back must not keep serving a row past its second.
+   */
   constructor(
     private readonly store: Pick<Store, 'getJob'>,
     private readonly clock: Clock,
+    private readonly elapsed: () => number = () => performance.now(),
   ) {}
 
   async get(id: string): Promise<JobRecord | undefined> {
-    const now = this.clock.now();
+    const now = this.elapsed();
     const hit = this.rows.get(id);
     if (hit && now < hit.until) {
       if (now - hit.at >= REREAD_AFTER_MS && !this.reading.has(id)) this.read(id, now, true).promise.catch(() => undefined);
@@ -89,9 +95,10 @@ export class JobCache {
 
   private keep(id: string, job: JobRecord, now: number): void {
     const settled = job.state === 'completed' || job.state === 'failed';
-    // A processing row is not kept past its next poll time, when it must be refreshed anyway.
-    const until = settled ? now + SETTLED_TTL_MS : Math.min(now + PROCESSING_TTL_MS, Math.max(job.nextPollAt, now));
-    if (until <= now) return;
+    // A processing row is not kept past its next poll time (wall clock), when it must be refreshed anyway.
+    const life = settled ? SETTLED_TTL_MS : Math.min(PROCESSING_TTL_MS, job.nextPollAt - this.clock.now());
+    if (!(life > 0)) return;
+    const until = now + life;
     if (this.rows.size >= MAX_ENTRIES) this.rows.clear();
     this.rows.set(id, { job, at: now, until });
   }

@@ -71,4 +71,19 @@ describe('InflightList', () => {
     expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(names(list)).toEqual(['c']);
   });
+
+  it('lets the sweep remove other requests too: those removed before their turn are skipped, the rest still visited', () => {
+    const list = new InflightList<Node>();
+    const [a, b, c, d, e] = ['a', 'b', 'c', 'd', 'e'].map((n) => new Node(n)) as [Node, Node, Node, Node, Node];
+    for (const n of [a, b, c, d, e]) list.add(n);
+    const seen: string[] = [];
+    list.forEach((n) => {
+      seen.push(n.name);
+      // Visiting a removes the next one (b) and itself; visiting c removes e.
+      if (n === a) (list.delete(b), list.delete(a));
+      if (n === c) list.delete(e);
+    });
+    expect(seen).toEqual(['a', 'c', 'd']);
+    expect(names(list)).toEqual(['c', 'd']);
+  });
 });

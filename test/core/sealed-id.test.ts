@@ -25,6 +25,28 @@ describe('sealed video ids', () => {
     expect(new IdSealer(['another-secret-entirely']).open(id)).toBeUndefined();
   });
 
+  it('opens only the spelling it sealed, not the aliases lenient base64url decoding would allow', () => {
+    const s = new IdSealer(['0123456789abcdef-secret']);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    let aliasesTried = 0;
+    // Claims of different lengths, so that ids end on each of the partial base64 groups.
+    for (const t of ['a', 'ab', 'abc', 'abcd']) {
+      const id = s.seal({ ...claims, t });
+      expect(s.open(id)?.t).toBe(t);
+      const head = id.slice(0, -1);
+      for (const c of alphabet) {
+        if (c === id.at(-1)) continue;
+        const other = head + c;
+        // Those that decode to the same bytes are aliases: none may open.
+        if (Buffer.from(other, 'base64url').equals(Buffer.from(id, 'base64url'))) {
+          aliasesTried++;
+          expect(s.open(other)).toBeUndefined();
+        }
+      }
+    }
+    expect(aliasesTried).toBeGreaterThan(0);
+  });
+
   it('opens ids sealed before a rotation', () => {
     const old = new IdSealer(['first-secret-0123456']);
     const id = old.seal(claims);

@@ -28,7 +28,7 @@ describe('job cache', () => {
   it('polls that miss together share one read', async () => {
     const clock = { now: () => 0 };
     const s = slowStore({ job: { progress: 1 } });
-    const cache = new JobCache(s.store, clock);
+    const cache = new JobCache(s.store, clock, () => clock.now());
     const polls = Array.from({ length: 10 }, () => cache.get('j'));
     await s.release();
     const rows = await Promise.all(polls);
@@ -41,7 +41,7 @@ describe('job cache', () => {
     const clock = { now: () => 0 };
     const state: { job: Partial<JobRecord> | undefined } = { job: { progress: 1 } };
     const s = slowStore(state);
-    const cache = new JobCache(s.store, clock);
+    const cache = new JobCache(s.store, clock, () => clock.now());
     const early = cache.get('j');
     // This instance changes the job meanwhile.
     cache.forget('j');
@@ -60,7 +60,7 @@ describe('job cache', () => {
     const clock = { now: () => t };
     const state: { job: Partial<JobRecord> | undefined } = { job: { progress: 1 } };
     const s = slowStore(state);
-    const cache = new JobCache(s.store, clock);
+    const cache = new JobCache(s.store, clock, () => clock.now());
     // Read twice within the second: a hot job, whose row is kept from the second read on.
     for (let i = 0; i < 2; i++) {
       const p = cache.get('j');
@@ -89,7 +89,7 @@ describe('job cache', () => {
     const clock = { now: () => 100 };
     const state: { job: Partial<JobRecord> | undefined } = { job: { nextPollAt: 50 } };
     const s = slowStore(state);
-    const cache = new JobCache(s.store, clock);
+    const cache = new JobCache(s.store, clock, () => clock.now());
     for (let i = 0; i < 2; i++) {
       const p = cache.get('j');
       await s.release();
@@ -115,7 +115,7 @@ describe('job cache', () => {
         return { id, state: 'processing', nextPollAt: Number.MAX_SAFE_INTEGER } as JobRecord;
       },
     };
-    const cache = new JobCache(store, { now: () => now });
+    const cache = new JobCache(store, { now: () => now }, () => now);
     const polls = [cache.get('j'), cache.get('j')];
     for (const p of polls) await expect(p).rejects.toThrow('database unavailable');
     expect(reads).toBe(1);
@@ -138,7 +138,7 @@ describe('job cache', () => {
     let t = 0;
     const clock = { now: () => t };
     const s = slowStore({ job: { progress: 1 } });
-    const cache = new JobCache(s.store, clock);
+    const cache = new JobCache(s.store, clock, () => clock.now());
     const poll = async (id: string) => {
       const p = cache.get(id);
       await s.release();
@@ -157,5 +157,30 @@ describe('job cache', () => {
     expect(s.reads()).toBe(5);
     expect(await cache.get('a')).toBe(row);
     expect(s.reads()).toBe(5);
+  });
+
+  it('serves a kept row for at most its second of elapsed time, whatever the wall clock does', async () => {
+    let wall = 1_000_000;
+    let elapsed = 0;
+    const state: { job: Partial<JobRecord> | undefined } = { job: { progress: 1, nextPollAt: Number.MAX_SAFE_INTEGER } };
+    const s = slowStore(state);
+    const cache = new JobCache(s.store, { now: () => wall }, () => elapsed);
+    const poll = async () => {
+      const p = cache.get('j');
+      await s.release();
+      return p;
+    };
+    await poll();
+    elapsed = 100;
+    const kept = await poll(); // read again within the second: kept
+    expect(await cache.get('j')).toBe(kept);
+    const reads = s.reads();
+    // Another instance deletes the job; this host's wall clock is then stepped back a minute.
+    state.job = { progress: 1, nextPollAt: Number.MAX_SAFE_INTEGER, deletedAt: 5 };
+    wall -= 60_000;
+    elapsed = 1_200;
+    const after = await poll();
+    expect(s.reads()).toBe(reads + 1);
+    expect(after?.deletedAt).toBe(5);
   });
 });
