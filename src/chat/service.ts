@@ -45,8 +45,11 @@ export interface ChatServiceDeps {
   logger?: ChatLogger;
   /** In-flight spending shared with embeddings; defaults to one of its own. */
   reservations?: Reservations;
-  /** Batches concurrent charges into one transaction; defaults to charging one by one. */
-  charges?: Pick<ChargeBatcher, 'charge'>;
+  /**
+   * Batches concurrent charges into one transaction; defaults to charging one by one. A charge whose
+   * write failed for the database's sake is handed to its background queue (`submit`), retried there.
+   */
+  charges?: Pick<ChargeBatcher, 'charge' | 'submit'>;
   /** Per-key budgets; defaults to one over `store`. */
   budgets?: KeyBudgets;
 }
@@ -250,17 +253,34 @@ export class ChatService {
     const note =
       `chat ${r.model.name} via ${upstream.name}: ${usage.promptTokens} input + ${usage.completionTokens} output tokens` +
       (usage.reported ? '' : ' (estimated; the upstream reported no usage)');
+    r.charged = cost;
+    const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
+    // Time-ordered refs land on the last pages of the ledger's unique (ref, kind) index (see time-ordered-id.ts).
+    const now = this.deps.clock.now();
+    const ref = `chat:${timeOrderedUuid(now)}`;
+    const { charges } = this.deps;
     try {
-      r.charged = cost;
-      const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
-      // Time-ordered refs land on the last pages of the ledger's unique (ref, kind) index (see time-ordered-id.ts).
-      const now = this.deps.clock.now();
-      await (this.deps.charges ?? this.deps.store).charge(r.ctx.account.id, cost, `chat:${timeOrderedUuid(now)}`, note, now, by);
+      await (charges ?? this.deps.store).charge(r.ctx.account.id, cost, ref, note, now, by);
       countCharged(r.model.name, cost);
+      return;
     } catch (e) {
-      // The answer was produced and delivered; losing the client's response over a ledger write would not un-spend it.
-      this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);
+      // The store's verdict on the charge itself (its account is gone): nothing to retry.
+      if (e instanceof GatewayError || !charges) return this.billingFailed(r, cost, e);
     }
+    // The database failed (the answer was produced and delivered either way): the same charge, under
+    // the same ref so that it can never land twice, goes to the queue that retries until it is written.
+    try {
+      await charges.submit(r.ctx.account.id, cost, ref, note, now, by);
+      countCharged(r.model.name, cost);
+      this.log.warn(`chat charge ${ref} for account ${r.ctx.account.id} (${cost} micros) could not be written at once; it is retried in the background`);
+    } catch (e) {
+      this.billingFailed(r, cost, e);
+    }
+  }
+
+  private billingFailed(r: Reservation, cost: number, e: unknown): void {
+    // Losing the client's response over a ledger write would not un-spend it: the answer stands.
+    this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);
   }
 
   private correct(r: Reservation, delta: number): void {

@@ -127,6 +127,33 @@ describe('POST /v1/chat/completions (non-streaming)', () => {
   });
 });
 
+describe('chat billing while the database fails', () => {
+  it('keeps a charge whose write failed and writes it once the database answers again', async () => {
+    const { key, account } = await gw.newKey(10);
+    main.settings.chatUsage = { prompt_tokens: 100, completion_tokens: 10 };
+    const before = await gw.balance(account);
+    const store = gw.services.store;
+    const real = store.chargeMany.bind(store);
+    let failures = 0;
+    // The next write of charges fails as a database that went away does.
+    store.chargeMany = async (items) => {
+      if (failures++ === 0) throw new Error('connection refused');
+      return real(items);
+    };
+    try {
+      const res = await call(gw, 'POST', '/v1/chat/completions', { key, body: hello });
+      expect(res.status).toBe(200);
+      await gw.services.charges.drain(5_000);
+    } finally {
+      store.chargeMany = real;
+    }
+    expect(failures).toBeGreaterThanOrEqual(2);
+    const entries = (await ledger(account)).filter((e) => e.kind === 'charge');
+    expect(entries).toHaveLength(1);
+    expect(before - (await gw.balance(account))).toBe(100 * 1 + 10 * 4);
+  });
+});
+
 describe('POST /v1/chat/completions (streaming)', () => {
   it('relays the events, keeps the usage chunk from a client that did not ask, and bills it', async () => {
     const { key, account } = await gw.newKey(10);
