@@ -1,3 +1,4 @@
+import { elapsedMs } from '../core/clock.js';
 import { cleanTokens, isLimited, type LimitDecision } from './decision.js';
 import { MemoryRateLimiter } from './memory.js';
 import type { LimitFamily, LimitScope } from './types.js';
@@ -32,7 +33,7 @@ export class LocalFallback {
   private lastPrune = 0;
 
   constructor(now?: () => number) {
-    this.now = now ?? Date.now;
+    this.now = now ?? elapsedMs;
     this.windows = new MemoryRateLimiter({ now: this.now });
   }
 

@@ -1,3 +1,4 @@
+import { elapsedMs } from '../core/clock.js';
 import {
   cleanTokens,
   findTooLarge,
@@ -35,7 +36,8 @@ export class MemoryRateLimiter implements RateLimiter {
   private lastSweep = Number.NEGATIVE_INFINITY;
 
   constructor(opts: MemoryLimiterOptions = {}) {
-    this.now = opts.now ?? Date.now;
+    // Elapsed time, not the wall clock: a clock stepped back would otherwise hold every window full.
+    this.now = opts.now ?? elapsedMs;
   }
 
   admit(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<LimitDecision> {

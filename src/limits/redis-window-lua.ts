@@ -103,6 +103,10 @@ local function add(w, prefix, s, n)
     w[newest] = s
     w.meta = true
     w.newsecond = true
+  elseif s < w[newest] then
+    -- The clock went back (Redis's TIME was stepped): the expiry set with the newest second would
+    -- run out with this bucket still in the window, taking every admission with it. Renew it too.
+    w.newsecond = true
   end
   if s < w.o then
     w.o = s

@@ -1,3 +1,4 @@
+import { elapsedMs } from '../core/clock.js';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
@@ -269,11 +270,11 @@ export class RedisRateLimiter implements RateLimiter {
       if (this.everReady) this.failed(new Error(`connection ${this.redis.status}`));
       return false;
     }
-    return Date.now() >= this.skipUntil;
+    return elapsedMs() >= this.skipUntil;
   }
 
   private failed(e: unknown): void {
-    this.skipUntil = Date.now() + this.coolDownMs;
+    this.skipUntil = elapsedMs() + this.coolDownMs;
     if (this.degraded) return;
     this.degraded = true;
     const why = e instanceof Error ? e.message : String(e);

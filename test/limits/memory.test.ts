@@ -264,3 +264,26 @@ describe('MemoryRateLimiter: agrees with a naive model', () => {
     );
   });
 });
+
+describe('MemoryRateLimiter on its default clock', () => {
+  it('is not frozen by a wall clock set back: the window counts elapsed time', async () => {
+    const realNow = Date.now;
+    let step = 0;
+    // In place before the limiter exists, so that whatever clock it takes sees the step.
+    Date.now = () => realNow() + step;
+    try {
+      const limiter = new MemoryRateLimiter();
+      const scopes = [key({ rpm: 2 }, 'wall')];
+      for (let i = 0; i < 2; i++) expect((await limiter.admit('chat', scopes, 0)).allowed).toBe(true);
+      // NTP steps the wall clock back an hour.
+      step = -3_600_000;
+      const refused = (await limiter.admit('chat', scopes, 0)) as LimitDecision;
+      expect(refused.allowed).toBe(false);
+      // Still the minute the window holds, not the hour plus the minute.
+      expect(refused.retryAfterSeconds).toBeGreaterThan(0);
+      expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});

@@ -244,3 +244,26 @@ describe('RedisRateLimiter', () => {
     expect((await l.admit('video', s, 0)).allowed).toBe(false);
   });
 });
+
+describe('RedisRateLimiter when the window clock goes back', () => {
+  it('renews the window expiry, so the admissions made since do not expire with the older seconds', async () => {
+    const { Redis } = await import('ioredis');
+    const clock = { t: T0 };
+    const l = limiter(clock, { sub: 'clockback:' });
+    const s = scope({ rpm: 100 });
+    await ready(l, [s]);
+    expect((await l.admit('chat', [s], 0)).allowed).toBe(true);
+    const client = new Redis(REDIS_URL);
+    try {
+      const [windowKey] = await client.keys(`${prefix}clockback:*`);
+      expect(windowKey).toBeDefined();
+      await new Promise((r) => setTimeout(r, 1_500));
+      clock.t -= 120_000;
+      expect((await l.admit('chat', [s], 0)).allowed).toBe(true);
+      // Renewed to the whole window and a second again, not what was left of the first expiry.
+      expect(await client.pttl(windowKey!)).toBeGreaterThan(60_500);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
