@@ -89,12 +89,25 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
   app.addHook('preParsing', (req, reply, payload, done) => {
     // Only chunked bodies are metered here (no Content-Length and no Transfer-Encoding: no body).
     if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] === undefined) return done(null, payload);
+    // A multipart upload is read by its route from the raw request (@fastify/multipart), never from
+    // this stream: a meter nobody reads would stop the upload once its buffers filled (~32 KB), and
+    // its error on a client's abort would reach no listener. The upload's own limits bound it.
+    if (isMultipart(req.headers['content-type'])) return done(null, payload);
     const meter = new BudgetMeter(budget);
     reply.raw.once('close', () => meter.release());
     // The parser reads the meter; errors of the client's stream reach it through the pipe's end.
     payload.on('error', (e) => meter.destroy(e));
+    // The body parser listens for the meter's errors and answers them; this listener only keeps an
+    // error with no reader (the request already answered) from being an uncaught 'error' event.
+    meter.on('error', ignore);
     done(null, payload.pipe(meter));
   });
+}
+
+const ignore = (): void => undefined;
+
+function isMultipart(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^\s*multipart\//i.test(contentType);
 }
 
 /** Passes a chunked body through, taking each chunk's bytes from the budget (503 when none are left). */
