@@ -9,11 +9,16 @@ import type { Account, ApiKeyRecord, KeyAction, KeyBudget, LedgerEntry, LedgerFi
 export const ALL_ACTIONS: readonly KeyAction[] = ['video', 'embeddings', 'chat', 'models'];
 
 /** Parses "30d", "12h", "45m", "3600s" into milliseconds. */
+/** The longest a key may be set to live: a hundred years (its expiry must stay a date the store and JSON can hold). */
+export const MAX_KEY_LIFETIME_MS = 100 * 365 * 86_400_000;
+
 export function parseDuration(text: string): number {
-  const m = /^(\d+)\s*([smhdw])$/.exec(text.trim());
-  if (!m) throw errors.invalidRequest(`'${text}' is not a duration like 30d, 12h or 45m.`, 'expires');
+  const m = /^(\d{1,15})\s*([smhdw])$/.exec(text.trim());
+  if (!m) throw errors.invalidRequest(`'${text.slice(0, 40)}' is not a duration like 30d, 12h or 45m.`, 'expires');
   const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 's' | 'm' | 'h' | 'd' | 'w'];
-  return Number(m[1]) * unit;
+  const ms = Number(m[1]) * unit;
+  if (!(ms > 0) || ms > MAX_KEY_LIFETIME_MS) throw errors.invalidRequest(`'${text.slice(0, 40)}' is not a key lifetime between 1s and 100 years.`, 'expires');
+  return ms;
 }
 
 export function parseAmount(v: unknown, param: string): Micros {

@@ -36,6 +36,21 @@ describe('admin API', () => {
     expect((await call(gw, 'POST', `/admin/keys/${k.json.id}/revoke`, { headers: admin() })).status).toBe(400);
   });
 
+  it('refuses a key lifetime no date can hold, and key management goes on working', async () => {
+    await call(gw, 'POST', '/admin/accounts', { headers: admin(), body: { name: 'longlived' } });
+    for (const expires of ['99999999999d', '100000000d', '36501d', '0d', '1234567890123456789s']) {
+      const k = await call(gw, 'POST', '/admin/keys', { headers: admin(), body: { account: 'longlived', expires } });
+      expect(k.status).toBe(400);
+      expect(k.json.error).toMatchObject({ type: 'invalid_request_error', param: 'expires' });
+    }
+    const ok = await call(gw, 'POST', '/admin/keys', { headers: admin(), body: { account: 'longlived', expires: '36500d' } });
+    expect(ok.status).toBe(201);
+    const list = await call(gw, 'GET', '/admin/keys?account=longlived', { headers: admin() });
+    expect(list.status).toBe(200);
+    expect(list.json.data).toHaveLength(1);
+    expect((await call(gw, 'POST', `/admin/keys/${ok.json.id}/revoke`, { headers: admin() })).status).toBe(200);
+  });
+
   it('rejects unknown fields, bad amounts and duplicates without writing anything', async () => {
     const before = (await call(gw, 'GET', '/admin/accounts', { headers: admin() })).json.data.length;
     const u = await call(gw, 'POST', '/admin/accounts', { headers: admin(), body: { name: 'x1', balanse: 5 } });
