@@ -7,6 +7,7 @@ import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
 import { answerUnmetExpectations } from './http/expect.js';
 import { installLingeringClose } from './http/linger.js';
+import { installJsonDepthLimit } from './http/json-depth.js';
 import { installHttpMetrics } from './ops/http-metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './ops/request-id.js';
@@ -31,8 +32,6 @@ import { SessionStore } from './console/sessions.js';
 import { SignInLimiter } from './console/sign-in-limit.js';
 import './auth/types.js';
 
-const MAX_JSON_DEPTH = 64;
-
 export interface RegisteredRoute {
   method: string;
   url: string;
@@ -44,18 +43,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     routeTable: readonly RegisteredRoute[];
   }
-}
-
-/** Iterative depth check (a recursive one could itself overflow the stack on hostile input). */
-function tooDeep(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-  }
-  return false;
 }
 
 /** The refusal of a query parameter sent more than once, or undefined (no parameter is repeated). */
@@ -146,12 +133,8 @@ export function buildApp(s: Services): FastifyInstance {
   installLingeringClose(app);
   answerUnmetExpectations(app.server);
 
-  // Bodies nested deeper than any API needs are refused before any code walks them recursively.
-  app.addHook('preValidation', (req, _reply, done) => {
-    if (req.body !== undefined && tooDeep(req.body, MAX_JSON_DEPTH))
-      return done(errors.invalidRequest(`The body is nested deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'too_deep'));
-    done();
-  });
+  // Bodies nested deeper than any API needs are refused before they are parsed or walked.
+  installJsonDepthLimit(app);
 
   // Console sessions (cookie) stand in for the bearer credential on /v1 and /admin, then every
   // matched /v1 route needs a bearer key (or, where the route allows it, a signed link).

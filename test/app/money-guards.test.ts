@@ -64,6 +64,20 @@ describe('hostile bodies', () => {
     }
   });
 
+  it('a deep nesting is refused before the body is parsed, on any path and without a key', async () => {
+    // Deep, then not JSON at all: a parser that ran first would answer "invalid JSON", not too_deep.
+    const deepThenBroken = `${'['.repeat(100_000)}not json`;
+    for (const path of ['/nope', '/health', '/console/session']) {
+      const r = await call(gw, 'POST', path, { body: deepThenBroken, headers: { 'content-type': 'application/json' } });
+      expect(r.status, path).toBe(400);
+      expect(r.json.error, path).toMatchObject({ type: 'invalid_request_error', code: 'too_deep' });
+    }
+    // Brackets inside strings (escaped quotes too) are text, not nesting.
+    const { key } = await gw.newKey(10);
+    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: JSON.stringify({ model: 'text-embedding-3-small', input: `${'['.repeat(500)}\"${'{'.repeat(500)}` }) });
+    expect(r.json?.error?.code).not.toBe('too_deep');
+  });
+
   it('a malformed %-escape in the path gets the spec shape', async () => {
     const { key } = await gw.newKey(10);
     const r = await call(gw, 'GET', '/v1/videos/%ZZ', { key });
