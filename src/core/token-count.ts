@@ -131,7 +131,9 @@ function isSpace(c: number): boolean {
  * - CJK, kana and hangul characters are one token each;
  * - digits go in groups of up to three, as the pre-tokenizer cuts them;
  * - a run of punctuation or symbols is one token per two characters;
- * - whitespace beyond the single space that joins a word is one token per run.
+ * - whitespace beyond the single space that joins a word is one token per 8 characters of the run,
+ *   rounded up: a paragraph break or an indent is one token, and a long run of mixed whitespace (which
+ *   BPE splits into many tokens: ' \n' repeated is one token per pair) cannot pass for a single one.
  *
  * No tables, no allocation: measured within a few percent of cl100k on English prose and the test
  * texts (test/core/token-count.test.ts), and never used for a bill when the vendor reports usage.
@@ -146,8 +148,8 @@ export function estimateTextTokens(text: string): number {
     else if (kind === 2) tokens += Math.ceil(run / 2.5);
     else if (kind === 3) tokens += Math.ceil(run / 3);
     else if (kind === 4) tokens += Math.ceil(run / 2);
-    // Whitespace: one space before a word rides on that word; anything longer is a token of its own.
-    else if (kind === 5 && run > 1) tokens += 1;
+    // Whitespace: one space before a word rides on that word; the rest is a token per 8 characters.
+    else if (kind === 5 && run > 1) tokens += Math.ceil((run - 1) / 8);
     run = 0;
   };
   for (let i = 0; i < text.length; i++) {

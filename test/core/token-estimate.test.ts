@@ -31,6 +31,19 @@ describe('the tokenizer-free estimate', () => {
     expect(estimateTextTokens('')).toBe(0);
   });
 
+  it('does not take a long run of mixed whitespace for one token', () => {
+    // BPE makes each ' \n' pair a token of its own: 2,000 here. One token per run let a request pass
+    // admission, the key budget and the balance check as almost nothing.
+    for (const text of [' \n'.repeat(4_000), '\t\n'.repeat(1_000), 'hello' + ' \n'.repeat(4_000) + 'world']) {
+      const want = exact(text);
+      const got = estimateTextTokens(text);
+      expect(got, `${JSON.stringify(text.slice(0, 6))}: estimate ${got}, cl100k ${want}`).toBeGreaterThanOrEqual(want / 2);
+    }
+    // A paragraph break and an indent are still one token each.
+    expect(estimateTextTokens('one\n\ntwo')).toBe(estimateTextTokens('one two') + 1);
+    expect(estimateTextTokens('if x:\n        y')).toBe(estimateTextTokens('if x: y') + 1);
+  });
+
   it('gives one figure per input: text estimated, token lists by length, media as one unit', () => {
     expect(estimateAll(['one two three', [1, 2, 3, 4], ''])).toEqual([3, 4, 0]);
     expect(estimateAll(['aGVsbG8gd29ybGQ=', 'https://example.com/cat.png'], 'image')).toEqual([1, 1]);
