@@ -62,7 +62,13 @@ export function sendError(reply: FastifyReply, err: GatewayError): FastifyReply 
 
 /** Logs 5xx with details (server side only); 4xx are the client's business. */
 export function logError(req: FastifyRequest, original: unknown, rendered: GatewayError): void {
-  // A client that hung up cancelled its own upstream call: nothing failed on our side.
+  // A client that hung up cancelled its own upstream call: nothing failed on our side. Work the
+  // gateway does itself (e.g. making a thumbnail) ends the same way, with an AbortError.
   if (original instanceof TransportError && original.reason === 'aborted') return;
+  if ((original as { name?: unknown } | null)?.name === 'AbortError' && clientGone(req)) return;
   if (rendered.status >= 500) req.log.error({ err: original }, 'request failed');
+}
+
+function clientGone(req: FastifyRequest): boolean {
+  return req.raw.destroyed || req.raw.socket?.destroyed === true;
 }
