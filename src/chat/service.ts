@@ -76,6 +76,8 @@ interface Reservation {
   model: ModelInfo;
   scopes: LimitScope[];
   estimate: number;
+  /** The admission's window second, handed back with the token correction (RateLimiter.adjustTokens). */
+  admittedSecond: number | undefined;
   promptEstimate: number;
   /** What was charged once settled (lowers this process's view of the balance). */
   charged?: number;
@@ -121,7 +123,7 @@ export class ChatService {
     const reserved = reservedCompletionTokens(body);
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
     const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
-    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate, requestId };
+    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate, requestId, admittedSecond: admission.second };
     let release: ((charged?: number) => void) | undefined;
     let settleBudget: BudgetSettle | undefined;
     try {
@@ -285,7 +287,7 @@ export class ChatService {
 
   private correct(r: Reservation, delta: number): void {
     if (delta === 0) return;
-    this.deps.limiter.adjustTokens('chat', r.scopes, delta).catch((e: unknown) => {
+    this.deps.limiter.adjustTokens('chat', r.scopes, delta, r.admittedSecond).catch((e: unknown) => {
       this.log.warn(`chat limiter correction failed: ${(e as Error).message}`);
     });
   }

@@ -155,13 +155,13 @@ export class EmbeddingsService {
       // Nothing was embedded: the tokens go back, and for a refusal the request too (refusal.ts; the
       // refusal path is not the hot one, so the give-back is awaited and the next request sees it).
       if (refusalGivesBack(e)) await limiter.release('embeddings', scopes, estimate).catch(() => undefined);
-      else this.adjust(scopes, -estimate);
+      else this.adjust(scopes, -estimate, admission.second);
       if (e instanceof GatewayError) Object.assign(e.headers, admission.headers);
       throw e;
     }
 
     const promptTokens = answer.promptTokens;
-    this.adjust(scopes, promptTokens - estimate);
+    this.adjust(scopes, promptTokens - estimate, admission.second);
     const now = this.deps.clock.now();
     // The charge's ledger ref: time-ordered, so ledger inserts stay on the unique index's last pages.
     const requestId = `emb-${timeOrderedUuid(now)}`;
@@ -203,8 +203,8 @@ export class EmbeddingsService {
    * it, and the limiter never fails a request (it falls back to local windows by itself); the
    * correction lands a round trip after the answer leaves.
    */
-  private adjust(scopes: readonly LimitScope[], delta: number): void {
-    if (delta !== 0) this.deps.limiter.adjustTokens('embeddings', scopes, delta).catch(() => undefined);
+  private adjust(scopes: readonly LimitScope[], delta: number, second: number | undefined): void {
+    if (delta !== 0) this.deps.limiter.adjustTokens('embeddings', scopes, delta, second).catch(() => undefined);
   }
 }
 

@@ -50,8 +50,8 @@ export class LocalFallback {
     return decision;
   }
 
-  adjust(family: LimitFamily, scopes: readonly LimitScope[], delta: number, keyOf: (s: LimitScope) => string): void {
-    this.windows.adjustNow(family, scopes, delta);
+  adjust(family: LimitFamily, scopes: readonly LimitScope[], delta: number, keyOf: (s: LimitScope) => string, from?: number): void {
+    this.windows.adjustNow(family, scopes, delta, from);
     for (const s of scopes) this.note(keyOf(s), 0, delta);
   }
 

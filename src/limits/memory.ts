@@ -44,8 +44,8 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve(this.admitNow(family, scopes, tokens));
   }
 
-  adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void> {
-    this.adjustNow(family, scopes, delta);
+  adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number, second?: number): Promise<void> {
+    this.adjustNow(family, scopes, delta, second);
     return Promise.resolve();
   }
 
@@ -123,10 +123,10 @@ export class MemoryRateLimiter implements RateLimiter {
     }
 
     for (const s of scopes) if (isLimited(s)) windows.get(s.id)!.consume(tokens);
-    return { allowed: true, retryAfterSeconds: 0, headers: this.headers(windows, scopes, nowMs) };
+    return { allowed: true, retryAfterSeconds: 0, headers: this.headers(windows, scopes, nowMs), second: Math.floor(nowMs / 1000) };
   }
 
-  adjustNow(family: LimitFamily, scopes: readonly LimitScope[], delta: number): void {
+  adjustNow(family: LimitFamily, scopes: readonly LimitScope[], delta: number, from?: number): void {
     if (!Number.isFinite(delta) || delta === 0) return;
     const rounded = delta > 0 ? Math.ceil(delta) : -Math.ceil(-delta);
     const second = Math.floor(this.now() / 1000);
@@ -137,7 +137,7 @@ export class MemoryRateLimiter implements RateLimiter {
       if (!existing && rounded < 0) continue;
       const w = existing ?? this.window(windows, s.id, second);
       w.advance(second);
-      w.adjust(rounded);
+      w.adjust(rounded, from);
     }
   }
 

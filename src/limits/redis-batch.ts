@@ -94,6 +94,8 @@ export interface QueuedCorrection {
   kind: 'correction';
   limited: readonly LimitScope[];
   delta: number;
+  /** The corrected admission's window second (see RateLimiter.adjustTokens), when known. */
+  second?: number;
 }
 
 export type QueuedOperation = QueuedAdmission | QueuedCorrection;
@@ -132,7 +134,7 @@ export interface ScriptCall {
 /**
  * Builds the call to TURN_LUA: each distinct key once in KEYS, then each operation in order: an
  * admission as 'a', its scope count, its tokens and per scope (KEYS index, rpm, tpm); a correction
- * as 'c', its scope count, its delta and the KEYS indexes.
+ * as 'c', its scope count, its delta, its admission's second (-1: not known) and the KEYS indexes.
  */
 export function turnCall(items: readonly QueuedOperation[], keyOf: (s: LimitScope) => string, clock: number): ScriptCall {
   const keys = new KeyList();
@@ -142,7 +144,7 @@ export function turnCall(items: readonly QueuedOperation[], keyOf: (s: LimitScop
       args.push('a', it.limited.length, it.tokens);
       for (const s of it.limited) args.push(keys.index(keyOf(s)), s.quota.rpm ?? 0, s.quota.tpm ?? 0);
     } else {
-      args.push('c', it.limited.length, it.delta);
+      args.push('c', it.limited.length, it.delta, it.second ?? -1);
       for (const s of it.limited) args.push(keys.index(keyOf(s)));
     }
   }

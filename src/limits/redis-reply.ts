@@ -44,6 +44,7 @@ export function decide(family: LimitFamily, scopes: readonly LimitScope[], token
     }
   }
   const headers = tight.headers();
-  if (allowed) return { allowed: true, retryAfterSeconds: 0, headers };
+  // reply[1] is the script's clock (ms): the second this admission was counted in.
+  if (allowed) return { allowed: true, retryAfterSeconds: 0, headers, second: Math.floor(Number(reply[1]) / 1000) };
   return refusedDecision(family, worstScope ?? scopes[0]!, worstDim, worstUsed, worstDim === 'requests' ? 1 : tokens, worstWait, headers);
 }

@@ -19,9 +19,10 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  * Then per operation its kind and its fields:
  *   'a' (admission): scope count k, tokens asked, and per scope (KEYS index, rpm, tpm), 0 meaning
  *       unlimited in that dimension;
- *   'c' (correction): scope count k, token delta, and k KEYS indexes. A positive delta lands in the
- *       current second; a negative one is taken back from the newest buckets first, never below
- *       zero (the admission it corrects is recent).
+ *   'c' (correction): scope count k, token delta, the corrected admission's second (-1: not known),
+ *       and k KEYS indexes. A positive delta lands in the current second; a negative one is taken
+ *       back from that admission's second only (nothing once it left the window), or without one
+ *       from the newest buckets first, never below zero.
  * Returns one reply per admission, in order (corrections answer nothing): {allowed, now, then per
  * scope: usedReq, usedTok, resetReqMs, resetTokMs, waitReqMs, waitTokMs}; used and reset describe
  * the window after consumption when allowed; a wait is -1 when that dimension has room.
@@ -106,11 +107,12 @@ end
 local function correct(p)
   local k = tonumber(ARGV[p])
   local delta = tonumber(ARGV[p + 1])
-  p = p + 2
+  local from = tonumber(ARGV[p + 2])
+  p = p + 3
   for i = 1, k do
     local w = window(tonumber(ARGV[p]))
     p = p + 1
-    if delta > 0 then add(w, 't', sec, delta) else take_back(w, 't', -delta) end
+    if delta > 0 then add(w, 't', sec, delta) else take_back(w, 't', -delta, from) end
   end
   return p
 end

@@ -128,12 +128,18 @@ local function newest_from(w, prefix, from)
   return -1
 end
 
--- Removes 'amount' from the newest buckets first, never below zero, within the window.
-local function take_back(w, prefix, amount)
-  -- What this script added to the current second covers it and more: the bucket keeps something,
-  -- so taking it from the additions not yet written ends the same and costs no Redis command (a
+-- Removes 'amount', never below zero, within the window: from second 'from' only (the corrected
+-- admission's; nothing once it left the window) when it is given and >= 0, else from the newest
+-- buckets first.
+local function take_back(w, prefix, amount, from)
+  local only = from ~= nil and from >= 0
+  local top = sec
+  if only then top = math.min(from, sec) end
+  if top <= sec - W then return end
+  -- What this script added to that second covers it and more: the bucket keeps something, so
+  -- taking it from the additions not yet written ends the same and costs no Redis command (a
   -- correction sent with the admissions of its turn).
-  local f = prefix .. sec
+  local f = prefix .. top
   local p = w.pending[f]
   if amount > 0 and p ~= nil and p > amount then
     w.pending[f] = p - amount
@@ -143,7 +149,7 @@ local function take_back(w, prefix, amount)
   end
   flush(w)
   local left = amount
-  local s = sec
+  local s = top
   local emptied = false
   while left > 0 and s > sec - W do
     local f = prefix .. s
@@ -160,6 +166,7 @@ local function take_back(w, prefix, amount)
       if prefix == 'r' then w.R = w.R - n else w.T = w.T - n end
       w.dirty = true
     end
+    if only then break end
     s = s - 1
   end
   if emptied then

@@ -110,17 +110,17 @@ export class RedisRateLimiter implements RateLimiter {
     return new Promise((resolve, reject) => this.turn.push(family, { kind: 'admission', scopes, limited, tokens, resolve, reject }));
   }
 
-  async adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void> {
+  async adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number, second?: number): Promise<void> {
     if (!Number.isFinite(delta) || delta === 0) return;
     const rounded = delta > 0 ? Math.ceil(delta) : -Math.ceil(-delta);
     const limited = scopes.filter((s) => (s.quota.tpm ?? 0) > 0);
     if (limited.length === 0) return;
     if (!this.usable()) {
-      this.fallback.adjust(family, limited, rounded, this.keyOf(family));
+      this.fallback.adjust(family, limited, rounded, this.keyOf(family), second);
       return;
     }
     // Nobody waits on a correction: it rides along with the family's next admission (redis-batch.ts).
-    return new Promise((resolve, reject) => this.turn.push(family, { kind: 'correction', limited, delta: rounded, resolve, reject }, true));
+    return new Promise((resolve, reject) => this.turn.push(family, { kind: 'correction', limited, delta: rounded, second, resolve, reject }, true));
   }
 
   async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): Promise<void> {
@@ -205,7 +205,7 @@ export class RedisRateLimiter implements RateLimiter {
     let admission = 0;
     for (const it of items) {
       if (it.kind === 'correction') {
-        if (!replies) this.fallback.adjust(family, it.limited, it.delta, keyOf);
+        if (!replies) this.fallback.adjust(family, it.limited, it.delta, keyOf, it.second);
         it.resolve();
         continue;
       }

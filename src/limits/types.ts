@@ -27,13 +27,24 @@ export interface Admission {
   retryAfterSeconds: number;
   /** x-ratelimit-* headers as OpenAI sends them, for the tightest scope. */
   headers: Record<string, string>;
+  /**
+   * When admitted: the window second (on the limiter's clock) the admission's tokens were counted
+   * in. A correction hands it back, so that tokens given back come out of that second's bucket.
+   */
+  second?: number;
 }
 
 export interface RateLimiter {
   /** Checks every scope and, when all have room, consumes 1 request and `tokens` tokens from each. */
   admit(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<Admission>;
-  /** Corrects a previous admission once the vendor reported actual usage (delta may be negative). */
-  adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number): Promise<void>;
+  /**
+   * Corrects a previous admission once the vendor reported actual usage (delta may be negative).
+   * `second` is the admission's (`Admission.second`): a negative delta comes out of that second's
+   * bucket only, and out of nothing once it left the window. Taken from the newest buckets instead,
+   * a late correction (a chat stream that outlived its minute) would free tokens that later
+   * requests used. Without it, from the newest buckets first.
+   */
+  adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number, second?: number): Promise<void>;
   /**
    * Gives back an admission (one request and `tokens`) when the gateway itself refused the request
    * after admitting it, before any upstream call: work not done does not spend quota.

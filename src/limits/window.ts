@@ -60,22 +60,25 @@ export class SlidingWindow {
   }
 
   /**
-   * Adds tokens to the newest bucket, or takes them back from the newest buckets first (the
-   * admission being corrected is recent), never leaving a bucket below zero.
+   * Adds tokens to the newest bucket, or takes them back, never leaving a bucket below zero: from
+   * second `from`'s bucket only (the admission being corrected; nothing once it left the window),
+   * or without it from the newest buckets first.
    */
-  adjust(delta: number): void {
+  adjust(delta: number, from?: number): void {
     if (delta > 0) {
       this.tokens[slot(this.head)]! += delta;
       this.usedTokens += delta;
       return;
     }
+    const top = from === undefined ? this.head : Math.min(from, this.head);
     let left = -delta;
-    for (let s = this.head; s > this.head - WINDOW_SECONDS && left > 0; s--) {
+    for (let s = top; s > this.head - WINDOW_SECONDS && left > 0; s--) {
       const i = slot(s);
       const take = Math.min(this.tokens[i]!, left);
       this.tokens[i]! -= take;
       this.usedTokens -= take;
       left -= take;
+      if (from !== undefined) break;
     }
   }
 

@@ -287,3 +287,31 @@ describe('MemoryRateLimiter on its default clock', () => {
     }
   });
 });
+
+describe('MemoryRateLimiter: corrections name the admission they correct', () => {
+  it('takes tokens back from the corrected admission\'s second, not from later requests', async () => {
+    const { clock, limiter } = setup();
+    const scopes = [key({ tpm: 100_000 }, 'corr1')];
+    clock.t = T0 + 10_000;
+    const a = await limiter.admit('embeddings', scopes, 50_000);
+    clock.t = T0 + 30_000;
+    expect((await limiter.admit('embeddings', scopes, 50_000)).allowed).toBe(true);
+    clock.t = T0 + 31_000;
+    await limiter.adjustTokens('embeddings', scopes, -50_000, a.second);
+    // At 70 s the first admission's second has left; the second admission's 50,000 are still in.
+    clock.t = T0 + 70_000;
+    expect((await limiter.admit('embeddings', scopes, 100_000)).allowed).toBe(false);
+    expect((await limiter.admit('embeddings', scopes, 50_000)).allowed).toBe(true);
+  });
+
+  it('gives nothing back for an admission whose second already left the window (a long stream)', async () => {
+    const { clock, limiter } = setup();
+    const scopes = [key({ tpm: 100_000 }, 'corr2')];
+    const stream = await limiter.admit('chat', scopes, 90_000);
+    clock.t = T0 + 61_000;
+    expect((await limiter.admit('chat', scopes, 100_000)).allowed).toBe(true);
+    // The stream ends having used 10 tokens: its -89,990 must not come out of the minute now full.
+    await limiter.adjustTokens('chat', scopes, -89_990, stream.second);
+    expect((await limiter.admit('chat', scopes, 10)).allowed).toBe(false);
+  });
+});

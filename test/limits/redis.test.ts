@@ -269,3 +269,28 @@ describe('RedisRateLimiter when the window clock goes back', () => {
     }
   });
 });
+
+describe('RedisRateLimiter: corrections name the admission they correct', () => {
+  it('takes tokens back from that admission\'s second only, and nothing once it left the window', async () => {
+    const clock = { t: T0 + 10_000 };
+    const l = limiter(clock, { sub: 'corr:' });
+    const s = scope({ tpm: 100_000 });
+    await ready(l, [s]);
+    const a = await l.admit('embeddings', [s], 50_000);
+    clock.t = T0 + 30_000;
+    expect((await l.admit('embeddings', [s], 50_000)).allowed).toBe(true);
+    clock.t = T0 + 31_000;
+    await Promise.all([l.adjustTokens('embeddings', [s], -50_000, a.second), l.admit('embeddings', [s], 0)]);
+    clock.t = T0 + 70_000;
+    expect((await l.admit('embeddings', [s], 100_000)).allowed).toBe(false);
+
+    // A long stream: admitted, then corrected after its minute has passed.
+    const t = scope({ tpm: 100_000 });
+    clock.t = T0 + 100_000;
+    const stream = await l.admit('chat', [t], 90_000);
+    clock.t = T0 + 161_000;
+    expect((await l.admit('chat', [t], 100_000)).allowed).toBe(true);
+    await Promise.all([l.adjustTokens('chat', [t], -89_990, stream.second), l.admit('chat', [t], 0)]);
+    expect((await l.admit('chat', [t], 10)).allowed).toBe(false);
+  });
+});
