@@ -56,6 +56,13 @@ function windowsOf(b: KeyBudget, at: number): Array<{ key: string; cap: Micros; 
   return out;
 }
 
+/** Whether two budgets count the same windows (the total, and a period of the same kind), so that counters kept for one serve the other. */
+function sameWindows(a: KeyBudget | null, b: KeyBudget | null): boolean {
+  if (!a || !b) return false;
+  const periodOf = (x: KeyBudget) => (x.period && x.periodLimit !== null ? x.period : null);
+  return (a.total !== null) === (b.total !== null) && periodOf(a) === periodOf(b);
+}
+
 /** Captures and charges of the key since `since`, plus holds of its jobs still open (what a budget row starts from). */
 async function spentSince(tx: SqlExecutor, keyId: string, since: number, until = Number.MAX_SAFE_INTEGER): Promise<Micros> {
   const settled = await tx.query(
@@ -118,15 +125,19 @@ export function budgetOps(db: SqlDriver): BudgetOps {
         if (budget.periodLimit !== null) assertMicros('budget.period_limit', budget.periodLimit);
       }
       return db.transaction(async (tx) => {
+        const before = await budgetOf(tx, id);
         const changed = await tx.run('UPDATE api_keys SET budget_total = ?, budget_period = ?, budget_period_limit = ? WHERE id = ?', [
           budget?.total ?? null,
           budget?.period ?? null,
           budget?.periodLimit ?? null,
           id,
         ]);
-        // Counters restart from the ledger the next time they are needed: while a key had no
-        // budget nothing kept them up to date.
-        await tx.run('DELETE FROM key_spend WHERE key_id = ?', [id]);
+        // A new cap over the windows the old budget already counted keeps their counters: they hold
+        // the estimates of requests in flight, which the ledger does not (yet), and a restart from
+        // the ledger would let those requests' spend go uncounted. Otherwise the counters restart
+        // from the ledger the next time they are needed: while a key had no budget, or a window was
+        // not part of it, nothing kept them up to date.
+        if (!sameWindows(before, budget)) await tx.run('DELETE FROM key_spend WHERE key_id = ?', [id]);
         return changed === 1;
       });
     },

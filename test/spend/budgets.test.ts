@@ -115,6 +115,26 @@ describe('key budgets on SQLite', () => {
     expect((await gw.services.store.keySpend(limitedId, Date.now())).total).toBe(9_000_000);
   });
 
+  it('a new cap over the same windows keeps counting the requests in flight; another kind of budget restarts from the ledger', async () => {
+    const { KeyBudgets } = await import('../../src/billing/key-budgets.js');
+    const store = gw.services.store;
+    const { limitedId } = await accountWithKeys(gw, 100, { total: '1' });
+    const key = (await store.getKey(limitedId))!;
+    const budgets = new KeyBudgets(store, () => Date.now());
+    // A request in flight has 0.9 counted when the admin sets the cap again (the same, or raised).
+    const settleA = await budgets.reserve(key, 900_000);
+    await store.setKeyBudget(limitedId, { total: 1_000_000, period: null, periodLimit: null });
+    await expect(budgets.reserve(key, 900_000)).rejects.toMatchObject({ status: 402 });
+    await store.setKeyBudget(limitedId, { total: 2_000_000, period: null, periodLimit: null });
+    const settleB = await budgets.reserve(key, 900_000);
+    await settleA(900_000);
+    await settleB(900_000);
+    expect((await store.keySpend(limitedId, Date.now())).total).toBe(1_800_000);
+    // A budget of another kind (a daily limit added) starts again from the ledger: nothing was charged.
+    await store.setKeyBudget(limitedId, { total: 2_000_000, period: 'day', periodLimit: 1_000_000 });
+    expect((await store.keySpend(limitedId, Date.now())).total).toBe(0);
+  });
+
   it('ledger rows carry the key, model and upstream that caused them', async () => {
     const { account, limited, limitedId } = await accountWithKeys(gw, 100, { total: 50 });
     const created = await video(gw, limited);
