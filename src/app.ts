@@ -7,7 +7,7 @@ import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
 import { answerUnmetExpectations } from './http/expect.js';
 import { installLingeringClose } from './http/linger.js';
-import { installJsonDepthLimit } from './http/json-depth.js';
+import { installJsonParser } from './http/json-depth.js';
 import { installHttpMetrics } from './ops/http-metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './ops/request-id.js';
@@ -133,8 +133,8 @@ export function buildApp(s: Services): FastifyInstance {
   installLingeringClose(app);
   answerUnmetExpectations(app.server);
 
-  // Bodies nested deeper than any API needs are refused before they are parsed or walked.
-  installJsonDepthLimit(app);
+  // Bodies nested deeper than any API needs are refused before they are parsed.
+  installJsonParser(app);
 
   // Console sessions (cookie) stand in for the bearer credential on /v1 and /admin, then every
   // matched /v1 route needs a bearer key (or, where the route allows it, a signed link).

@@ -1,29 +1,32 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../core/errors.js';
 
-/** Deeper than any API here needs; a body nested deeper is refused before any code walks it. */
+/** Deeper than any API here needs; a body nested deeper is refused before it is parsed. */
 export const MAX_JSON_DEPTH = 64;
 
-const tooDeepError = (max: number) => errors.invalidRequest(`The body is nested deeper than ${max} levels.`, undefined, 'too_deep');
-
 /**
- * Refuses bodies nested deeper than `max`, twice over:
- * - JSON text is scanned before it is parsed. Parsing a hostile nesting is itself the cost: 5 MB of
- *   `[` and 5 MB of `]` (under the body limit) held the event loop ~1.7 s in `JSON.parse`, on any POST
- *   path, before any key was asked for. The scan is one pass over the text and allocates nothing.
- * - Every parsed body (from any parser) is walked before validation, iteratively.
+ * The gateway's JSON body parser, for the app and for any scope that needs its own: the text is
+ * scanned for nesting before it is parsed, then parsed by Fastify's default parser (which refuses
+ * `__proto__` and `constructor.prototype` keys).
+ *
+ * Why before: parsing a hostile nesting is itself the cost. 5 MB of `[` and 5 MB of `]` (under the
+ * body limit) held the event loop ~1.7 s in `JSON.parse`, on any POST path, before any key was asked
+ * for. The scan is one pass over the text and allocates nothing. Every parser that yields objects
+ * is this one, so parsed bodies need no walk of their own afterwards.
+ *
+ * `emptyIsNoBody`: an empty body is read as no body (the official SDKs send DELETE with
+ * `Content-Type: application/json` and nothing after it), instead of Fastify's refusal.
  */
-export function installJsonDepthLimit(app: FastifyInstance, max = MAX_JSON_DEPTH): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (jsonNestsDeeper(text, max)) return done(tooDeepError(max), undefined);
+export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?: boolean; max?: number } = {}): void {
+  const max = opts.max ?? MAX_JSON_DEPTH;
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    // parseAs 'string' hands over a string.
+    const text = body as string;
+    if (opts.emptyIsNoBody && text.trim() === '') return done(null, undefined);
+    if (jsonNestsDeeper(text, max)) return done(errors.invalidRequest(`The body is nested deeper than ${max} levels.`, undefined, 'too_deep'), undefined);
     parseJson(req, text, done);
-  });
-  app.addHook('preValidation', (req, _reply, done) => {
-    if (req.body !== undefined && tooDeep(req.body, max)) return done(tooDeepError(max));
-    done();
   });
 }
 
@@ -40,18 +43,6 @@ export function jsonNestsDeeper(text: string, max: number): boolean {
     else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > max) return true;
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
-  }
-  return false;
-}
-
-/** Iterative depth check (a recursive one could itself overflow the stack on hostile input). */
-function tooDeep(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return false;
 }

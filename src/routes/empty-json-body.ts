@@ -1,19 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../core/errors.js';
+import { installJsonParser } from '../http/json-depth.js';
 
 /**
  * The official SDKs send DELETE with `Content-Type: application/json` and an empty body; Fastify's
- * own parser refuses that. Inside `scope`, an empty JSON body is read as no body; anything else must
- * still be valid JSON.
+ * own parser refuses that. Inside `scope`, an empty JSON body is read as no body; anything else goes
+ * through the gateway's JSON parser as everywhere (nesting refused before parsing, forbidden keys).
  */
 export function acceptEmptyJsonBody(scope: FastifyInstance): void {
-  scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
-    if (String(text).trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(String(text)));
-    } catch {
-      done(errors.invalidJson('The request body is not valid JSON.'), undefined);
-    }
-  });
+  installJsonParser(scope, { emptyIsNoBody: true });
 }

@@ -64,7 +64,7 @@ describe('hostile bodies', () => {
     }
   });
 
-  it('a deep nesting is refused before the body is parsed, on any path and without a key', async () => {
+  it('a deep nesting is refused before the body is parsed, on any path, with or without a key', async () => {
     // Deep, then not JSON at all: a parser that ran first would answer "invalid JSON", not too_deep.
     const deepThenBroken = `${'['.repeat(100_000)}not json`;
     for (const path of ['/nope', '/health', '/console/session']) {
@@ -72,8 +72,14 @@ describe('hostile bodies', () => {
       expect(r.status, path).toBe(400);
       expect(r.json.error, path).toMatchObject({ type: 'invalid_request_error', code: 'too_deep' });
     }
-    // Brackets inside strings (escaped quotes too) are text, not nesting.
+    // The same with a key, also on the DELETE routes whose scopes read an empty JSON body as none.
     const { key } = await gw.newKey(10);
+    for (const [method, path] of [['POST', '/v1/embeddings'], ['DELETE', '/v1/videos/some-id'], ['DELETE', '/v1/files/file-some-id']] as const) {
+      const r = await call(gw, method, path, { key, body: deepThenBroken, headers: { 'content-type': 'application/json' } });
+      expect(r.status, path).toBe(400);
+      expect(r.json.error, path).toMatchObject({ type: 'invalid_request_error', code: 'too_deep' });
+    }
+    // Brackets inside strings (escaped quotes too) are text, not nesting.
     const r = await call(gw, 'POST', '/v1/embeddings', { key, body: JSON.stringify({ model: 'text-embedding-3-small', input: `${'['.repeat(500)}\"${'{'.repeat(500)}` }) });
     expect(r.json?.error?.code).not.toBe('too_deep');
   });
