@@ -1,5 +1,5 @@
 import { errors, GatewayError } from '../core/errors.js';
-import type { Micros } from '../core/money.js';
+import { isMicros, type Micros } from '../core/money.js';
 import type { Attribution, Store } from '../store/types.js';
 
 interface Pending {
@@ -278,6 +278,6 @@ export class ChargeBatcher {
 
 /** The refusal of an amount the ledger cannot take (not a whole, non-negative, exact number of micros), or undefined. */
 function refuseAmount(amount: Micros): GatewayError | undefined {
-  if (Number.isSafeInteger(amount) && amount >= 0) return undefined;
+  if (isMicros(amount)) return undefined;
   return errors.internal('The charge for this request could not be recorded.');
 }

@@ -14,6 +14,11 @@ export function toMicros(amount: number | string): Micros {
   return micros;
 }
 
+/** Whether `v` is an amount the ledger can hold: a whole, exactly representable number of micros, at least `min`. */
+export function isMicros(v: number, min = 0): boolean {
+  return Number.isSafeInteger(v) && v >= min;
+}
+
 export function formatMicros(m: Micros): string {
   const sign = m < 0 ? '-' : '';
   const abs = Math.abs(m);

@@ -1,5 +1,5 @@
 import { errors, GatewayError } from '../core/errors.js';
-import type { Micros } from '../core/money.js';
+import { isMicros, type Micros } from '../core/money.js';
 import { constraintKind, type SqlDriver, type SqlExecutor } from './driver.js';
 import type { SqlValue } from './driver.js';
 import { assertMicros, int, toEntry } from './rows.js';
@@ -107,7 +107,7 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
     async chargeMany(items) {
       // An amount the ledger cannot take is refused in its own slot (`charge` throws it below), so it
       // never sinks the charges it shares a write with.
-      if (items.some((it) => !validMicros(it.amount))) return chargeEach(this, items);
+      if (items.some((it) => !isMicros(it.amount))) return chargeEach(this, items);
       try {
         if (db.dialect === 'postgres') return await pgChargeMany(db, items);
         // SQLite: one transaction; each account's balance moves once, by the sum of its new entries.
@@ -171,8 +171,6 @@ async function pgChargeMany(db: SqlDriver, items: readonly ChargeItem[]): Promis
   const written = new Set((await db.query(PG_CHARGE_MANY, [JSON.stringify(rows)])).map((r) => String(r.ref)));
   return items.map((it) => (written.delete(it.ref) ? 'ok' : 'duplicate'));
 }
-
-const validMicros = (v: number): boolean => Number.isSafeInteger(v) && v >= 0;
 
 /**
  * Each item on its own, after a batch failed or held an invalid amount. A refusal of the item itself

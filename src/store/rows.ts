@@ -1,5 +1,6 @@
 import type { JsonObject } from '../core/json.js';
 import { errors } from '../core/errors.js';
+import { isMicros } from '../core/money.js';
 import type { Row } from './driver.js';
 import type {
   Account,
@@ -63,7 +64,7 @@ export function json(v: unknown): string | null {
 
 /** Rejects amounts that are not whole micros before they reach a BIGINT column. */
 export function assertMicros(param: string, v: number, min = 0): void {
-  if (!Number.isSafeInteger(v) || v < min) {
+  if (!isMicros(v, min)) {
     throw errors.invalidRequest(`${param} must be an integer number of micros >= ${min}.`, param);
   }
 }
