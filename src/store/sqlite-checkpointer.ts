@@ -1,97 +1,128 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { closeSync, fdatasync, openSync } from 'node:fs';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 
 /**
- * WAL checkpoints off the event loop. SQLite normally checkpoints inside whichever commit crosses
- * the threshold, stalling that request (and every request queued behind it) for milliseconds.
- * With automatic checkpoints off on the serving connection, a worker thread with its own
- * connection runs a PASSIVE checkpoint every `everyMs`: it never blocks writers.
+ * WAL checkpoints without stalling the event loop and without a second V8 isolate.
  *
- * A passive checkpoint alone does not keep the WAL small under steady writes: SQLite starts the WAL
- * over only when a write finds every frame already copied, and with a commit every few ms one
- * nearly always lands while a checkpoint runs, so the file grew by ~9 MB a second under the
- * embeddings benchmark, without end. Once the WAL holds `restartFrames` frames, a RESTART
- * checkpoint copies what the passive pass left and lets the next write start the WAL from its
- * beginning (`journal_size_limit` then trims the file). A RESTART keeps writers out while it
- * copies and syncs, and this process's writers are synchronous: one that met it would sit in
- * SQLite's busy handler with the event loop frozen (the benchmark saw stalls of 100-800 ms). So the
- * serving thread first takes the store's own statement lock (`hold`, asynchronous: requests go on,
- * statements queue) and only then asks the worker for the RESTART; no statement of this process
- * runs meanwhile, and the lock is released when the worker answers (or after `holdLimitMs`).
+ * SQLite normally checkpoints inside whichever commit crosses the threshold. With
+ * `synchronous = NORMAL` a checkpoint syncs the WAL, copies its newest page versions into the
+ * database file, then syncs the database file; the copying takes about a millisecond a second under
+ * the embeddings benchmark, the two syncs 15-20 ms each on this kind of disk, and sometimes far
+ * more. So the serving connection has automatic checkpoints off, and every `everyMs` a pass does
+ * the same three steps with the syncs on libuv's threadpool:
  *
- * The worker is a second V8 isolate (about 8 MB of resident memory), so it runs only while there
- * is something to checkpoint: the first write after a quiet spell starts it (`wrote()`), and it
- * leaves once the WAL has had no new frame for `idleMs`, everything in it checkpointed. A gateway
- * that only reads (polls answered from the store) or sits idle does not keep it. Starting one costs
- * some tens of ms of CPU off the event loop, at most once per `idleMs`.
+ *   1. A read transaction on a second connection (the "pin") takes a read mark at the WAL's last
+ *      frame. Checkpoints copy no frame past the oldest reader's mark, and no writer starts the
+ *      WAL over while a reader holds one.
+ *   2. `fdatasync` of the WAL (off the thread): every frame up to the pin is durable.
+ *   3. A PASSIVE checkpoint on a third connection with `synchronous = OFF`: it copies the frames up
+ *      to the pin (page writes into the OS cache, no sync), never waiting for or blocking a writer.
+ *   4. `fdatasync` of the database file (off the thread), and only then the pin is released.
+ *
+ * That is SQLite's own order (the WAL durable before the database changes, the database durable
+ * before the WAL can be reused) with the waits moved off the event loop. Should a sync fail, the
+ * pin stays until a later pass completes, so the WAL cannot start over on top of frames whose
+ * pages are not yet durable in the database file.
+ *
+ * A pass alone does not keep the WAL small under steady writes: SQLite starts the WAL over only when
+ * a write finds every frame already copied and no reader, and with a commit every few ms there is
+ * nearly always a new frame by the time a pass ends. Once the WAL holds `restartFrames` frames, a
+ * pass runs while the store's own statement lock is held (`hold`, asynchronous: requests go on,
+ * statements queue), so it copies everything and the next write starts the WAL from its beginning
+ * (`journal_size_limit` then trims the file). The lock is let go after `holdLimitMs` whatever a
+ * sync is doing; the pin still protects the frames.
+ *
+ * The timer runs only while there is something to checkpoint: the first write after a quiet spell
+ * starts it (`wrote()`), and it stops once the WAL has had no new frame for `idleMs`, all copied.
  */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const db = new Database(workerData.path);
-db.pragma('busy_timeout = 1000');
-const checkpoint = (mode) => {
-  let r;
-  try { [r] = db.pragma('wal_checkpoint(' + mode + ')'); } catch { /* busy: next time */ }
-  return r ? { log: r.log, checkpointed: r.checkpointed, mode } : { busy: true, mode };
-};
-const timer = setInterval(() => parentPort.postMessage(checkpoint('PASSIVE')), workerData.everyMs);
-parentPort.on('message', (m) => {
-  if (m === 'restart') parentPort.postMessage(checkpoint('RESTART'));
-  if (m === 'stop') { clearInterval(timer); try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} db.close(); parentPort.close(); }
-});
-`;
-
-/** What a worker reports after each checkpoint run: the WAL's frames, and how many are in the database. */
-interface Run {
-  log?: number;
-  checkpointed?: number;
-  mode: 'PASSIVE' | 'RESTART';
-}
 
 /** Takes the store's statement lock; resolves with its release once no statement of this process runs. */
 export type HoldStatements = () => Promise<() => void>;
 
 export interface CheckpointOptions {
-  /** How often the worker runs a passive checkpoint (ms). */
+  /** How often a checkpoint pass runs while there are writes (ms). */
   everyMs?: number;
-  /** How long the WAL must stay unchanged, all of it checkpointed, before the worker leaves (ms). */
+  /** How long the WAL must stay unchanged, all of it checkpointed, before the passes stop (ms). */
   idleMs?: number;
-  /** The WAL size (frames) past which a RESTART lets it start over. */
+  /** The WAL size (frames) past which a pass holds the statements so the WAL can start over. */
   restartFrames?: number;
-  /** Keeps this process's statements out while the RESTART runs (none given: nothing is held). */
+  /** Keeps this process's statements out while such a pass runs (none given: nothing is held). */
   hold?: HoldStatements;
-  /** The longest the statements are held for one RESTART (ms). */
+  /** The longest the statements are held for one pass (ms). */
   holdLimitMs?: number;
+  /** Makes a file's written data durable (tests inject faults and delays here). */
+  sync?: (fd: number) => Promise<void>;
 }
 
-type State = 'idle' | 'running' | 'leaving' | 'stopped' | 'failed';
+type Db = InstanceType<typeof Database>;
+
+/** What the last pass saw: the WAL's frames, and how many of them are in the database file. */
+interface PassResult {
+  log: number;
+  checkpointed: number;
+}
+
+/** The connections and file handles a pass uses, opened by the first pass. */
+class PassHandles {
+  readonly pin: Db;
+  readonly copier: Db;
+  readonly readMark: Database.Statement;
+  readonly walFd: number;
+  readonly dbFd: number;
+
+  constructor(path: string) {
+    const opened: Array<() => void> = [];
+    try {
+      this.pin = new Database(path, { fileMustExist: true });
+      opened.push(() => this.pin.close());
+      this.pin.pragma('cache_size = -64');
+      this.readMark = this.pin.prepare('SELECT count(*) FROM sqlite_master');
+      this.copier = new Database(path, { fileMustExist: true });
+      opened.push(() => this.copier.close());
+      // Only this connection's checkpoints skip SQLite's syncs; the pass makes them itself.
+      this.copier.pragma('synchronous = OFF');
+      this.copier.pragma('cache_size = -64');
+      this.walFd = openSync(`${path}-wal`, 'r');
+      opened.push(() => closeSync(this.walFd));
+      this.dbFd = openSync(path, 'r');
+    } catch (e) {
+      for (const undo of opened.reverse()) undo();
+      throw e;
+    }
+  }
+
+  close(): void {
+    if (this.pin.inTransaction) this.pin.exec('ROLLBACK');
+    this.pin.close();
+    this.copier.close();
+    closeSync(this.walFd);
+    closeSync(this.dbFd);
+  }
+}
+
+const syncFile = promisify(fdatasync);
 
 export class Checkpointer {
-  private worker: Worker | undefined;
-  private state: State = 'idle';
-  /** A write arrived while the worker was leaving: start a new one once it is gone. */
-  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private state: 'idle' | 'running' | 'stopped' = 'idle';
+  private handles: PassHandles | undefined;
+  private pass: Promise<void> | undefined;
   /** How long the WAL has had no new frame, everything checkpointed, and its frame count then. */
   private quietMs = 0;
-  private lastLog = -1;
-  /** Releases the statement lock while a RESTART is asked for; undefined otherwise. */
-  private held: (() => void) | undefined;
-  private restarting = false;
-  /** The WAL's size when a RESTART last completed: it starts over at the next write, not before. */
+  private last: PassResult | undefined;
+  /** The WAL's size when a held pass last copied all of it: it starts over at the next write. */
   private restartedAt = -1;
-  private readonly module = createRequire(import.meta.url).resolve('better-sqlite3');
 
   private readonly everyMs: number;
   private readonly idleMs: number;
   private readonly restartFrames: number;
   private readonly hold: HoldStatements;
   private readonly holdLimitMs: number;
+  private readonly sync: (fd: number) => Promise<void>;
 
-  /** `onFailure` runs if a worker dies unasked, so the caller can turn automatic checkpoints back on. */
   constructor(
     private readonly path: string,
-    private readonly onFailure: () => void,
     opts: CheckpointOptions = {},
   ) {
     this.everyMs = opts.everyMs ?? 1_000;
@@ -99,109 +130,116 @@ export class Checkpointer {
     this.restartFrames = opts.restartFrames ?? 16_384;
     this.hold = opts.hold ?? (() => Promise.resolve(() => undefined));
     this.holdLimitMs = opts.holdLimitMs ?? 5_000;
+    this.sync = opts.sync ?? syncFile;
   }
 
-  /** Whether a worker thread is up (for tests and diagnostics). */
+  /** Whether passes are scheduled (for tests and diagnostics). */
   get running(): boolean {
-    return this.worker !== undefined;
+    return this.timer !== undefined;
   }
 
-  /** Called after every statement that may write: starts the worker if none is up. */
+  /** Whether the pin holds the WAL (a pass is between its steps, or waits for a sync to succeed). */
+  get pinned(): boolean {
+    return this.handles?.pin.inTransaction ?? false;
+  }
+
+  /** Called after every statement that may write: schedules passes if none are. */
   wrote(): void {
-    if (this.state === 'idle') this.start();
-    else if (this.state === 'leaving') this.again = true;
-  }
-
-  private start(): void {
+    if (this.state !== 'idle') return;
     this.state = 'running';
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.path, everyMs: this.everyMs, module: this.module } });
-    this.worker = worker;
-    // Unref'd: it never keeps a process alive on its own (stop() refs it while closing).
-    worker.unref();
-    worker.on('error', () => undefined);
     this.quietMs = 0;
-    this.lastLog = -1;
-    // Decided here, on the thread that writes: a write after the decision finds the state 'leaving'
-    // and starts the next worker, and the leaving worker's last checkpoint covers any write before.
-    worker.on('message', (m: Run) => {
-      if (m.mode === 'RESTART') {
-        this.unhold();
-        if (m.log !== undefined && m.checkpointed === m.log) this.restartedAt = m.log;
-      } else if (m.log !== undefined && m.log >= this.restartFrames && m.log !== this.restartedAt) this.restart(worker);
-      const quiet = m.log !== undefined && m.log === this.lastLog && m.checkpointed === m.log;
-      this.quietMs = quiet ? this.quietMs + this.everyMs : 0;
-      this.lastLog = m.log ?? -1;
-      if (this.quietMs >= this.idleMs && this.state === 'running') {
-        this.state = 'leaving';
-        worker.postMessage('stop');
-      }
-    });
-    worker.once('exit', () => {
-      this.worker = undefined;
-      this.unhold();
-      if (this.state === 'leaving') {
-        this.state = 'idle';
-        if (this.again) {
-          this.again = false;
-          this.start();
-        }
-      } else if (this.state === 'running') {
-        this.state = 'failed';
-        this.onFailure();
-      }
-    });
+    this.timer = setInterval(() => this.tick(), this.everyMs);
+    // Never keeps a process alive on its own.
+    this.timer.unref();
   }
 
-  /** Takes the statement lock, then asks for the RESTART; the worker's answer releases the lock. */
-  private restart(worker: Worker): void {
-    if (this.restarting) return;
-    this.restarting = true;
-    this.hold().then(
-      (release) => {
-        if (this.worker !== worker || this.state !== 'running') {
-          release();
-          this.restarting = false;
-          return;
-        }
-        // A worker stuck in the checkpoint must not keep the store's statements waiting for good.
-        const limit = setTimeout(() => this.unhold(), this.holdLimitMs);
-        limit.unref();
-        this.held = () => {
-          clearTimeout(limit);
-          release();
-        };
-        worker.postMessage('restart');
-      },
-      () => {
-        this.restarting = false;
-      },
-    );
+  private tick(): void {
+    if (this.pass) return;
+    this.pass = this.runPass().finally(() => (this.pass = undefined));
   }
 
-  private unhold(): void {
-    const release = this.held;
-    this.held = undefined;
-    this.restarting = false;
-    release?.();
+  private async runPass(): Promise<void> {
+    let result: PassResult | undefined;
+    try {
+      this.handles ??= new PassHandles(this.path);
+      result = await this.passOver(this.handles, this.needsRestart());
+    } catch {
+      // The WAL file not made yet, a sync that failed, a checkpoint another process runs: the
+      // next pass tries again, and the pin (if taken) still guards the frames.
+    }
+    this.afterPass(result);
+  }
+
+  private needsRestart(): boolean {
+    const last = this.last;
+    return last !== undefined && last.log >= this.restartFrames && last.log !== this.restartedAt;
+  }
+
+  /** One pass: pin, sync the WAL, copy, sync the database file, unpin; under the lock if `held`. */
+  private async passOver(h: PassHandles, held: boolean): Promise<PassResult> {
+    let release: (() => void) | undefined;
+    let limit: NodeJS.Timeout | undefined;
+    if (held) {
+      const letGo = await this.hold();
+      if (this.state === 'stopped') {
+        letGo();
+        throw new Error('stopped');
+      }
+      release = letGo;
+      // A sync stuck in the kernel must not keep the store's statements waiting for good.
+      limit = setTimeout(() => release?.(), this.holdLimitMs);
+      limit.unref();
+    }
+    try {
+      if (!h.pin.inTransaction) {
+        h.pin.exec('BEGIN');
+        h.readMark.get();
+      }
+      await this.sync(h.walFd);
+      const [copied] = h.copier.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+      await this.sync(h.dbFd);
+      h.pin.exec('COMMIT');
+      const result = { log: copied.log, checkpointed: copied.checkpointed };
+      if (held && result.checkpointed === result.log) this.restartedAt = result.log;
+      return result;
+    } finally {
+      clearTimeout(limit);
+      release?.();
+    }
+  }
+
+  private afterPass(result: PassResult | undefined): void {
+    const last = this.last;
+    const quiet = result !== undefined && result.checkpointed === result.log && last !== undefined && last.log === result.log;
+    this.quietMs = quiet ? this.quietMs + this.everyMs : 0;
+    if (result) this.last = result;
+    if (this.quietMs >= this.idleMs && this.state === 'running') {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      this.state = 'idle';
+    }
   }
 
   /**
-   * Asks the worker, if one is up, for a last checkpoint and waits (at most 2 s) for it to exit.
-   * While stopping it is ref'd, else a caller awaiting this with nothing else pending would see
-   * Node end the process mid-close (exit code 13).
+   * Stops the passes, waits (at most 2 s) for one in progress, and closes the pass's connections,
+   * so that the serving connection, closing last, runs SQLite's own final checkpoint with its syncs.
    */
   async stop(): Promise<void> {
     this.state = 'stopped';
-    this.unhold();
-    const worker = this.worker;
-    if (!worker) return;
-    worker.ref();
-    let timer: NodeJS.Timeout | undefined;
-    const exited = new Promise<boolean>((resolve) => worker.once('exit', () => resolve(true)));
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 2_000)));
-    worker.postMessage('stop');
-    const stopped = await Promise.race([exited, late]);
-    clearTimeout(timer);
-    if (!stopped) await worker.terminate();
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const pass = this.pass;
+    if (pass) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pass, new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+      clearTimeout(timer);
+    }
+    const h = this.handles;
+    this.handles = undefined;
+    try {
+      h?.close();
+    } catch {
+      // A handle already gone: nothing is left to release.
+    }
   }
 }

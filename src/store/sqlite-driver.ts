@@ -21,7 +21,7 @@ const SQLITE_CACHE_KIB = 4096;
 export interface SqliteOptions {
   /** How long a connection waits for another process's write lock (ms). */
   busyTimeoutMs?: number;
-  /** Checkpoint worker tuning (see sqlite-checkpointer.ts); the defaults suit production. */
+  /** Checkpoint tuning (see sqlite-checkpointer.ts); the defaults suit production. */
   checkpoints?: Omit<CheckpointOptions, 'hold'>;
 }
 
@@ -46,7 +46,7 @@ export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
     // a miss is a pread from memory. 4 MB keeps the tables' and indexes' upper pages resident; 1 MB
     // saved ~3.7 MB under ledger writes but read more CPU per embeddings request (bench/README.md).
     db.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
-    // File databases checkpoint from a worker thread instead (see sqlite-checkpointer.ts).
+    // File databases checkpoint with their syncs off the event loop instead (see sqlite-checkpointer.ts).
     if (!memory) {
       db.pragma('wal_autocheckpoint = 0');
       // After a checkpoint, a WAL file that grew in a burst is cut back to this size.
@@ -60,11 +60,9 @@ export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
   }
   const key = memory ? undefined : lockKey;
   const mutex = acquireFileLock(key);
-  // Should the checkpoint worker ever die, SQLite's own automatic checkpoints take over again. Its
-  // RESTARTs run while this file's statement lock is held, so no statement of ours meets one.
-  const checkpointer = memory
-    ? undefined
-    : new Checkpointer(path, () => db.open && db.pragma('wal_autocheckpoint = 1000'), { ...opts.checkpoints, hold: () => mutex.acquire() });
+  // The passes that let the WAL start over run while this file's statement lock is held, so no
+  // statement of ours waits inside SQLite for one.
+  const checkpointer = memory ? undefined : new Checkpointer(path, { ...opts.checkpoints, hold: () => mutex.acquire() });
   return new SqliteDriver(db, key, mutex, checkpointer);
 }
 
@@ -153,7 +151,7 @@ class SqliteDriver implements SqlDriver {
   private all(sql: string, params: readonly SqlValue[] = []): Row[] {
     const stmt = this.prepared(sql);
     const args = bindable(params);
-    // A write (INSERT ... RETURNING reads too) gives the checkpoint worker something to do.
+    // A write (INSERT ... RETURNING reads too) gives the checkpoint passes something to do.
     if (!stmt.readonly) this.checkpointer?.wrote();
     if (stmt.reader) return stmt.all(...args) as Row[];
     stmt.run(...args);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readlinkSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -7,10 +7,10 @@ import { Checkpointer } from '../../src/store/sqlite-checkpointer.js';
 import { openSqlite } from '../../src/store/sqlite-driver.js';
 
 /**
- * The checkpoint worker runs while there is something to checkpoint: a write starts it, it copies
- * the WAL into the database file, and it leaves after a quiet spell; the next write starts another.
- * In WAL mode the database file grows only when a checkpoint copies pages into it, so its size
- * says whether one ran.
+ * Checkpoint passes run while there is something to checkpoint: a write schedules them, they copy
+ * the WAL into the database file, and they stop after a quiet spell; the next write schedules them
+ * again. In WAL mode the database file grows only when a checkpoint copies pages into it, so its
+ * size says whether one ran.
  */
 const dir = mkdtempSync(join(tmpdir(), 'gw-checkpointer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,11 +30,10 @@ function connection(name: string): { db: Database.Database; path: string; fileSi
   return { db, path, fileSize: () => statSync(path).size };
 }
 
-describe('SQLite checkpoint worker', () => {
+describe('SQLite checkpoints', () => {
   it('starts on a write, checkpoints, leaves when quiet, and starts again on the next write', async () => {
     const { db, path, fileSize } = connection('cycle.db');
-    const failures: number[] = [];
-    const cp = new Checkpointer(path, () => failures.push(1), { everyMs: 50, idleMs: 200 });
+    const cp = new Checkpointer(path, { everyMs: 50, idleMs: 200 });
     expect(cp.running).toBe(false);
     const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
 
@@ -43,7 +42,7 @@ describe('SQLite checkpoint worker', () => {
     cp.wrote();
     expect(cp.running).toBe(true);
     await until('the first rows in the database file', () => fileSize() > before + 50_000);
-    await until('the worker leaving', () => !cp.running);
+    await until('the passes stopping', () => !cp.running);
 
     const between = fileSize();
     insert.run();
@@ -52,30 +51,6 @@ describe('SQLite checkpoint worker', () => {
     await until('the second rows in the database file', () => fileSize() > between + 50_000);
     await cp.stop();
     expect(cp.running).toBe(false);
-    expect(failures).toEqual([]);
-    db.close();
-  }, 30_000);
-
-  it('a write while the worker leaves starts the next one', async () => {
-    const { db, path, fileSize } = connection('leaving.db');
-    const cp = new Checkpointer(path, () => undefined, { everyMs: 20, idleMs: 40 });
-    const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
-    cp.wrote();
-    // The moment the worker is told to leave (its quiet spell is over), a write arrives.
-    const worker = (cp as unknown as { worker: { postMessage: (m: unknown) => void } }).worker;
-    const post = worker.postMessage.bind(worker);
-    let before = 0;
-    let written = false;
-    worker.postMessage = (m) => {
-      post(m);
-      before = fileSize();
-      insert.run();
-      cp.wrote();
-      written = true;
-    };
-    await until('the write as the worker leaves', () => written);
-    await until('the rows in the database file', () => fileSize() > before + 50_000);
-    await cp.stop();
     db.close();
   }, 30_000);
 
@@ -90,34 +65,7 @@ describe('SQLite checkpoint worker', () => {
     expect(checkpointer.running).toBe(false);
   });
 
-  it('keeps the WAL bounded under writes that never pause (a passive checkpoint alone never lets it start over)', async () => {
-    const { db, path } = connection('steady.db');
-    const walSize = () => statSync(`${path}-wal`).size;
-    const restartFrames = 400;
-    const cp = new Checkpointer(path, () => undefined, { everyMs: 20, idleMs: 10_000, restartFrames });
-    const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
-    // A commit every millisecond or so, about the benchmark's rate of WAL writes: there is nearly
-    // always a write in flight while one of the worker's checkpoints runs, as under steady traffic.
-    let largest = 0;
-    let commits = 0;
-    // Enough commits for several restarts, however busy the machine (the cap only ends a broken run).
-    const cap = Date.now() + 25_000;
-    while (commits < 6 * restartFrames && Date.now() < cap) {
-      insert.run();
-      cp.wrote();
-      commits++;
-      largest = Math.max(largest, walSize());
-      await sleep(1);
-    }
-    await cp.stop();
-    db.close();
-    // Each commit of a 3 KB row appends a frame or two of 4 KB: without restarts the WAL would hold
-    // every frame of the run; with them it never holds many more than restartFrames.
-    expect(commits).toBeGreaterThan(4 * restartFrames);
-    expect(largest).toBeLessThan(3 * restartFrames * 4_200);
-  }, 30_000);
-
-  it('runs its RESTARTs while the store holds its statements: no write of this process ever meets one', async () => {
+  it('runs the passes that let the WAL start over while the store holds its statements: no write meets one', async () => {
     // With no busy timeout a write that met a RESTART would fail with SQLITE_BUSY at once instead
     // of waiting in SQLite's busy handler, where it would freeze the event loop for as long.
     const path = join(dir, 'held.db');
@@ -139,7 +87,7 @@ describe('SQLite checkpoint worker', () => {
     await driver.close();
     expect(failures).toEqual([]);
     expect(commits).toBeGreaterThan(4 * restartFrames);
-    // Bounded as before: the RESTARTs still ran.
+    // Bounded as before: the held passes ran.
     expect(largest).toBeLessThan(3 * restartFrames * 4_200);
   }, 30_000);
 
@@ -155,9 +103,9 @@ describe('SQLite checkpoint worker', () => {
         done = true;
       });
     };
-    const cp = new Checkpointer(path, () => undefined, { everyMs: 5, restartFrames: 50, hold });
+    const cp = new Checkpointer(path, { everyMs: 5, restartFrames: 50, hold });
     const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
-    // Until a few RESTARTs have run, however busy the machine (the cap only ends a broken run): a
+    // Until a few held passes have run, however busy the machine (the cap only ends a broken run): a
     // wall-clock window saw only two of them on a loaded CI machine.
     for (const cap = Date.now() + 25_000; taken < 4 && Date.now() < cap; await sleep(1)) {
       insert.run();
@@ -168,4 +116,143 @@ describe('SQLite checkpoint worker', () => {
     expect(taken).toBeGreaterThan(2);
     expect(released).toBe(taken);
   }, 30_000);
+
+  describe('the order of a pass, with the syncs off the event loop', () => {
+    /** Which file a descriptor is open on: the WAL or the database file. */
+    const fileOf = (fd: number) => (readlinkSync(`/proc/self/fd/${fd}`).endsWith('-wal') ? 'wal' : 'db');
+    /** The WAL's frame count, from its size (a 32-byte header, then 24-byte headers before 4 KB pages). */
+    const frames = (path: string) => Math.max(0, (statSync(`${path}-wal`).size - 32) / (4096 + 24));
+    type Pass = { log: number; checkpointed: number };
+    const lastPass = (cp: Checkpointer) => (cp as unknown as { last?: Pass }).last;
+    /** Every pass's result, in order (the checkpointer keeps only the last). */
+    function passesOf(cp: Checkpointer): Pass[] {
+      const seen: Pass[] = [];
+      const inner = cp as unknown as { afterPass: (r: Pass | undefined) => void };
+      const after = inner.afterPass.bind(cp);
+      inner.afterPass = (r) => {
+        if (r) seen.push(r);
+        after(r);
+      };
+      return seen;
+    }
+    /** The WAL's frame count as SQLite sees it (a passive checkpoint reports it; it copies nothing the pin guards). */
+    const walLog = (db: Database.Database) => (db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0].log;
+
+    it('syncs the WAL before copying and copies no frame written after the sync began', async () => {
+      const { db, path } = connection('order.db');
+      const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
+      for (let i = 0; i < 20; i++) insert.run();
+      const steps: string[] = [];
+      let pinnedAt = -1;
+      const sync = async (fd: number) => {
+        const file = fileOf(fd);
+        steps.push(`sync ${file}`);
+        if (file === 'wal' && pinnedAt < 0) {
+          pinnedAt = frames(path);
+          // Commits land while the WAL's sync is on the threadpool: they must wait for the next pass.
+          for (let i = 0; i < 20; i++) insert.run();
+          await sleep(20);
+        }
+      };
+      const cp = new Checkpointer(path, { everyMs: 30, idleMs: 60_000, sync });
+      const passes = passesOf(cp);
+      cp.wrote();
+      await until('a pass', () => passes.length > 0);
+      const first = passes[0];
+      expect(steps.slice(0, 2)).toEqual(['sync wal', 'sync db']);
+      expect(first.log).toBeGreaterThan(pinnedAt);
+      expect(first.checkpointed).toBe(pinnedAt);
+      // The next pass takes the rest.
+      await until('the rest copied', () => lastPass(cp)!.checkpointed === lastPass(cp)!.log);
+      await cp.stop();
+      db.close();
+      const reopened = new Database(path);
+      expect(reopened.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(reopened.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 40 });
+      reopened.close();
+    }, 30_000);
+
+    it('a slow sync holds no statement, and the WAL does not start over until the database file is synced', async () => {
+      const path = join(dir, 'slow-sync.db');
+      let slow = false;
+      let dbSyncs = 0;
+      const sync = async (fd: number) => {
+        if (fileOf(fd) === 'db') dbSyncs++;
+        if (slow && fileOf(fd) === 'db') await sleep(600);
+      };
+      const driver = openSqlite(path, { checkpoints: { everyMs: 20, idleMs: 60_000, sync } });
+      await driver.exec('CREATE TABLE t (x BLOB)');
+      for (let i = 0; i < 10; i++) await driver.run('INSERT INTO t VALUES (randomblob(3000))');
+      await until('a first pass', () => dbSyncs > 0);
+      slow = true;
+      const syncsBefore = dbSyncs;
+      await until('a pass waiting on the slow sync', () => dbSyncs > syncsBefore);
+      // While the database file's sync is pending, writes go on at once: nothing waits for it.
+      const took: number[] = [];
+      const walBefore = frames(path);
+      for (let i = 0; i < 20; i++) {
+        const t0 = performance.now();
+        await driver.run('INSERT INTO t VALUES (randomblob(3000))');
+        took.push(performance.now() - t0);
+      }
+      expect(Math.max(...took)).toBeLessThan(100);
+      // And they were appended, not written over the copied frames: the WAL only grew.
+      expect(frames(path)).toBeGreaterThan(walBefore);
+      await driver.close();
+      const reopened = new Database(path);
+      expect(reopened.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(reopened.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 30 });
+      reopened.close();
+    }, 30_000);
+
+    it('a failed sync of the database file keeps the pin, so the WAL cannot start over on top of its frames', async () => {
+      const { db, path } = connection('failing-sync.db');
+      const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
+      let failing = true;
+      let failures = 0;
+      const sync = async (fd: number) => {
+        if (failing && fileOf(fd) === 'db') {
+          failures++;
+          throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+        }
+      };
+      const cp = new Checkpointer(path, { everyMs: 20, idleMs: 60_000, sync });
+      const passes = passesOf(cp);
+      for (let i = 0; i < 10; i++) insert.run();
+      cp.wrote();
+      await until('a failed sync', () => failures > 1);
+      expect(cp.pinned).toBe(true);
+      expect(passes).toEqual([]);
+      // Every frame was copied, but the pin stops a writer from starting the WAL over: it appends.
+      const before = walLog(db);
+      for (let i = 0; i < 5; i++) insert.run();
+      expect(walLog(db)).toBeGreaterThan(before);
+      failing = false;
+      await until('a pass that completes', () => passes.length > 0);
+      await until('everything copied', () => !cp.pinned && lastPass(cp)!.checkpointed === lastPass(cp)!.log);
+      await cp.stop();
+      // Now a write may start the WAL over.
+      insert.run();
+      expect(walLog(db)).toBeLessThan(before);
+      db.close();
+    }, 30_000);
+
+    it('runs on the event loop and the threadpool: no thread is started for it', async () => {
+      const threads = () => readdirSync('/proc/self/task').length;
+      const { db, path, fileSize } = connection('threads.db');
+      const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
+      const cp = new Checkpointer(path, { everyMs: 20, idleMs: 60_000 });
+      insert.run();
+      await sleep(50);
+      const before = threads();
+      const size = fileSize();
+      cp.wrote();
+      await until('the rows in the database file', () => fileSize() > size + 50_000);
+      // libuv's threadpool (the syncs) starts with the process's first use of it; the fs calls of
+      // the test runner have already started it, so any new thread here would be the pass's own.
+      expect(threads()).toBe(before);
+      await cp.stop();
+      db.close();
+    }, 30_000);
+  });
 });
