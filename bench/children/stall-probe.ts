@@ -1,6 +1,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { subscribe } from 'node:diagnostics_channel';
 import { Worker } from 'node:worker_threads';
 import { wallNow, watchLoopGaps, type LoopGap } from './loop-gaps.js';
 
@@ -12,8 +13,10 @@ import { wallNow, watchLoopGaps, type LoopGap } from './loop-gaps.js';
  *    on a CPU and waiting for one meanwhile;
  *  - GC pauses of the main thread (kind and duration, from the `gc` performance entries);
  *  - SQLite transactions of the store (`BEGIN` to `COMMIT`/`ROLLBACK` on better-sqlite3's `exec`);
- *  - the checkpoint worker's RESTARTs (the statement lock is held from the request to the answer)
- *    and its passive checkpoints' answers.
+ *  - checkpoint passes that held the store's statements (reported as `restarts`), and every pass
+ *    (`passives`), with its copying time on the main thread (`copies`): from the store's
+ *    `gateway:sqlite-checkpoint-pass` channel, or, in a checkout from before that channel, from
+ *    the checkpoint worker's RESTART requests and answers.
  * On SIGUSR2 everything recorded so far goes, as JSON, to the file named by `BENCH_STALL_OUT`
  * and the record starts over.
  */
@@ -23,10 +26,11 @@ export interface StallRecord {
   commits: Array<{ at: number; ms: number }>;
   restarts: Array<{ at: number; ms: number }>;
   passives: number[];
+  copies: Array<{ at: number; ms: number }>;
 }
 
 const now = wallNow;
-const empty = (): StallRecord => ({ gaps: [], gc: [], commits: [], restarts: [], passives: [] });
+const empty = (): StallRecord => ({ gaps: [], gc: [], commits: [], restarts: [], passives: [], copies: [] });
 let record = empty();
 const loop = watchLoopGaps();
 
@@ -61,7 +65,16 @@ if (process.argv[1]?.endsWith('gateway.js')) {
   };
 }
 
-// The checkpoint worker: a RESTART is asked for with the statement lock held, and answered.
+// Checkpoint passes (src/store/sqlite-checkpointer.ts): times are ms since performance.timeOrigin.
+subscribe('gateway:sqlite-checkpoint-pass', (m) => {
+  const e = m as { held: boolean; startedAt: number; ms: number; copyStartedAt: number; copyMs: number };
+  const at = performance.timeOrigin + e.startedAt;
+  if (e.held) record.restarts.push({ at, ms: e.ms });
+  record.passives.push(at + e.ms);
+  record.copies.push({ at: performance.timeOrigin + e.copyStartedAt, ms: e.copyMs });
+});
+
+// An older checkout's checkpoint worker: a RESTART is asked for with the statement lock held, and answered.
 const post = Worker.prototype.postMessage;
 let restartAsked: number | undefined;
 Worker.prototype.postMessage = function (this: Worker, m: unknown, ...rest: unknown[]) {

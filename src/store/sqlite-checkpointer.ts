@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel';
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -103,6 +104,20 @@ class PassHandles {
 
 const syncFile = promisify(fdatasync);
 
+/**
+ * Each completed pass, for diagnostics (the benchmark's stall probe): whether it held the store's
+ * statements, when it and its copying started (ms since `performance.timeOrigin`), its whole length
+ * and the part spent copying on the event loop.
+ */
+export interface CheckpointPassEvent {
+  held: boolean;
+  startedAt: number;
+  ms: number;
+  copyStartedAt: number;
+  copyMs: number;
+}
+const passChannel = channel('gateway:sqlite-checkpoint-pass');
+
 export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   private state: 'idle' | 'running' | 'stopped' = 'idle';
@@ -190,17 +205,24 @@ export class Checkpointer {
       limit = setTimeout(() => release?.(), this.holdLimitMs);
       limit.unref();
     }
+    const startedAt = performance.now();
     try {
       if (!h.pin.inTransaction) {
         h.pin.exec('BEGIN');
         h.readMark.get();
       }
       await this.sync(h.walFd);
+      const copyStart = performance.now();
       const [copied] = h.copier.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+      const copyMs = performance.now() - copyStart;
       await this.sync(h.dbFd);
       h.pin.exec('COMMIT');
       const result = { log: copied.log, checkpointed: copied.checkpointed };
       if (held && result.checkpointed === result.log) this.restartedAt = result.log;
+      if (passChannel.hasSubscribers) {
+        const event: CheckpointPassEvent = { held, startedAt, ms: performance.now() - startedAt, copyStartedAt: copyStart, copyMs };
+        passChannel.publish(event);
+      }
       return result;
     } finally {
       clearTimeout(limit);
