@@ -1,14 +1,14 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
-import type { LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import { isIP, type LookupFunction } from 'node:net';
+import { Agent, buildConnector } from 'undici';
 import { isBlockedAddress } from './ssrf.js';
 
 /**
  * An undici Agent whose DNS lookup refuses private, loopback and other internal addresses (unless
  * allowed): the address that is checked is the one connected to, so a name that re-resolves to an
- * internal address between a check and the connection still cannot be reached. A refused lookup
- * fails with code EBLOCKED.
+ * internal address between a check and the connection still cannot be reached. A host that is an
+ * IP literal is checked before connecting. A refused address fails with code EBLOCKED.
  */
 export function guardedAgent(opts: { allowPrivateNetworks: boolean; connectTimeoutMs: number }): Agent {
   // undici asks for every address ({all: true}) when it races IPv4 and IPv6; each one is checked,
@@ -23,7 +23,18 @@ export function guardedAgent(opts: { allowPrivateNetworks: boolean; connectTimeo
       callback(null, list[0]!.address, list[0]!.family);
     });
   }) as unknown as LookupFunction;
-  return new Agent({ connect: { lookup, timeout: opts.connectTimeoutMs } });
+  const connect = buildConnector({ lookup, timeout: opts.connectTimeoutMs });
+  // Node never calls the lookup for a host that is already an IP (http://127.0.0.1/,
+  // http://[::ffff:127.0.0.1]/): such a host is checked here, before any socket is opened.
+  const checked: buildConnector.connector = (options, callback) => {
+    const host = options.hostname.replace(/^\[|\]$/g, '');
+    if (!opts.allowPrivateNetworks && isIP(host) !== 0 && isBlockedAddress(host)) {
+      process.nextTick(callback, Object.assign(new Error(`address ${host} is not allowed`), { code: 'EBLOCKED' }), null);
+      return;
+    }
+    connect(options, callback);
+  };
+  return new Agent({ connect: checked });
 }
 
 /**

@@ -1,12 +1,16 @@
 import type { Readable } from 'node:stream';
-import { errors } from '../core/errors.js';
+import type { Agent } from 'undici';
+import { errors, type GatewayError } from '../core/errors.js';
 import { isObject } from '../core/json.js';
-import type { StreamResponse, UpstreamTarget } from '../http/executor.js';
-import { discard, pipeThrough } from '../http/streams.js';
-import type { UpstreamRequest } from '../http/types.js';
+import { flatHeaders, toTransportError, type StreamResponse } from '../http/executor.js';
+import { guardedAgent } from '../http/guarded-agent.js';
+import { isBlockedAddress } from '../http/ssrf.js';
+import { discard, guard } from '../http/streams.js';
+import type { Upstream, UpstreamRequest } from '../http/types.js';
+import { startUpstreamSpan } from '../ops/tracing.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
-import { parseRange, sliceStream } from './range.js';
+import { parseRange, sliceBody } from './range.js';
 import { taskRefOf } from './refresh.js';
 import type { VideoOutput } from './types.js';
 
@@ -59,7 +63,7 @@ export async function openContent(
   let req = await deps.client.authorize(up, vendor, vendor.buildContent(taskRefOf(job), output, up));
   if (range) req = { ...req, headers: { ...req.headers, range } };
 
-  let res = await followRedirects(deps, req, up.timeoutMs, signal, up);
+  let res = await followRedirects(deps, req, signal, up, job.id);
   if (res.status === 416) {
     discard(res.body);
     const total = /\/(\d+)$/.exec(res.headers['content-range'] ?? '')?.[1];
@@ -86,29 +90,171 @@ export async function openContent(
   if (r && size !== undefined) {
     headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
     headers['content-length'] = String(r.end - r.start + 1);
-    // An upstream failure mid-body must end the client's response too, and a client that leaves
-    // must release the upstream body.
-    return { status: 206, headers, body: pipeThrough(res.body, sliceStream(r.start, r.end)) };
+    // The upstream body is stopped as soon as the range is complete; an upstream failure mid-body
+    // ends the client's response too, and a client that leaves releases the upstream body.
+    return { status: 206, headers, body: sliceBody(res.body, r.start, r.end) };
   }
   if (length) headers['content-length'] = length;
   return { status: 200, headers, body: res.body };
 }
 
-async function followRedirects(
-  deps: VideoDeps, first: UpstreamRequest, timeoutMs: number, signal: AbortSignal, target: UpstreamTarget,
-): Promise<StreamResponse> {
-  let req = first;
-  for (let hop = 0; ; hop++) {
-    const res = await deps.client.follow(req, timeoutMs, signal, target);
-    const loc = res.headers['location'];
-    if (![301, 302, 303, 307, 308].includes(res.status) || !loc) return res;
-    discard(res.body);
-    if (hop >= MAX_REDIRECTS) throw errors.upstreamError('Too many redirects fetching the video.');
-    const next = new URL(loc, req.url);
-    const headers = { ...req.headers };
-    // Never carry vendor credentials to another origin (e.g. a CDN's signed URL).
-    if (next.origin !== new URL(req.url).origin) for (const h of Object.keys(headers)) if (AUTH_HEADERS.includes(h.toLowerCase())) delete headers[h];
-    req = { method: 'GET', url: next.toString(), headers };
+/**
+ * Sends the download and follows its redirects. Each hop's URL is checked first (`route`): a vendor
+ * must not be able to point the gateway at its own network, whether by a redirect or by the
+ * download URL it answered with.
+ */
+async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: AbortSignal, up: Upstream, job: string): Promise<StreamResponse> {
+  const rules = downloadRules(deps, up);
+  const refuse = (url: URL, reason: string, error: GatewayError): GatewayError => {
+    // The origin is enough to find the hop (and is what allowed_origins would list); the path and a
+    // signed query string stay out of the log.
+    deps.log.warn({ job, upstream: up.name, refused: url.origin === 'null' ? url.protocol : url.origin, reason }, 'video download: refused a location the vendor gave');
+    return error;
+  };
+  // Made on the first hop that needs the address check, for this download only; closing it at the
+  // end lets the answer being streamed finish first, then frees its connection.
+  let checked: Agent | undefined;
+  try {
+    let req = first;
+    for (let hop = 0; ; hop++) {
+      let url: URL;
+      try {
+        url = new URL(req.url);
+      } catch {
+        throw errors.upstreamError('The vendor gave an unreadable location for the video download.');
+      }
+      const way = route(url, rules);
+      if (typeof way === 'object') throw refuse(url, way.reason, way.error);
+      let res: StreamResponse;
+      if (way === 'direct') res = await deps.client.follow(req, up.timeoutMs, signal, up);
+      else {
+        checked ??= guardedAgent({ allowPrivateNetworks: false, connectTimeoutMs: up.timeoutMs });
+        try {
+          res = await sendChecked(checked, req, up.timeoutMs, signal, up);
+        } catch (e) {
+          if (isBlocked(e)) throw refuse(url, 'private address', refusedLocation('it resolves to a private or local network address'));
+          throw e;
+        }
+      }
+      const loc = res.headers['location'];
+      if (![301, 302, 303, 307, 308].includes(res.status) || !loc) return res;
+      discard(res.body);
+      if (hop >= MAX_REDIRECTS) throw errors.upstreamError('Too many redirects fetching the video.');
+      let next: URL;
+      try {
+        next = new URL(loc, url);
+      } catch {
+        throw errors.upstreamError('The vendor gave an unreadable location for the video download.');
+      }
+      const headers = { ...req.headers };
+      // Never carry vendor credentials to another origin (e.g. a CDN's signed URL).
+      if (next.origin !== url.origin) for (const h of Object.keys(headers)) if (AUTH_HEADERS.includes(h.toLowerCase())) delete headers[h];
+      req = { method: 'GET', url: next.toString(), headers };
+    }
+  } finally {
+    checked?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Where a video download may go. The upstream's base URL, and any other base URL its options name
+ * (Veo's storage_base_url), were chosen by the operator: their origins are fetched as they are.
+ * Every other URL came from a vendor (the download URL in its answer, a redirect's Location) and
+ * follows the client-media rules of video.media: an origin listed in allowed_origins is fetched as
+ * it is; any other must not be a loopback, private, link-local or metadata address unless
+ * allow_private_networks is on (checked on the address actually connected to), and when the
+ * upstream itself is https it must be https too, so a vendor cannot move the download, and the
+ * signed URL in it, onto plain http.
+ */
+interface DownloadRules {
+  chosen: ReadonlySet<string>;
+  listed: ReadonlySet<string>;
+  allowPrivate: boolean;
+  httpsOnly: boolean;
+}
+
+function downloadRules(deps: VideoDeps, up: Upstream): DownloadRules {
+  const chosen = new Set<string>();
+  for (const raw of [up.baseUrl, ...Object.entries(up.options).filter(([k]) => k.endsWith('base_url')).map(([, v]) => v)]) {
+    if (typeof raw !== 'string') continue;
+    try {
+      chosen.add(new URL(raw).origin);
+    } catch {
+      // Not a URL: nothing chosen by it.
+    }
+  }
+  // The media settings are kept by the media fetcher, which does not hand them out; they are read
+  // from it so that client media and video downloads follow the one configuration.
+  const media = deps.media?.['opts'];
+  const listed = new Set<string>();
+  for (const o of media?.allowedOrigins ?? []) {
+    try {
+      listed.add(new URL(o).origin);
+    } catch {
+      // The config schema only admits URLs; nothing to list otherwise.
+    }
+  }
+  return { chosen, listed, allowPrivate: media?.allowPrivateNetworks === true, httpsOnly: new URL(up.baseUrl).protocol === 'https:' };
+}
+
+/**
+ * How one hop is sent: 'direct' through the upstream client (an origin the operator chose or
+ * listed, or any address when private networks are allowed), 'checked' through an agent that
+ * refuses private addresses at connect time (a name can resolve differently on every lookup), or
+ * refused outright.
+ */
+function route(url: URL, rules: DownloadRules): 'direct' | 'checked' | { reason: string; error: GatewayError } {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { reason: 'not http(s)', error: refusedLocation('it is not an http(s) URL') };
+  if (rules.chosen.has(url.origin) || rules.listed.has(url.origin)) return 'direct';
+  if (rules.httpsOnly && url.protocol !== 'https:') return { reason: 'plain http', error: refusedLocation('it is plain http while the upstream is https') };
+  if (rules.allowPrivate) return 'direct';
+  // An IP literal needs no lookup, so it is refused here, before any connection is tried.
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (/^[\d.]+$|:/.test(host) && isBlockedAddress(host)) return { reason: 'private address', error: refusedLocation('it points at a private or local network address') };
+  return 'checked';
+}
+
+function refusedLocation(why: string): GatewayError {
+  return errors.upstreamError(`The vendor pointed the video download at a location the gateway does not fetch from: ${why}.`);
+}
+
+function isBlocked(e: unknown): boolean {
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  return err?.code === 'EBLOCKED' || err?.cause?.code === 'EBLOCKED';
+}
+
+/**
+ * One hop through `agent`, with the executor's timeouts, body guard and error mapping (and its
+ * client span when tracing is on). A refused address is passed on as it is, for the caller to tell
+ * from a failed connection.
+ */
+async function sendChecked(agent: Agent, req: UpstreamRequest, timeoutMs: number, signal: AbortSignal, up: Upstream): Promise<StreamResponse> {
+  const url = new URL(req.url);
+  const headers = { ...req.headers };
+  const t = req.timeoutMs ?? timeoutMs;
+  const span = startUpstreamSpan(req.method, url, headers, up);
+  try {
+    const res = await agent.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: req.method,
+      headers,
+      signal,
+      headersTimeout: t,
+      // As for every streamed download: only a stall between chunks of twice the timeout ends it.
+      bodyTimeout: 2 * t,
+    });
+    guard(res.body);
+    span?.answered(res.statusCode);
+    return { status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
+  } catch (e) {
+    if (isBlocked(e)) {
+      span?.failed({ reason: 'connect' });
+      throw e;
+    }
+    const err = toTransportError(e, false);
+    span?.failed(err);
+    throw err;
   }
 }
 
@@ -130,7 +276,7 @@ export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thu
   if (!vendorMakesVariant(deps, job, variant) || !vendor?.buildVariant || !up)
     throw errors.notFound(`No ${variant} is available for videos of '${job.model}'.`, 'variant_unavailable');
   const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up));
-  const res = await followRedirects(deps, req, up.timeoutMs, signal, up);
+  const res = await followRedirects(deps, req, signal, up, job.id);
   const type = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (res.status !== 200 || !type.startsWith('image/')) {
     discard(res.body);

@@ -1,4 +1,5 @@
-import { Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
+import { discard, guard } from '../http/streams.js';
 
 export type ByteRange = { start: number; end: number };
 
@@ -27,19 +28,102 @@ export function parseRange(header: string | undefined, size: number | undefined)
   return { start, end };
 }
 
-/** Passes on only bytes [start, end] of a stream (for upstreams that ignore Range). */
-export function sliceStream(start: number, end: number): Transform {
+/**
+ * Cuts bytes [start, end] out of chunks given in order: each call answers the part of the chunk
+ * inside the range (if any) and whether the range is now complete.
+ */
+function cutter(start: number, end: number): (chunk: Buffer) => { part?: Buffer; done: boolean } {
   let pos = 0;
+  return (chunk) => {
+    const from = Math.max(start - pos, 0);
+    const to = Math.min(end - pos + 1, chunk.length);
+    pos += chunk.length;
+    const part = to > from ? (from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to)) : undefined;
+    return { part, done: pos > end };
+  };
+}
+
+/**
+ * Passes on only bytes [start, end] of a stream. A transform cannot stop what is written into it,
+ * so its source still runs to its end: to slice an upstream body, use `sliceBody`, which stops it.
+ */
+export function sliceStream(start: number, end: number): Transform {
+  const cut = cutter(start, end);
+  let done = false;
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      const from = Math.max(start - pos, 0);
-      const to = Math.min(end - pos + 1, chunk.length);
-      pos += chunk.length;
-      if (to > from) this.push(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to));
-      if (pos > end) {
-        this.push(null);
+      if (!done) {
+        const r = cut(chunk);
+        if (r.part) this.push(r.part);
+        if (r.done) {
+          done = true;
+          this.push(null);
+        }
       }
       cb();
     },
   });
+}
+
+/**
+ * Bytes [start, end] of `source` (an upstream body from a vendor that ignored Range), as a stream of
+ * their own. As soon as the last wanted byte is handed on, the source is destroyed: a player's
+ * `bytes=0-1` probe of a 200 MB video must not download the other 200 MB from the vendor. A consumer
+ * that leaves early releases the source too, and a source that fails or closes before the range is
+ * complete fails the slice (the client's response then ends short of its announced length).
+ * Reading follows the consumer's pace, so a slow client never makes the gateway buffer the body.
+ */
+export function sliceBody(source: Readable, start: number, end: number): Readable {
+  const cut = cutter(start, end);
+  // Destroying an unfinished upstream body makes it emit an error: it must never be uncaught.
+  guard(source);
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    source.off('data', onData);
+    source.off('end', onEnd);
+    source.off('error', onError);
+    source.off('close', onClose);
+    // Stops the download and frees its connection (after the end of the body, nothing is left to stop).
+    discard(source);
+  };
+  const out = new Readable({
+    read() {
+      if (!released) source.resume();
+    },
+    destroy(err, cb) {
+      release();
+      cb(err);
+    },
+  });
+  // Whoever consumes the slice sees its errors; this only keeps one with no listener from crashing.
+  guard(out);
+  function onData(chunk: Buffer): void {
+    const r = cut(chunk);
+    const more = r.part ? out.push(r.part) : true;
+    if (r.done) {
+      release();
+      out.push(null);
+    } else if (!more) source.pause();
+  }
+  // A body shorter than the range ends the slice as it is, as the whole-body path would.
+  function onEnd(): void {
+    release();
+    out.push(null);
+  }
+  function onError(err: Error): void {
+    release();
+    out.destroy(err);
+  }
+  function onClose(): void {
+    if (released) return;
+    release();
+    out.destroy(Object.assign(new Error('the upstream body closed before the range was complete'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+  }
+  source.on('data', onData);
+  source.on('end', onEnd);
+  source.on('error', onError);
+  source.on('close', onClose);
+  return out;
 }

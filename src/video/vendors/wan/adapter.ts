@@ -41,6 +41,8 @@ export const wanVendor: VideoVendor = {
     headers: authHeaders(up),
   }),
   // The video URL is pre-signed OSS storage: no auth header (sending our key there would leak it).
+  // It comes from the vendor's answer, not from the config, so the download checks its address
+  // (content.ts) as it does every redirect.
   buildContent: (_task, output) => {
     if (!output.url) throw errors.internal('A wan output without a URL cannot be downloaded.');
     return { method: 'GET', url: output.url, headers: {} };

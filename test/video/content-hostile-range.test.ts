@@ -1,0 +1,198 @@
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SimServer } from '../../src/sim/framework.js';
+import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
+import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
+
+/**
+ * A vendor that ignores Range and answers every download with the whole of a large video: the
+ * gateway slices the range itself, and must stop the vendor's body once the slice is complete
+ * rather than download the rest (a player's first request is a tiny probe such as bytes=0-1).
+ */
+
+const SIZE = 200 * 1024 * 1024;
+/** Byte i of the video is i % 251, so any slice can be checked; a chunk of 251 * 256 bytes is the pattern from any chunk boundary. */
+const CHUNK = Buffer.from(Array.from({ length: 251 * 256 }, (_, i) => i % 251));
+const expected = (start: number, end: number) => Buffer.from(Array.from({ length: end - start + 1 }, (_, i) => (start + i) % 251));
+
+/** One content answer of the vendor: how many bytes it handed to its socket, and whether it is over. */
+interface Served {
+  sent: number;
+  closed: boolean;
+  range: string | undefined;
+}
+
+/**
+ * The vendor: the Sora simulator for everything but the content, which it answers itself (200,
+ * the whole video, whatever the Range header says), counting what it writes.
+ */
+class RangeIgnoringVendor {
+  readonly served: Served[] = [];
+  private port = 0;
+  private constructor(private readonly server: Server, private readonly sim: SimServer) {}
+
+  static async start(sim: SimServer): Promise<RangeIgnoringVendor> {
+    const v = new RangeIgnoringVendor(createServer(), sim);
+    v.server.on('request', (req, res) => v.handle(req, res));
+    await new Promise<void>((r) => v.server.listen(0, '127.0.0.1', () => r()));
+    v.port = (v.server.address() as AddressInfo).port;
+    return v;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    res.on('error', () => undefined);
+    if (req.method === 'GET' && /\/content$/.test((req.url ?? '').split('?')[0]!)) return this.content(req, res);
+    // Everything else goes to the simulator as it is.
+    const out = request(this.sim.url + (req.url ?? '/'), { method: req.method, headers: { ...req.headers, host: new URL(this.sim.url).host }, agent: false }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    req.pipe(out);
+  }
+
+  private content(req: IncomingMessage, res: ServerResponse): void {
+    const served: Served = { sent: 0, closed: false, range: req.headers.range };
+    this.served.push(served);
+    let pos = 0;
+    const body = new Readable({
+      read() {
+        if (pos >= SIZE) return void this.push(null);
+        const n = Math.min(CHUNK.length, SIZE - pos);
+        pos += n;
+        this.push(n === CHUNK.length ? CHUNK : CHUNK.subarray(0, n));
+      },
+    });
+    body.on('data', (c: Buffer) => (served.sent += c.length));
+    res.on('close', () => {
+      served.closed = true;
+      body.destroy();
+    });
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(SIZE), 'accept-ranges': 'none' });
+    body.pipe(res);
+  }
+}
+
+/** Waits until `check` holds, or gives up. */
+async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
+/** A download over its own connection: status, headers and every byte, or (with `leaveAfter`) a hang-up once that many bytes came. */
+function get(url: string, headers: Record<string, string>, leaveAfter?: number): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { connection: 'close', ...headers }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      let got = 0;
+      res.on('data', (c: Buffer) => {
+        chunks.push(c);
+        got += c.length;
+        if (leaveAfter !== undefined && got >= leaveAfter) req.destroy();
+      });
+      res.on('error', () => undefined);
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), complete: res.complete }));
+    });
+    req.on('error', (e) => (leaveAfter === undefined ? reject(e) : undefined));
+    req.end();
+  });
+}
+
+/** What the socket buffers on loopback take in before the gateway stops reading (measured: about 4 MB). */
+const BUFFERED = 16 * 1024 * 1024;
+
+let sim: SimServer;
+let vendor: RangeIgnoringVendor;
+let gw: TestGateway;
+let key: string;
+let job: string;
+const lines: string[] = [];
+
+beforeAll(async () => {
+  sim = await sora.simulator.start({ taskMs: 30 });
+  vendor = await RangeIgnoringVendor.start(sim);
+  const { upstreams, models } = upstreamsFor([{ module: sora, sim }]);
+  upstreams[0]!.base_url = vendor.url;
+  gw = await startTestGateway({ upstreams, models, log_level: 'info' }, { logSink: { write: (line: string) => lines.push(line) } });
+  ({ key } = await gw.newKey(100));
+  const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a red fox in snow' } });
+  expect(created.status, created.text).toBe(200);
+  const done = await pollUntilDone(gw, key, created.json.id);
+  expect(done.status).toBe('completed');
+  job = done.id;
+}, 30_000);
+
+afterAll(async () => {
+  await gw?.close();
+  await vendor?.close();
+  await sim?.close();
+});
+
+beforeEach(() => {
+  vendor.served.length = 0;
+  lines.length = 0;
+});
+
+const content = () => `${gw.url}/v1/videos/${job}/content`;
+const errorLines = () => lines.filter((l) => JSON.parse(l).level >= 50);
+
+describe('a vendor that ignores Range and serves a 200 MB video', () => {
+  for (const [range, start, end] of [
+    ['bytes=0-0', 0, 0],
+    ['bytes=0-1', 0, 1],
+    ['bytes=5000000-5000999', 5_000_000, 5_000_999],
+  ] as const) {
+    it(`${range}: the client gets exactly the slice, and the vendor body is stopped there`, async () => {
+      const r = await get(content(), { authorization: `Bearer ${key}`, range });
+      expect(r.status).toBe(206);
+      expect(r.complete).toBe(true);
+      expect(r.headers['content-range']).toBe(`bytes ${start}-${end}/${SIZE}`);
+      expect(r.headers['content-length']).toBe(String(end - start + 1));
+      expect(r.body.equals(expected(start, end))).toBe(true);
+      // The vendor saw the Range header (and ignored it); its answer is over long before 200 MB.
+      expect(vendor.served).toHaveLength(1);
+      expect(vendor.served[0]!.range).toBe(range);
+      expect(await eventually(() => vendor.served[0]!.closed), 'the vendor answer is still open').toBe(true);
+      expect(vendor.served[0]!.sent).toBeLessThan(end + 1 + BUFFERED);
+      expect(errorLines()).toEqual([]);
+    });
+  }
+
+  it('a client hanging up in the middle of a large slice releases the vendor body too', async () => {
+    const r = await get(content(), { authorization: `Bearer ${key}`, range: 'bytes=1000-' }, 2 * 1024 * 1024);
+    expect(r.status).toBe(206);
+    expect(r.complete).toBe(false);
+    expect(r.body.subarray(0, 4096).equals(expected(1000, 1000 + 4095))).toBe(true);
+    expect(await eventually(() => vendor.served[0]?.closed === true), 'the vendor answer is still open').toBe(true);
+    expect(vendor.served[0]!.sent).toBeLessThan(SIZE / 2);
+    expect(errorLines()).toEqual([]);
+    // The gateway goes on serving.
+    const after = await get(content(), { authorization: `Bearer ${key}`, range: 'bytes=0-1' });
+    expect(after.status).toBe(206);
+    expect(after.body.equals(expected(0, 1))).toBe(true);
+  });
+
+  it('without a Range header the whole body is passed on, and is not cut short', async () => {
+    const r = await get(content(), { authorization: `Bearer ${key}` });
+    expect(r.status).toBe(200);
+    expect(r.complete).toBe(true);
+    expect(r.body.length).toBe(SIZE);
+    expect(r.body.subarray(SIZE - 251).equals(expected(SIZE - 251, SIZE - 1))).toBe(true);
+  }, 30_000);
+});
