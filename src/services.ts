@@ -296,6 +296,8 @@ export async function buildServices(
       {
         intervalMs: w.interval_ms,
         concurrency: w.concurrency,
+        perOriginConcurrency: w.per_origin_concurrency,
+        perAccountConcurrency: w.per_account_concurrency,
         timeoutMs: w.timeout_ms,
         leaseMs: w.lease_ms,
         retryBaseMs: w.retry_base_ms,

@@ -233,7 +233,12 @@ export const configSchema = z
         /** How often each instance looks at the outbox; 0 disables delivery on this instance. */
         interval_ms: z.number().int().min(0).default(1_000),
         concurrency: z.number().int().min(1).max(256).default(8),
+        /** Deliveries in flight at once to one receiver (host:port), per instance. */
+        per_origin_concurrency: z.number().int().min(1).max(256).default(4),
+        /** Deliveries in flight at once for one account, per instance: no account can take every slot. */
+        per_account_concurrency: z.number().int().min(1).max(256).default(2),
         timeout_ms: z.number().int().positive().default(10_000),
+        /** Must be at least 2 * timeout_ms + 5 s: an attempt (with its bookkeeping) ends well within its lease. */
         lease_ms: z.number().int().positive().default(60_000),
         /** First retry after this long, doubling (with jitter) up to max_delay_ms. */
         retry_base_ms: z.number().int().positive().default(30_000),
@@ -241,6 +246,11 @@ export const configSchema = z
         max_attempts: z.number().int().min(1).max(50).default(12),
       })
       .strict()
+      .refine((w) => w.lease_ms >= 2 * w.timeout_ms + 5_000, {
+        message:
+          'must be at least 2 * webhooks.timeout_ms + 5000 (otherwise an attempt still in flight can lose its lease and another instance sends the same event at the same time)',
+        path: ['lease_ms'],
+      })
       .default({}),
     upstreams: z.array(upstreamSchema).default([]),
     models: z.record(modelSchema).default({}),

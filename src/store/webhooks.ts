@@ -57,22 +57,30 @@ const INSERT_OUTBOX = `INSERT INTO webhook_outbox
   VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, NULL, ?, NULL)`;
 
 /**
- * Writes one outbox row per subscribed endpoint of the account, and one for the job's own target
- * (signed with the account's first endpoint's secret), inside the settlement's transaction.
+ * Writes one outbox row per subscribed active endpoint of the account, and one for the job's own
+ * target, inside the settlement's transaction. The job's own target is written even when the
+ * account has no active endpoint any more (they were all disabled while the job ran): the
+ * dispatcher then records it as failed, with the reason, rather than the event vanishing. It is
+ * filed under the account's first active endpoint, or else its newest one, so that it shows in a
+ * delivery log; the dispatcher picks the signing secret when it sends it.
  */
 export async function enqueueVideoEvent(
   tx: SqlExecutor,
   e: { accountId: string; type: VideoEventType; videoId: string; webhookUrl: string | null; now: number },
 ): Promise<void> {
-  const endpoints = (await tx.query('SELECT * FROM webhook_endpoints WHERE account_id = ? AND disabled_at IS NULL ORDER BY created_at, id', [e.accountId])).map(toEndpoint);
-  const targets: Array<{ endpointId: string; url: string }> = endpoints.filter((p) => p.events.includes(e.type)).map((p) => ({ endpointId: p.id, url: p.url }));
-  if (e.webhookUrl && endpoints[0]) targets.push({ endpointId: endpoints[0].id, url: e.webhookUrl });
+  const endpoints = (await tx.query('SELECT * FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id', [e.accountId])).map(toEndpoint);
+  const active = endpoints.filter((p) => p.disabledAt === null);
+  const targets: Array<{ endpointId: string | null; url: string }> = active.filter((p) => p.events.includes(e.type)).map((p) => ({ endpointId: p.id, url: p.url }));
+  if (e.webhookUrl) targets.push({ endpointId: (active[0] ?? endpoints.at(-1))?.id ?? null, url: e.webhookUrl });
   if (targets.length === 0) return;
   const event = videoEvent(e.type, e.videoId, e.now);
   for (const t of targets) {
     await tx.run(INSERT_OUTBOX, [messageId(), event.id, e.accountId, t.endpointId, t.url, e.type, event.json, e.now, e.now]);
   }
 }
+
+/** Added to the logged error of an attempt whose lease was gone by the time it ended. */
+const STALE_NOTE = 'not recorded: the lease on this delivery had expired and it was taken over';
 
 export function webhookOps(db: SqlDriver): WebhookStore {
   return {
@@ -101,35 +109,70 @@ export function webhookOps(db: SqlDriver): WebhookStore {
       return (await db.run('UPDATE webhook_endpoints SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL', [now, id])) === 1;
     },
 
-    async claimDeliveries(now, limit, leaseMs) {
-      const due = await db.query(
-        `SELECT id FROM webhook_outbox WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-         ORDER BY next_attempt_at, id LIMIT ?`,
-        [now, now, clampLimit(limit, 10)],
+    async dueDeliveries(now, opts) {
+      // Numbering each account's due rows and taking every account's first before anyone's second
+      // keeps one account with a large backlog from filling the page (and the dispatcher's slots).
+      const rows = await db.query(
+        `SELECT id, account_id, url FROM (
+           SELECT id, account_id, url, next_attempt_at,
+                  ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY next_attempt_at, id) AS turn
+             FROM webhook_outbox
+            WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+         ) due
+         WHERE turn <= ?
+         ORDER BY turn, next_attempt_at, id
+         LIMIT ?`,
+        [now, now, Math.max(1, Math.floor(opts.perAccount)), clampLimit(opts.limit, 10)],
       );
-      const claimed: OutboxRecord[] = [];
-      for (const d of due) {
-        // Compare-and-swap on the lease: of two instances that saw the same row, one wins.
-        const rows = await db.query(
-          `UPDATE webhook_outbox SET lease_until = ? WHERE id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until <= ?) RETURNING *`,
-          [now + leaseMs, String(d.id), now],
-        );
-        if (rows.length) claimed.push(toOutbox(rows[0]!));
-      }
-      return claimed;
+      return rows.map((r) => ({ id: str(r.id), accountId: str(r.account_id), url: str(r.url) }));
     },
 
-    async recordDeliveryAttempt(outboxId, a, outcome) {
-      await db.transaction(async (tx) => {
+    async leaseDelivery(id, now, leaseMs) {
+      // Compare-and-swap on the lease: of two instances that saw the same row, one wins. A lease is
+      // taken only once the previous one has ended, so the new one ends later and lease_until tells
+      // this claim apart from the one it replaced (recording checks it).
+      const rows = await db.query(
+        `UPDATE webhook_outbox SET lease_until = ?
+          WHERE id = ? AND state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) RETURNING *`,
+        [now + Math.max(1, leaseMs), id, now, now],
+      );
+      return rows.length ? toOutbox(rows[0]!) : undefined;
+    },
+
+    async releaseDelivery(id, leaseUntil) {
+      return (await db.run(`UPDATE webhook_outbox SET lease_until = NULL WHERE id = ? AND lease_until = ? AND state = 'pending'`, [id, leaseUntil])) === 1;
+    },
+
+    async deferDelivery(id, now, until) {
+      return (
+        (await db.run(
+          `UPDATE webhook_outbox SET next_attempt_at = ?
+            WHERE id = ? AND state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)`,
+          [until, id, now, now],
+        )) === 1
+      );
+    },
+
+    async recordDeliveryAttempt(outboxId, a, outcome, leaseUntil) {
+      return db.transaction(async (tx) => {
+        // Only the holder of the lease this attempt was made under moves the row on: an attempt that
+        // outlived its lease (another instance has taken the row since, or settled it) must not
+        // overwrite what that one recorded.
+        const held = `WHERE id = ? AND lease_until = ? AND state = 'pending'`;
+        const moved =
+          outcome.state === 'delivered'
+            ? await tx.run(`UPDATE webhook_outbox SET state = 'delivered', attempts = ?, delivered_at = ?, lease_until = NULL ${held}`, [a.attempt, a.now, outboxId, leaseUntil])
+            : outcome.state === 'pending'
+              ? await tx.run(`UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL ${held}`, [a.attempt, outcome.nextAttemptAt, outboxId, leaseUntil])
+              : await tx.run(`UPDATE webhook_outbox SET state = 'failed', attempts = ?, lease_until = NULL ${held}`, [a.attempt, outboxId, leaseUntil]);
+        const recorded = moved === 1;
+        // The attempt happened either way (the receiver may have seen it), so it is always logged.
+        const error = recorded ? a.error : a.error ? `${a.error}; ${STALE_NOTE}` : STALE_NOTE;
         await tx.run(
           'INSERT INTO webhook_attempts (outbox_id, endpoint_id, attempt, status, error, latency_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          [outboxId, a.endpointId, a.attempt, a.status, a.error, a.latencyMs, a.now],
+          [outboxId, a.endpointId, a.attempt, a.status, error, a.latencyMs, a.now],
         );
-        if (outcome.state === 'delivered')
-          await tx.run(`UPDATE webhook_outbox SET state = 'delivered', attempts = ?, delivered_at = ?, lease_until = NULL WHERE id = ?`, [a.attempt, a.now, outboxId]);
-        else if (outcome.state === 'pending')
-          await tx.run(`UPDATE webhook_outbox SET attempts = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?`, [a.attempt, outcome.nextAttemptAt, outboxId]);
-        else await tx.run(`UPDATE webhook_outbox SET state = 'failed', attempts = ?, lease_until = NULL WHERE id = ?`, [a.attempt, outboxId]);
+        return recorded;
       });
     },
 

@@ -1,8 +1,10 @@
-import type { Agent } from 'undici';
+import { isIP } from 'node:net';
+import type { Agent, Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import { guardedAgent } from '../http/guarded-agent.js';
+import { isBlockedAddress } from '../http/ssrf.js';
 import type { Store } from '../store/types.js';
-import type { OutboxRecord } from '../store/webhook-types.js';
+import type { OutboxRecord, WebhookEndpoint } from '../store/webhook-types.js';
 import { signedHeaders } from './signing.js';
 import { webhookDeliveries, webhookDeliveryDuration } from '../ops/metrics.js';
 
@@ -11,7 +13,11 @@ export interface DispatcherSettings {
   intervalMs: number;
   /** Deliveries in flight at once, per instance. */
   concurrency: number;
-  /** Whole attempt (connect, headers, body) per delivery. */
+  /** Deliveries in flight at once to one receiver origin (host:port), per instance (default 4). */
+  perOriginConcurrency?: number;
+  /** Deliveries in flight at once for one account, per instance (default 2). */
+  perAccountConcurrency?: number;
+  /** Whole attempt (connect, headers, body) per delivery; never more than half of `leaseMs`. */
   timeoutMs: number;
   /** A claimed delivery is this instance's for this long; then another instance may retry it. */
   leaseMs: number;
@@ -33,6 +39,43 @@ const KNOWN_EVENTS = new Set(['video.completed', 'video.failed', 'video.cancelle
 /** Bytes of a receiver's answer read at most (it is discarded; only the status matters). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** Time spent at most reading (and dropping) the body of an answer once its status has arrived. */
+const DRAIN_MS = 1_000;
+
+const DEFAULT_PER_ORIGIN = 4;
+const DEFAULT_PER_ACCOUNT = 2;
+
+/**
+ * Back-off of receivers that do not answer at all. After this many timeouts or connection failures
+ * in a row, one account's deliveries to one receiver are put off (without spending attempts) for
+ * PAUSE_BASE_MS, doubling with every further failure up to PAUSE_MAX_MS, and then tried one at a
+ * time until one gets an answer; the receiver as a whole is then also limited to one delivery in
+ * flight, for every account, until it answers someone.
+ */
+const UNREACHABLE_STREAK = 3;
+const PAUSE_BASE_MS = 30_000;
+const PAUSE_MAX_MS = 10 * 60_000;
+/** Receivers remembered as failing, at most (the oldest entry is forgotten first): memory stays bounded. */
+const MAX_TRACKED = 10_000;
+
+/** `host:port` of a target, the unit the per-receiver cap and back-off apply to. */
+export function originKey(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
+  } catch {
+    return '(invalid)';
+  }
+}
+
+/** What one POST came to: the status, why it failed, and whether the receiver never answered at all. */
+interface PostResult {
+  status: number | null;
+  error: string | null;
+  /** A timeout before any answer or a connection failure: counts towards the receiver's back-off. */
+  unreachable: boolean;
+}
+
 /** Delay before attempt `n + 1` after `n` failures: exponential with ±25 % jitter, so retries of many events spread out. */
 export function retryDelay(failures: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
   const exp = Math.min(maxMs, baseMs * 2 ** Math.max(0, failures - 1));
@@ -41,16 +84,37 @@ export function retryDelay(failures: number, baseMs: number, maxMs: number, rand
 
 /**
  * Delivers the webhook outbox at least once. Rows are leased with a compare-and-swap, so of several
- * instances exactly one attempts a delivery at a time; every attempt is logged (status, latency,
- * error); a 2xx ends it, anything else is retried with backoff until `maxAttempts`. Targets are
- * reached through an SSRF-guarded agent, with a deadline per attempt, and redirects are not followed.
+ * instances exactly one attempts a delivery at a time, and an attempt's outcome is recorded only
+ * while its lease still holds; every attempt is logged (status, latency, error); a 2xx ends it,
+ * anything else is retried with backoff until `maxAttempts`. Targets are reached through an
+ * SSRF-guarded agent (IP literals are checked here, before connecting), with a deadline per attempt,
+ * and redirects are not followed.
+ *
+ * Slots are shared fairly: at most `perAccountConcurrency` deliveries of one account and
+ * `perOriginConcurrency` to one receiver are in flight at once, rows are claimed round-robin across
+ * accounts, and a receiver that keeps timing out is backed off, so no tenant can hold every slot by
+ * pointing its jobs at a receiver that never answers.
  */
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  /** The tick in progress, if any; stop() waits for it. */
+  private current: Promise<void> | undefined;
   private inFlight = 0;
-  private ticking = false;
+  private readonly byAccount = new Map<string, number>();
+  private readonly byOrigin = new Map<string, number>();
+  /** In flight per account and receiver (`account origin`), for the one-at-a-time probe after a pause. */
+  private readonly byPair = new Map<string, number>();
+  /** Consecutive timeouts or connection failures per receiver, whichever account's delivery met them. */
+  private readonly originStreak = new Map<string, number>();
+  /** Per account and receiver: consecutive timeouts or connection failures, and the end of the pause they earned. */
+  private readonly pauses = new Map<string, { streak: number; until: number }>();
   private readonly running = new Set<Promise<void>>();
   private readonly agent: Agent;
+  private readonly perOrigin: number;
+  private readonly perAccount: number;
+  /** The attempt's deadline: the configured timeout, but at most half the lease, so an attempt never outlives its claim. */
+  private readonly attemptMs: number;
 
   constructor(
     private readonly store: Store,
@@ -58,112 +122,242 @@ export class WebhookDispatcher {
     private readonly settings: DispatcherSettings,
     private readonly log: Log,
   ) {
-    this.agent = guardedAgent({ allowPrivateNetworks: settings.allowPrivateNetworks, connectTimeoutMs: settings.timeoutMs });
+    this.perOrigin = Math.max(1, settings.perOriginConcurrency ?? DEFAULT_PER_ORIGIN);
+    this.perAccount = Math.max(1, settings.perAccountConcurrency ?? DEFAULT_PER_ACCOUNT);
+    this.attemptMs = Math.max(1, Math.min(settings.timeoutMs, Math.floor(settings.leaseMs / 2)));
+    this.agent = guardedAgent({ allowPrivateNetworks: settings.allowPrivateNetworks, connectTimeoutMs: this.attemptMs });
   }
 
   start(): void {
-    if (this.timer || this.settings.intervalMs <= 0) return;
+    if (this.timer || this.stopping || this.settings.intervalMs <= 0) return;
     this.timer = setInterval(() => void this.tick(), this.settings.intervalMs);
     this.timer.unref();
   }
 
-  /** Stops claiming; waits for deliveries in flight (each bounded by its timeout). */
+  /**
+   * Stops claiming: a tick in progress starts nothing more and hands back the rows it had leased
+   * but not started (no attempt counted); then waits for deliveries in flight (each bounded by
+   * its deadline) before closing the connections.
+   */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    await this.current;
     await Promise.allSettled([...this.running]);
     await this.agent.close().catch(() => undefined);
   }
 
   /** Claims what this instance has room for and starts delivering it. Exposed for tests. */
-  async tick(): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
+  tick(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    this.current ??= this.claim().finally(() => {
+      this.current = undefined;
+    });
+    return this.current;
+  }
+
+  private async claim(): Promise<void> {
     try {
       const room = this.settings.concurrency - this.inFlight;
       if (room <= 0) return;
-      const claimed = await this.store.claimDeliveries(this.clock.now(), room, this.settings.leaseMs);
-      for (const row of claimed) {
-        this.inFlight++;
-        const p = this.deliver(row)
-          .catch((e) => this.log.warn({ delivery: row.id, err: (e as Error).message }, 'webhook delivery bookkeeping failed'))
-          .finally(() => {
-            this.inFlight--;
-            this.running.delete(p);
-          });
-        this.running.add(p);
+      // A few rows past each account's cap, so that one busy receiver of an account does not hide
+      // its deliveries to others; the page also has room for the rows of accounts already at their cap.
+      const depth = this.perAccount * 2 + 2;
+      const due = await this.store.dueDeliveries(this.clock.now(), { limit: Math.min(1_000, (room + this.byAccount.size) * depth), perAccount: depth });
+      for (const c of due) {
+        if (this.stopping || this.inFlight >= this.settings.concurrency) break;
+        const origin = originKey(c.url);
+        const pair = `${c.accountId} ${origin}`;
+        const now = this.clock.now();
+        const pause = this.pauses.get(pair);
+        if (pause && pause.until > now) {
+          // Put off until the pause ends, without spending an attempt; the row stays pending.
+          await this.store.deferDelivery(c.id, now, pause.until);
+          continue;
+        }
+        if (!this.hasRoom(c.accountId, origin, pair)) continue;
+        const row = await this.store.leaseDelivery(c.id, now, this.settings.leaseMs);
+        if (!row) continue; // another instance took it, or it moved
+        if (this.stopping) {
+          // stop() came while the lease was being taken: give the row back untried.
+          await this.store.releaseDelivery(row.id, row.leaseUntil ?? 0);
+          break;
+        }
+        this.launch(row, origin, pair);
       }
     } catch (e) {
       this.log.warn({ err: (e as Error).message }, 'webhook outbox scan failed; will retry');
-    } finally {
-      this.ticking = false;
     }
   }
 
-  private async deliver(row: OutboxRecord): Promise<void> {
+  private hasRoom(account: string, origin: string, pair: string): boolean {
+    if ((this.byAccount.get(account) ?? 0) >= this.perAccount) return false;
+    const originCap = (this.originStreak.get(origin) ?? 0) >= UNREACHABLE_STREAK ? 1 : this.perOrigin;
+    if ((this.byOrigin.get(origin) ?? 0) >= originCap) return false;
+    // After a pause has run out: one delivery at a time until the receiver answers again.
+    if ((this.pauses.get(pair)?.streak ?? 0) >= UNREACHABLE_STREAK && (this.byPair.get(pair) ?? 0) >= 1) return false;
+    return true;
+  }
+
+  private launch(row: OutboxRecord, origin: string, pair: string): void {
+    this.inFlight++;
+    bump(this.byAccount, row.accountId, 1);
+    bump(this.byOrigin, origin, 1);
+    bump(this.byPair, pair, 1);
+    const p = this.deliver(row, origin, pair)
+      .catch((e) => this.log.warn({ delivery: row.id, err: (e as Error).message }, 'webhook delivery bookkeeping failed'))
+      .finally(() => {
+        this.inFlight--;
+        bump(this.byAccount, row.accountId, -1);
+        bump(this.byOrigin, origin, -1);
+        bump(this.byPair, pair, -1);
+        this.running.delete(p);
+        // A slot is free: look for more now rather than at the next interval, so the per-account
+        // cap does not also cap an account's throughput at a few deliveries per interval.
+        if (this.timer && !this.stopping) void this.tick();
+      });
+    this.running.add(p);
+  }
+
+  private async deliver(row: OutboxRecord, origin: string, pair: string): Promise<void> {
     const attempt = row.attempts + 1;
-    const endpoint = row.endpointId ? await this.store.getWebhookEndpoint(row.endpointId) : undefined;
     const started = this.clock.now();
-    let status: number | null = null;
-    let error: string | null = null;
-    if (!endpoint) error = 'the signing endpoint no longer exists';
-    else if (endpoint.disabledAt !== null && endpoint.url === row.url) error = 'the endpoint was disabled';
-    else ({ status, error } = await this.post(row, endpoint.secret));
+    const signing = await this.signer(row);
+    const result: PostResult = signing.endpoint ? await this.post(row, signing.endpoint.secret) : { status: null, error: signing.refusal, unreachable: false };
     const now = this.clock.now();
+    if (signing.endpoint) this.noteReceiver(origin, pair, result, now);
+    const { status, error } = result;
     const ok = status !== null && status >= 200 && status < 300 && error === null;
-    const final = !endpoint || (endpoint.disabledAt !== null && endpoint.url === row.url) || attempt >= this.settings.maxAttempts;
+    const final = !signing.endpoint || attempt >= this.settings.maxAttempts;
     const outcome = ok
       ? { state: 'delivered' as const }
       : final
         ? { state: 'failed' as const }
         : { state: 'pending' as const, nextAttemptAt: now + retryDelay(attempt, this.settings.retryBaseMs, this.settings.maxDelayMs) };
-    await this.store.recordDeliveryAttempt(row.id, { endpointId: row.endpointId, attempt, status, error, latencyMs: now - started, now }, outcome);
+    const recorded = await this.store.recordDeliveryAttempt(row.id, { endpointId: row.endpointId, attempt, status, error, latencyMs: now - started, now }, outcome, row.leaseUntil ?? 0);
+    if (signing.endpoint) webhookDeliveryDuration.observe({ result: ok ? 'ok' : 'error' }, (now - started) / 1000);
+    if (!recorded) {
+      this.log.warn({ delivery: row.id, attempt }, 'webhook attempt ended after its lease; its outcome was not recorded');
+      return;
+    }
     // Counted once the attempt is recorded, so the metric never runs ahead of the delivery log.
     const event = KNOWN_EVENTS.has(row.eventType) ? row.eventType : 'other';
     webhookDeliveries.inc({ event, outcome: outcome.state === 'pending' ? 'retrying' : outcome.state === 'failed' ? 'gave_up' : 'delivered' });
-    if (endpoint) webhookDeliveryDuration.observe({ result: ok ? 'ok' : 'error' }, (now - started) / 1000);
   }
 
-  private async post(row: OutboxRecord, secret: string): Promise<{ status: number | null; error: string | null }> {
+  /**
+   * The endpoint whose secret signs the delivery, or why nothing may be sent. An endpoint's own
+   * event (the row's URL is the endpoint's) stops when the endpoint is disabled. A job's own target
+   * is signed by the account's active endpoint: the one it was filed under while that is active,
+   * else the account's first active one; with none left it fails, so a disabled endpoint's secret
+   * never signs anything again.
+   */
+  private async signer(row: OutboxRecord): Promise<{ endpoint: WebhookEndpoint; refusal: null } | { endpoint: null; refusal: string }> {
+    const own = row.endpointId ? await this.store.getWebhookEndpoint(row.endpointId) : undefined;
+    if (row.endpointId && !own) return { endpoint: null, refusal: 'the signing endpoint no longer exists' };
+    if (own && own.url === row.url) return own.disabledAt === null ? { endpoint: own, refusal: null } : { endpoint: null, refusal: 'the endpoint was disabled' };
+    if (own && own.disabledAt === null) return { endpoint: own, refusal: null };
+    const active = (await this.store.listWebhookEndpoints(row.accountId)).find((e) => e.disabledAt === null);
+    return active ? { endpoint: active, refusal: null } : { endpoint: null, refusal: 'the account has no active webhook endpoint to sign with' };
+  }
+
+  /** Keeps the back-off state: any answer clears it; a timeout or connection failure extends the streak. */
+  private noteReceiver(origin: string, pair: string, result: PostResult, now: number): void {
+    if (result.status !== null) {
+      this.originStreak.delete(origin);
+      this.pauses.delete(pair);
+      return;
+    }
+    if (!result.unreachable) return;
+    remember(this.originStreak, origin, (this.originStreak.get(origin) ?? 0) + 1);
+    const streak = (this.pauses.get(pair)?.streak ?? 0) + 1;
+    const until = streak >= UNREACHABLE_STREAK ? now + Math.min(PAUSE_MAX_MS, PAUSE_BASE_MS * 2 ** (streak - UNREACHABLE_STREAK)) : 0;
+    remember(this.pauses, pair, { streak, until });
+  }
+
+  private async post(row: OutboxRecord, secret: string): Promise<PostResult> {
     let url: URL;
     try {
       url = new URL(row.url);
     } catch {
-      return { status: null, error: 'invalid URL' };
+      return { status: null, error: 'invalid URL', unreachable: false };
     }
+    // Node connects to a host written as an IP address without a DNS lookup, so the agent's
+    // lookup-time check never sees it: such a host is checked here, before any socket is opened.
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (!this.settings.allowPrivateNetworks && isIP(host) !== 0 && isBlockedAddress(host)) return { status: null, error: 'the target is a private or local address', unreachable: false };
     const headers = { 'content-type': 'application/json', 'user-agent': 'video-embeddings-gateway-webhooks', ...signedHeaders(secret, row.id, row.payload, new Date(this.clock.now())) };
+    const deadline = AbortSignal.timeout(this.attemptMs);
+    let res: Dispatcher.ResponseData;
     try {
-      const res = await this.agent.request({
+      res = await this.agent.request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'POST',
         headers,
         body: row.payload,
-        headersTimeout: this.settings.timeoutMs,
-        bodyTimeout: this.settings.timeoutMs,
-        signal: AbortSignal.timeout(this.settings.timeoutMs),
+        headersTimeout: this.attemptMs,
+        bodyTimeout: this.attemptMs,
+        signal: deadline,
       });
-      // The answer is not used; read a little of it (so the connection can be reused) and drop it.
-      let read = 0;
-      try {
-        for await (const chunk of res.body) {
-          read += (chunk as Buffer).length;
-          if (read > MAX_ANSWER_BYTES) break;
-        }
-      } catch {
-        // The receiver broke its answer off (reset, truncated body): we cannot tell it took the
-        // event, so the attempt counts as failed and is retried (receivers dedupe on webhook-id).
-        res.body.destroy();
-        return { status: res.statusCode, error: 'the connection broke before the answer ended' };
-      }
-      if (read > MAX_ANSWER_BYTES) res.body.destroy();
-      return { status: res.statusCode, error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirects are not followed' : null };
     } catch (e) {
       const code = (e as { code?: string }).code;
-      if (code === 'EBLOCKED' || String((e as Error).message).includes('not allowed')) return { status: null, error: 'the target resolves to a private or local address' };
+      if (code === 'EBLOCKED' || String((e as Error).message).includes('not allowed')) return { status: null, error: 'the target resolves to a private or local address', unreachable: false };
       if ((e as Error).name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
-        return { status: null, error: `no answer within ${this.settings.timeoutMs} ms` };
-      return { status: null, error: `connection failed${code ? ` (${code})` : ''}` };
+        return { status: null, error: `no answer within ${this.attemptMs} ms`, unreachable: true };
+      return { status: null, error: `connection failed${code ? ` (${code})` : ''}`, unreachable: true };
     }
+    // Only the status matters. The body is read a little (so the connection can be reused) and
+    // dropped; a receiver that has answered 2xx has taken the event, however slowly the rest comes.
+    const body = await drain(res.body, DRAIN_MS, deadline);
+    if (body === 'broke') {
+      // Broken off (reset, truncated) before its end: we cannot tell the receiver took the event,
+      // so the attempt counts as failed and is retried (receivers dedupe on webhook-id).
+      return { status: res.statusCode, error: 'the connection broke before the answer ended', unreachable: false };
+    }
+    return { status: res.statusCode, error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirects are not followed' : null, unreachable: false };
   }
+}
+
+/**
+ * Reads and drops an answer's body until it ends, MAX_ANSWER_BYTES have come or `ms` have passed
+ * (or the attempt's deadline fired): 'ended', or 'cut' when it was stopped early; 'broke' when the
+ * connection failed first.
+ */
+async function drain(body: Dispatcher.ResponseData['body'], ms: number, deadline: AbortSignal): Promise<'ended' | 'cut' | 'broke'> {
+  let cut = false;
+  const timer = setTimeout(() => {
+    cut = true;
+    body.destroy();
+  }, ms);
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      read += (chunk as Buffer).length;
+      if (read > MAX_ANSWER_BYTES) {
+        cut = true;
+        break;
+      }
+    }
+    return cut ? 'cut' : 'ended';
+  } catch {
+    return cut || deadline.aborted ? 'cut' : 'broke';
+  } finally {
+    clearTimeout(timer);
+    if (cut) body.destroy();
+  }
+}
+
+function bump(m: Map<string, number>, key: string, by: number): void {
+  const n = (m.get(key) ?? 0) + by;
+  if (n > 0) m.set(key, n);
+  else m.delete(key);
+}
+
+/** Sets `key` as the newest entry and forgets the oldest beyond MAX_TRACKED. */
+function remember<V>(m: Map<string, V>, key: string, value: V): void {
+  m.delete(key);
+  m.set(key, value);
+  if (m.size > MAX_TRACKED) m.delete(m.keys().next().value as string);
 }
