@@ -11,8 +11,12 @@ for (const [net, prefix] of [
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(net, prefix, 'ipv4');
+// Besides the reserved ranges, every IPv6 form that carries an IPv4 address a router or the host
+// may translate back: IPv4-compatible (::/96), IPv4-translated (::ffff:0:0:0/96), NAT64 (well-known
+// and local-use), 6to4 (2002::/16) and Teredo (2001::/32); and the deprecated site-local fec0::/10.
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['::', 96], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+  ['::', 128], ['::1', 128], ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
+  ['2001::', 32], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) blocked.addSubnet(net, prefix, 'ipv6');
 
 export function isBlockedAddress(address: string): boolean {
