@@ -59,7 +59,8 @@ export function buildApp(s: Services): FastifyInstance {
   const app = Fastify({
     loggerInstance: s.logger as FastifyBaseLogger,
     bodyLimit: server.body_limit_bytes,
-    trustProxy: server.trust_proxy,
+    // Fastify reads a bare number as "trust nothing", so a hop count is given as "trust the nearest N hops".
+    trustProxy: typeof server.trust_proxy === 'number' ? ((hops: number) => (_address: string, hop: number) => hop < hops)(server.trust_proxy) : server.trust_proxy,
     logController: new AccessLog(s.logger as FastifyBaseLogger),
     // req.log is made only when a request logs through it; the access line needs none.
     childLoggerFactory: lazyRequestLogger,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { displayPrefix, generateKey, hashKey } from '../auth/keys.js';
 import type { Clock } from '../core/clock.js';
 import { errors } from '../core/errors.js';
-import { formatMicros, toMicros, type Micros } from '../core/money.js';
+import { formatMicros, MAX_MICROS, MoneyFormatError, parseMoney, type Micros } from '../core/money.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Account, ApiKeyRecord, KeyAction, KeyBudget, LedgerEntry, LedgerFilter, RateLimits, Store } from '../store/types.js';
 
@@ -21,13 +21,13 @@ export function parseDuration(text: string): number {
   return ms;
 }
 
+/** An amount taken by the admin API, the CLI or the console (rules: core/money.ts parseMoney); a 400 naming `param` otherwise. */
 export function parseAmount(v: unknown, param: string): Micros {
   try {
-    const micros = toMicros(v as number | string);
-    if (micros < 0) throw new Error('negative');
-    return micros;
-  } catch {
-    throw errors.invalidRequest(`'${param}' must be a non-negative amount of currency units.`, param);
+    return parseMoney(v);
+  } catch (e) {
+    if (e instanceof MoneyFormatError) throw errors.invalidRequest(`'${param}' ${e.message}.`, param);
+    throw e;
   }
 }
 
@@ -95,7 +95,23 @@ export class AdminService {
     const a = await this.account(name);
     const micros = parseAmount(amount, 'amount');
     if (micros === 0) throw errors.invalidRequest("'amount' must be greater than zero.", 'amount');
-    const updated = await this.store.topUp(a.id, micros, note ?? null, this.clock.now());
+    // A balance past MAX_MICROS could not be read back exactly; the store would refuse the sum with a 500.
+    const tooMuch = (balance: Micros) =>
+      errors.invalidRequest(
+        `'amount' would take the balance past ${formatMicros(MAX_MICROS)}, the most an account can hold (it holds ${formatMicros(balance)}).`,
+        'amount',
+      );
+    if (a.balance > MAX_MICROS - micros) throw tooMuch(a.balance);
+    let updated: Account;
+    try {
+      updated = await this.store.topUp(a.id, micros, note ?? null, this.clock.now());
+    } catch (e) {
+      // Another top-up can land between the check above and this one's write: the store then refuses
+      // (and rolls back) the sum, which is the same refusal as above, not a server error.
+      const current = await this.store.getAccount(a.id);
+      if (current && current.balance > MAX_MICROS - micros) throw tooMuch(current.balance);
+      throw e;
+    }
     this.onChange();
     return updated;
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ADMIN_TOKEN_MIN_LENGTH } from './runtime.js';
 
 /** Config file shape. Money is in currency units here; it is converted to micros once, at load. */
 const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
@@ -83,7 +84,43 @@ export const configSchema = z
         shutdown_timeout_ms: z.number().int().positive().default(25_000),
         /** A client that has not sent its full request head by then is answered 408 and closed (slow headers). */
         headers_timeout_ms: z.number().int().positive().default(15_000),
-        trust_proxy: z.boolean().default(false),
+        /**
+         * Which X-Forwarded-* entries to believe. The client address they give keys the sign-in limits, so
+         * `true` (believe every entry, including those the client wrote itself) is refused: false (none,
+         * the default), the number of proxies in front of the gateway, or those proxies' addresses/CIDRs.
+         */
+        trust_proxy: z
+          .union([z.boolean(), z.number(), z.string(), z.array(z.string())])
+          .superRefine((v, ctx) => {
+            if (v === false) return;
+            if (v === true) {
+              ctx.addIssue({
+                code: 'custom',
+                message:
+                  'true would believe every X-Forwarded-For entry, including the ones a client writes itself, so any client could pick its own address; ' +
+                  'set the number of proxies in front of the gateway (e.g. 1) or their addresses (e.g. ["127.0.0.1"]), or false when clients connect directly',
+              });
+              return;
+            }
+            if (typeof v === 'number') {
+              if (!Number.isInteger(v) || v < 1 || v > 16)
+                ctx.addIssue({ code: 'custom', message: 'a hop count must be a whole number from 1 to 16 (the proxies in front of the gateway); false for none' });
+              return;
+            }
+            const list = typeof v === 'string' ? v.split(',').map((a) => a.trim()) : v;
+            if (list.length === 0) ctx.addIssue({ code: 'custom', message: 'list at least one proxy address, or set false' });
+            list.forEach((a, i) => {
+              const named = a === 'loopback' || a === 'linklocal' || a === 'uniquelocal';
+              if (!named && !z.string().ip().safeParse(a).success && !z.string().cidr().safeParse(a).success)
+                ctx.addIssue({
+                  code: 'custom',
+                  path: typeof v === 'string' ? [] : [i],
+                  message: `'${a.slice(0, 60)}' is not an IP address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`,
+                });
+            });
+          })
+          .transform((v): false | number | string[] => (typeof v === 'string' ? v.split(',').map((a) => a.trim()) : (v as false | number | string[])))
+          .default(false),
       })
       .strict()
       .refine((s) => s.max_inflight_body_bytes >= s.body_limit_bytes, {
@@ -99,7 +136,11 @@ export const configSchema = z
     data_dir: z.string().default('./data'),
     /** One secret, or a list for rotation (the last seals new ids). Generated into the data dir when absent. */
     secret: z.union([z.string(), z.array(z.string())]).optional(),
-    admin_token: z.string().optional(),
+    /** Long enough that guessing it (10 tries a minute per address) is hopeless; generated (43 characters) when absent. */
+    admin_token: z
+      .string()
+      .min(ADMIN_TOKEN_MIN_LENGTH, 'must be at least 24 characters: use a long random value (e.g. `openssl rand -base64 32`), or leave it unset to have one generated into data_dir/admin-token')
+      .optional(),
     log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     limits: z
       .object({

@@ -62,4 +62,17 @@ export function useConsoleSession(req: FastifyRequest, sessions: SessionStore, a
   if ((s.role === 'operator') !== admin) return;
   checkCsrf(req, s);
   req.headers.authorization = `Bearer ${s.credential}`;
+  viaSession.add(req);
+}
+
+/** Requests whose Authorization header was supplied by a console session (see useConsoleSession). */
+const viaSession = new WeakSet<FastifyRequest>();
+
+/**
+ * Whether the request's credential came from a console session rather than from the client: such a
+ * request is no guess at a token (the session id is 32 random bytes, handed out only after a sign-in
+ * that the sign-in limit allowed), so credential limits need not hold it back.
+ */
+export function authorizedBySession(req: FastifyRequest): boolean {
+  return viaSession.has(req);
 }

@@ -48,15 +48,24 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     return reply.send(asset.body);
   });
 
-  app.post('/console/session', async (req, reply) => {
-    const wait = deps.limiter.retryAfter(req.ip);
-    if (wait > 0) throw errors.rateLimited('Too many failed sign-ins from this address; wait and try again.', wait);
-    try {
-      return await signIn(req, reply);
-    } catch (e) {
-      deps.limiter.fail(req.ip);
-      throw e;
-    }
+  // Refused before the body is read and before anything is counted: what a foreign page can make a
+  // browser send here needs no preflight (a text/plain, form or multipart body), and counting it would
+  // let any site the operator visits lock the operator's address out of signing in.
+  const onlyOwnPageJson = async (req: FastifyRequest) => {
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none')
+      throw errors.permissionDenied("Sign in from the console's own page.");
+    const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') throw errors.invalidRequest('Send {"token": "..."} as application/json.', undefined, 'unsupported_media_type');
+  };
+
+  app.post('/console/session', { onRequest: onlyOwnPageJson }, async (req, reply) => {
+    // Counted before the key lookup is awaited, so attempts sent at once are counted at once.
+    const attempt = deps.limiter.begin(req.ip);
+    if (attempt.retryAfter > 0) throw errors.rateLimited('Too many failed sign-ins from this address; wait and try again.', attempt.retryAfter);
+    const answer = await signIn(req, reply);
+    attempt.succeeded();
+    return answer;
   });
 
   async function signIn(req: FastifyRequest, reply: FastifyReply) {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AdminService, ALL_ACTIONS, view } from '../admin/service.js';
 import { adminTokenGuard } from '../auth/admin-token.js';
+import { SignInLimiter } from '../console/sign-in-limit.js';
 import { errors } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/types.js';
@@ -46,12 +47,26 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   return r.data;
 }
 
-/** The admin API: only the admin token, never a user key. Disabled when no admin token is configured. */
+/**
+ * The admin API: only the admin token, never a user key. Disabled when no admin token is configured.
+ * Wrong admin tokens are counted per client address in `limiter` (pass the console's sign-in limiter to
+ * count guesses made here and at the console sign-in together; without one the admin API keeps its own).
+ */
 export function registerAdminRoutes(
   app: FastifyInstance,
-  deps: { admin: AdminService; store: Store; adminToken: string | undefined; clock?: Clock; webhooks?: WebhookAdmin; video?: VideoService; catalog?: Catalog },
+  deps: {
+    admin: AdminService;
+    store: Store;
+    adminToken: string | undefined;
+    clock?: Clock;
+    webhooks?: WebhookAdmin;
+    video?: VideoService;
+    catalog?: Catalog;
+    limiter?: SignInLimiter;
+  },
 ): void {
-  const check = adminTokenGuard(deps.adminToken);
+  const clock = deps.clock;
+  const check = adminTokenGuard(deps.adminToken, deps.limiter ?? new SignInLimiter(() => clock?.now() ?? Date.now()));
   app.register(async (admin) => {
     admin.addHook('onRequest', async (req) => check(req));
     admin.get('/admin/accounts', async () => ({ data: (await deps.admin.listAccounts()).map(view.account) }));

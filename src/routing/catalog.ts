@@ -60,9 +60,9 @@ export class Catalog {
         ownedBy: owner,
         description: m.description,
         price: {
-          perSecond: m.price.per_second !== undefined ? toMicros(m.price.per_second) : undefined,
-          perMillionInput: m.price.per_million_input_tokens !== undefined ? toMicros(m.price.per_million_input_tokens) : undefined,
-          perMillionOutput: m.price.per_million_output_tokens !== undefined ? toMicros(m.price.per_million_output_tokens) : undefined,
+          perSecond: priceOf(name, 'per_second', m.price.per_second),
+          perMillionInput: priceOf(name, 'per_million_input_tokens', m.price.per_million_input_tokens),
+          perMillionOutput: priceOf(name, 'per_million_output_tokens', m.price.per_million_output_tokens),
         },
       });
     }
@@ -130,5 +130,15 @@ export class Catalog {
       .map((u) => ({ u, k: Math.pow(this.random() || Number.MIN_VALUE, 1 / u.weight) }))
       .sort((a, b) => b.k - a.k)
       .map((x) => x.u);
+  }
+}
+
+/** A configured price in micros; a price that cannot be held exactly stops the start, naming its key. */
+function priceOf(model: string, key: string, amount: number | string | undefined): number | undefined {
+  if (amount === undefined) return undefined;
+  try {
+    return toMicros(amount);
+  } catch (e) {
+    throw new Error(`models.${model}.price.${key}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

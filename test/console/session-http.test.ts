@@ -64,7 +64,7 @@ describe('POST /console/session', () => {
   });
 
   it('marks the cookie Secure when the request came over HTTPS through a trusted proxy', async () => {
-    const proxied = await startTestGateway({ server: { trust_proxy: true } });
+    const proxied = await startTestGateway({ server: { trust_proxy: 1 } });
     try {
       const r = await call(proxied, 'POST', '/console/session', { body: { token: proxied.adminToken }, headers: { 'x-forwarded-proto': 'https' } });
       expect(r.headers.get('set-cookie')).toMatch(/; Secure/);
@@ -76,7 +76,7 @@ describe('POST /console/session', () => {
   });
 
   it('limits sign-in attempts per client address: 429 with Retry-After, other addresses unaffected', async () => {
-    const limited = await startTestGateway({ server: { trust_proxy: true } });
+    const limited = await startTestGateway({ server: { trust_proxy: 1 } });
     try {
       const from = (ip: string, token = 'wrong') => call(limited, 'POST', '/console/session', { body: { token }, headers: { 'x-forwarded-for': ip } });
       for (let i = 0; i < 10; i++) expect((await from('203.0.113.7')).status).toBe(401);

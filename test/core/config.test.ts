@@ -39,6 +39,9 @@ describe('config', () => {
     expect(cat.model('sora-2')!.price.perSecond).toBe(100_000);
     expect(cat.model('text-embedding-3-small')!.price.perMillionInput).toBe(20_000);
     expect(cat.upstream('sora-main')!.baseUrl).toBe('https://api.openai.com');
+    // A price the ledger cannot hold exactly stops the start, naming the model and the key.
+    const finer = { ...cfg, models: { ...cfg.models, 'sora-2': { ...cfg.models['sora-2']!, price: { per_second: 0.0000001 } } } };
+    expect(() => new Catalog(finer)).toThrow(/^models\.sora-2\.price\.per_second: the amount 1e-7 has more than 6 decimal places/);
     expect(cat.upstream('sora-main')!.options).toEqual({ project: 'p1' });
   });
 
