@@ -56,10 +56,10 @@ export const CONSOLE_OPERATIONS: Record<string, OperationDoc> = {
     tag: 'operations',
     auth: 'none',
     description:
-      'Body {"token"}: the admin token (operator) or an API key (its holder). Sets an HttpOnly, SameSite=Strict session cookie that then authenticates /admin (operator) or /v1 (key holder); writes through it need the answer\'s csrf_token in x-csrf-token. Rate-limited per client address.',
+      'Body {"token"}: the admin token (operator) or an API key (its holder). Sets an HttpOnly, SameSite=Strict session cookie that then authenticates /admin (operator) or /v1 (key holder); writes through it need the answer\'s csrf_token in x-csrf-token. Wrong credentials are rate-limited per client address; a body that is not application/json is refused (400) and a sign-in sent from another site (Sec-Fetch-Site) is refused (403), neither counted.',
     body: { type: 'object', required: ['token'], properties: { token: { type: 'string', maxLength: 512 } }, additionalProperties: false },
     success: { status: 200, description: 'The session (the cookie is in Set-Cookie).', content: session },
-    errors: [400, 401, 429, 500],
+    errors: [400, 401, 403, 429, 500],
   },
   'GET /console/session': {
     summary: 'The current console session',

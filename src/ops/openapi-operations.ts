@@ -37,7 +37,7 @@ function fromZod(schema: ZodType): Schema {
 
 const KEY_ERRORS = [400, 401, 403, 404, 408, 413, 429, 500];
 const UPSTREAM_ERRORS = [402, 422, 502, 503, 504];
-const ADMIN_ERRORS = [400, 401, 404, 413, 500];
+const ADMIN_ERRORS = [400, 401, 404, 413, 429, 500];
 const RANGE = {
   from: { type: 'string', description: 'ISO date or time; default the start of the current UTC month.' },
   to: { type: 'string', description: 'ISO date (inclusive) or time; default the end of today (UTC).' },
