@@ -6,9 +6,13 @@ import type { Json, JsonObject } from './json.js';
  * upstreams and the proxies in front of them echo credentials back: a wrong key repeated in a 401,
  * an Authorization header quoted in a 400, a signed URL in a 404.
  *
- * Two layers: the exact credentials configured for the upstream (whatever their shape), and
- * anything shaped like a credential (auth-scheme tokens, key prefixes, private keys, signed query
- * parameters), whoever it belongs to.
+ * Two layers: the exact credentials configured for the upstream (whatever their shape, in any case,
+ * and base64-encoded), and anything shaped like a credential (auth-scheme tokens, key prefixes,
+ * private keys, signed query parameters), whoever it belongs to.
+ *
+ * It runs on text the caller controls (the request path is in every access line), so every pattern
+ * here takes time linear in the text: none may start a match attempt at each of many positions of
+ * one run and read to the run's end from each.
  */
 
 export const REDACTED = '[redacted]';
@@ -21,13 +25,28 @@ const SECRET_OPTION = /key|secret|token|password|passwd|credential|private|signa
 /** Option names that look like secrets by the pattern above but hold something else. */
 const NOT_SECRET_OPTION = /^(key_file|max_batch_tokens|auth_uri|token_uri|auth_provider_x509_cert_url|client_x509_cert_url|type)$/i;
 
+/** What a shape's match becomes: a replacement string ($1 and the like), or a function of the match and its groups. */
+export type Replacement = string | ((match: string, ...groups: (string | undefined)[]) => string);
+
 /**
  * Shapes of credentials, whoever they belong to. Each replacement keeps the label (scheme, parameter
  * name, prefix) so a message still says what was there.
+ *
+ * Time linear in the text: an attempt of most of these either matches once it has read past its
+ * prefix (taking what it read) or fails within a bounded number of characters, or reads a run that
+ * no other attempt reads again (an auth token ends at whitespace, which a scheme needs after it).
+ * The private-key and JWT shapes are written so; test/core/redact-linear.test.ts tries each shape
+ * on runs of its own prefix and alphabet.
  */
-export const SHAPES: readonly [RegExp, string][] = [
-  // PEM private keys, in raw text and JSON-escaped ("\n" as two characters).
-  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, REDACTED],
+export const SHAPES: readonly (readonly [RegExp, Replacement])[] = [
+  // PEM private keys, in raw text and JSON-escaped ("\n" as two characters). A BEGIN with no END
+  // after it takes the second branch, the rest of the text, which is put back unchanged: no later
+  // BEGIN can have an END after it either, and without that branch each later BEGIN would start an
+  // attempt reading to the end of the text again (quadratic in a text of many BEGINs).
+  [
+    /-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----)|[\s\S]*)/g,
+    (match, end) => (end === undefined ? match : REDACTED),
+  ],
   // Authorization header values: Bearer/Key/Basic/Token schemes, and AWS SigV4's Credential/Signature.
   // A token has a character other than a letter (so "Bearer tokens" stays prose) and never ends in
   // a dot (that one is the sentence's).
@@ -47,8 +66,13 @@ export const SHAPES: readonly [RegExp, string][] = [
   [/\bya29\.[A-Za-z0-9._-]+/g, REDACTED],
   // AWS access key ids (long-term and temporary).
   [/\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/g, REDACTED],
-  // JWTs (a signed assertion or an id token).
-  [/\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REDACTED],
+  // JWTs (a signed assertion or an id token), at a word start: after a space, a quote, "=", ":", or
+  // a "-" inside a longer run of base64url characters. Only the run's first "eyJ" at a word start is
+  // tried: the lookbehind rejects one with another before it in the same run, looking back no
+  // further than that one. A later one's header ends at the same dot with fewer characters, so it
+  // fails when the first does; trying each read the run to its end once per "-eyJ" (quadratic: a
+  // 256 KB run of "eyJ-" took 18 s).
+  [/\beyJ(?<!\beyJ[A-Za-z0-9_-]*?eyJ)[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REDACTED],
   // "<uuid>:<hex>" key-id:secret pairs.
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{16,}/gi, REDACTED],
   // 32 hex characters on their own: the shape of some cloud resource keys.
@@ -90,10 +114,14 @@ function wordBeforeSpace(l: string, word: string): boolean {
 
 /** A JWT's start: "eyJ", at least six base64url characters, then a dot. */
 function hasJwtStart(l: string): boolean {
-  for (let i = l.indexOf('eyj'); i >= 0; i = l.indexOf('eyj', i + 1)) {
+  for (let i = l.indexOf('eyj'); i >= 0; ) {
     let end = i + 3;
     while (end < l.length && isBase64UrlLower(l.charCodeAt(end))) end++;
     if (end - i - 3 >= 6 && l.charCodeAt(end) === 0x2e) return true;
+    // Every later "eyj" of this run ends at the same place with fewer characters before it, so none
+    // passes where this one failed: the search goes on after the run, which is then read once
+    // (searching from i + 1 read a run of "eyj" once per "eyj").
+    i = l.indexOf('eyj', end);
   }
   return false;
 }
@@ -139,15 +167,50 @@ function escapeRegExp(s: string): string {
 }
 
 /**
- * Removes `secrets` (exact values, also in their JSON-escaped form) and every credential shape from
- * `text`. Cheap on text with nothing to hide; idempotent.
+ * Removes `secrets` (exact values in any case, also in their JSON-escaped form, and the base64 text
+ * holding one) and every credential shape from `text`. Cheap on text with nothing to hide; idempotent.
  */
 export function redact(text: string, secrets: Secrets = NO_SECRETS): string {
   if (text.length < 6) return text;
   let out = secrets.pattern ? text.replace(secrets.pattern, REDACTED) : text;
+  if (secrets.encoded) out = redactEncoded(out, secrets.encoded);
   if (!mayHoldShape(out)) return out;
-  for (const [re, to] of SHAPES) out = out.replace(re, to);
+  for (const shape of SHAPES) out = applyShape(out, shape);
   return out;
+}
+
+/** One shape applied to every place of `text` it matches. */
+export function applyShape(text: string, [re, to]: readonly [RegExp, Replacement]): string {
+  // Two calls: replace() has an overload for a string and one for a function, none for either.
+  return typeof to === 'string' ? text.replace(re, to) : text.replace(re, to);
+}
+
+/** The characters of base64 and base64url text, padding aside. */
+const isBase64Char = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x5f || c === 0x2d;
+
+/**
+ * Replaces each run of base64 characters that holds a match of `encoded` (with its padding) by
+ * REDACTED. The whole run goes: the characters at the edges of the matched part still carry some
+ * bits of the secret, and the rest is whatever was encoded with it ("user:" before a Basic password).
+ * Linear: a run is read backwards no further than the end of the last one replaced, and the search
+ * resumes after the run.
+ */
+function redactEncoded(text: string, encoded: RegExp): string {
+  let out = '';
+  let copied = 0;
+  encoded.lastIndex = 0;
+  for (let m = encoded.exec(text); m !== null; m = encoded.exec(text)) {
+    let start = m.index;
+    while (start > copied && isBase64Char(text.charCodeAt(start - 1))) start--;
+    let end = m.index + m[0].length;
+    while (end < text.length && isBase64Char(text.charCodeAt(end))) end++;
+    for (let pad = 0; pad < 2 && text.charCodeAt(end) === 0x3d; pad++) end++;
+    out += text.slice(copied, start) + REDACTED;
+    copied = end;
+    encoded.lastIndex = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** Redacts every string (keys included) of a JSON value; returns a copy. */
@@ -169,17 +232,22 @@ function walk(value: Json, secrets: Secrets): Json {
 /** A compiled set of exact values to remove. */
 export interface Secrets {
   readonly values: readonly string[];
-  /** One alternation over every value, longest first; undefined when there is none. */
+  /** One case-insensitive alternation over every value, longest first; undefined when there is none. */
   readonly pattern?: RegExp;
+  /** One alternation over the base64 and base64url forms of each configured value (see base64Forms). */
+  readonly encoded?: RegExp;
 }
 
 const NO_SECRETS: Secrets = { values: [] };
 
 export function compileSecrets(configured: Iterable<string>): Secrets {
   const set = new Set<string>();
+  const encoded = new Set<string>();
   for (const v of configured) {
     if (typeof v !== 'string' || v.length < MIN_SECRET_LENGTH) continue;
     set.add(v);
+    // As a proxy quoting a Basic Authorization header, or a vendor echoing a token it decoded, shows it.
+    for (const form of base64Forms(v)) encoded.add(form);
     // As it appears inside a JSON string (a private key's newlines, a quote in a password).
     const escaped = JSON.stringify(v).slice(1, -1);
     if (escaped !== v) set.add(escaped);
@@ -188,7 +256,35 @@ export function compileSecrets(configured: Iterable<string>): Secrets {
   }
   const values = [...set].sort((a, b) => b.length - a.length);
   if (values.length === 0) return NO_SECRETS;
-  return { values, pattern: new RegExp(values.map(escapeRegExp).join('|'), 'g') };
+  const forms = [...encoded].sort((a, b) => b.length - a.length);
+  return {
+    values,
+    // In any case: a vendor may echo a key upper-cased ("SK-..." in an error code or a header dump).
+    // Base64 is not searched that way: its case is part of what it encodes.
+    pattern: new RegExp(values.map(escapeRegExp).join('|'), 'gi'),
+    encoded: new RegExp(forms.map(escapeRegExp).join('|'), 'g'),
+  };
+}
+
+/**
+ * The base64 and base64url texts that encoding `value` produces wherever it sits in a longer
+ * encoded text. Base64 writes each group of three bytes as four characters, so the encoding of the
+ * value depends on where its first byte falls in a group (three cases), and the characters of a
+ * group shared with the bytes around it depend on those too. For each case this keeps the groups
+ * made of the value's bytes alone: the encoding of its bytes from the 1st, 2nd or 3rd on, cut to a
+ * whole number of groups, found in the longer text whatever surrounds the value. Eight bytes, the
+ * shortest value searched for, still leave two whole groups (eight characters) in each case.
+ */
+function base64Forms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const out: string[] = [];
+  for (let skip = 0; skip < 3; skip++) {
+    const groups = Math.floor((bytes.length - skip) / 3);
+    if (groups < 2) continue;
+    const b64 = bytes.subarray(skip, skip + groups * 3).toString('base64');
+    out.push(b64, b64.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return out;
 }
 
 /** The parts of an upstream's configuration that may hold credentials. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { configuredSecrets, redact, redactJson, redactorFor, UpstreamRedactor, compileSecrets, SHAPES, mayHoldShape } from '../../src/core/redact.js';
+import { applyShape, configuredSecrets, redact, redactJson, redactorFor, UpstreamRedactor, compileSecrets, SHAPES, mayHoldShape } from '../../src/core/redact.js';
 import { createLogger } from '../../src/services.js';
 
 const PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nabcdefghijklmnopqrstuvwxyz0123456789ABCD\n-----END PRIVATE KEY-----\n';
@@ -124,10 +124,12 @@ describe('the logger', () => {
 
 describe('redact: the one-pass pre-check', () => {
   // Every shape applied unconditionally: what redact() did before it skipped text with nothing to hide.
-  const everyShape = (text: string): string => (text.length < 6 ? text : SHAPES.reduce((out, [re, to]) => out.replace(re, to), text));
+  const everyShape = (text: string): string => (text.length < 6 ? text : SHAPES.reduce(applyShape, text));
   const pieces = ['Bearer ', 'BEARER ', 'Key ', 'Basic ', 'Token ', 'sk-', 'rk_', 'AIza', 'ya29.', 'AKIA', 'ASIA', 'eyJ', '=', '&', ' ', '.', '-----BEGIN PRIVATE KEY-----', '-----END PRIVATE KEY-----', 'api key provided: ', 'Signature=', 'abcdef0123456789', 'ABCDEF', 'xyz', '0', ':', '"', '/v1/embeddings',
     // Pieces that need a neighbour to be a shape (whitespace, a dot, a word start), with and without it.
-    'key', 'KEY', 'token', 'Token', '\t', '\n', '\u00a0', '\u2028', '\u3000', 'eyJhbGciOi', 'eyJ', 'abcdefgh', '-', '_', 'sk', 'ak', 'xsk-', '-pk_', 'K', '\u212a', '\u0130', 'api key', 'provided'];
+    'key', 'KEY', 'token', 'Token', '\t', '\n', '\u00a0', '\u2028', '\u3000', 'eyJhbGciOi', 'eyJ', 'abcdefgh', '-', '_', 'sk', 'ak', 'xsk-', '-pk_', 'K', '\u212a', '\u0130', 'api key', 'provided',
+    // A JWT glued to the run before it, or one "eyJ" among many in a run; private-key blocks of other kinds.
+    '-eyJ', 'eyJ-', '_eyJ', 'xeyJ', 'eyJabcdef.', '-----BEGIN RSA PRIVATE KEY-----', '-----END RSA PRIVATE KEY-----', '\\n'];
 
   it('never skips text that a credential shape would change', () => {
     fc.assert(
@@ -166,5 +168,137 @@ describe('redact: the one-pass pre-check', () => {
   it('leaves an access log line as it is', () => {
     const line = '{"level":30,"time":1763835000000,"pid":1,"hostname":"h","request_id":"6f1c2a8e-3b1d-4c55-9a0e-2f7f1b9c1d2e","method":"POST","path":"/v1/embeddings","status":200,"ms":0.8,"msg":"request completed"}';
     expect(redact(line)).toBe(line);
+  });
+});
+
+describe('redact: JWTs and private-key blocks', () => {
+  const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
+  const shape = (word: string) => SHAPES.find(([re]) => re.source.includes(word))!;
+  // The earlier spellings of these two shapes: quadratic on long hostile runs, but on short texts
+  // they are quick and state what the shapes must still do.
+  const before = {
+    jwt: /\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g,
+    pem: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  };
+
+  it.each([
+    [`${JWT}`, '[redacted]'],
+    [`jwt ${JWT} end`, 'jwt [redacted] end'],
+    [`{"id_token":"${JWT}"}`, '{"id_token":"[redacted]"}'],
+    [`assertion:${JWT}`, 'assertion:[redacted]'],
+    [`a=${JWT}&b=1`, 'a=[redacted]&b=1'],
+    [`'${JWT}'`, "'[redacted]'"],
+    [`/v1/x/${JWT}`, '/v1/x/[redacted]'],
+    // Glued to a run of base64url characters by a "-": the run before it is kept.
+    [`session-${JWT}`, 'session-[redacted]'],
+    [`a-b_c-${JWT}.tail`, 'a-b_c-[redacted].tail'],
+    // The run's first "eyJ" starts the token: the rest of the run is its header.
+    [`eyJ-eyJ-${JWT}`, '[redacted]'],
+    // Two in a row, and one after a run that holds a failed start.
+    [`${JWT} ${JWT}`, '[redacted] [redacted]'],
+    [`eyJshort.x ${JWT}`, 'eyJshort.x [redacted]'],
+  ])('redacts the JWT in %j', (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+
+  it('leaves what only looks like the start of a JWT', () => {
+    for (const text of ['xeyJabcdefgh.ij.kl', 'eyJabc.def.ghi', 'eyJabcdefgh.ij', 'eyJ-eyJ-eyJ-eyJ', '_eyJabcdefgh.ij.kl']) expect(redact(text)).toBe(text);
+  });
+
+  it('redacts every private-key block, a BEGIN without an END before another block included', () => {
+    const block = (kind: string, body: string) => `-----BEGIN ${kind}PRIVATE KEY-----\n${body}\n-----END ${kind}PRIVATE KEY-----`;
+    expect(redact(`a ${block('', 'AAAA')} b ${block('RSA ', 'BBBB')} c`)).toBe('a [redacted] b [redacted] c');
+    expect(redact(`x -----BEGIN PRIVATE KEY-----\nCCCC ${block('EC ', 'DDDD')} y`)).toBe('x [redacted] y');
+    expect(redact(JSON.stringify({ k: block('', 'EEEE') }))).toBe('{"k":"[redacted]"}');
+  });
+
+  it('does what the earlier spelling of the JWT shape did, on any text', () => {
+    // Runs of base64url characters with "eyJ" at various places, cut by dots and other characters.
+    const text = fc
+      .array(
+        fc.oneof(
+          { arbitrary: fc.constantFrom('eyJ', 'eyJabcdef', 'eyJabcdefgh.', '-eyJ', '-', '_', 'ab', 'Z9', 'x'), weight: 6 },
+          { arbitrary: fc.constant('.'), weight: 3 },
+          { arbitrary: fc.constantFrom(' ', '"', '=', ':', '/', '\u00e9', '$1'), weight: 1 },
+          { arbitrary: fc.string({ maxLength: 3 }), weight: 1 },
+        ),
+        { maxLength: 20 },
+      )
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(applyShape(t, shape('eyJ'))).toBe(t.replace(before.jwt, '[redacted]'));
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('does what the earlier spelling of the private-key shape did, on any text', () => {
+    const pieces = ['-----BEGIN PRIVATE KEY-----', '-----END PRIVATE KEY-----', '-----BEGIN RSA PRIVATE KEY-----', '-----END EC PRIVATE KEY-----', '-----BEGIN ', '-----END ', 'PRIVATE KEY-----', 'RSA ', 'MIIE', '\n', '\\n', ' ', '-', '$1'];
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.constantFrom(...pieces), fc.string({ maxLength: 4 })), { maxLength: 16 }), (parts) => {
+        const t = parts.join('');
+        expect(applyShape(t, shape('BEGIN'))).toBe(t.replace(before.pem, '[redacted]'));
+      }),
+      { numRuns: 20000 },
+    );
+  });
+});
+
+describe('redact: configured secrets in other spellings', () => {
+  const SECRET = 'sk-hostile-0123456789abcdef';
+  // Bytes that base64 writes with "+" and "/", so its base64url form differs.
+  const BINARY = 'pw\u00ff\u00fe>>>??~~\u00fb\u00ef';
+  const secrets = compileSecrets([SECRET, BINARY]);
+  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+  const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
+
+  it('removes a secret in any case', () => {
+    expect(redact('401: key SK-HOSTILE-0123456789ABCDEF is not valid', secrets)).toBe('401: key [redacted] is not valid');
+    expect(redact('echo Sk-HoStIlE-0123456789AbCdEf.', secrets)).toBe('echo [redacted].');
+  });
+
+  it('removes the base64 and base64url text holding a secret, wherever it sits in what was encoded', () => {
+    expect(b64(BINARY)).toMatch(/[+/]/);
+    for (const value of [SECRET, BINARY]) {
+      for (let before = 0; before < 6; before++) {
+        for (let after = 0; after < 4; after++) {
+          const plain = `${'user:'.slice(0, before)}${value}${'\u00e9xyz'.slice(0, after)}`;
+          for (const encoded of [b64(plain), b64url(plain)]) {
+            expect(redact(`proxy echoed ${encoded}, done`, secrets), plain).toBe('proxy echoed [redacted], done');
+            expect(redactJson({ vendor_data: { authorization: encoded } }, secrets)).toEqual({ vendor_data: { authorization: '[redacted]' } });
+          }
+        }
+      }
+    }
+  });
+
+  it('removes the whole run around the encoded secret, its padding included, and nothing else', () => {
+    const text = `a "${b64(`client:${SECRET}`)}" b (${b64url(`${SECRET}!`)}) c`;
+    expect(redact(text, secrets)).toBe('a "[redacted]" b ([redacted]) c');
+    expect(b64(`x${SECRET}`).endsWith('=')).toBe(true);
+    expect(redact(`h=${b64(`x${SECRET}`)}&n=2`, secrets)).toBe('h=[redacted]&n=2');
+  });
+
+  it('leaves other base64 text, and is idempotent', () => {
+    const other = `echo ${b64('client:another-password-entirely')} ${b64url('sk-hostile-987654321')}`;
+    expect(redact(other, secrets)).toBe(other);
+    const once = redact(`${b64(SECRET)} ${SECRET.toUpperCase()} ${b64url(`:${BINARY}`)}`, secrets);
+    expect(once).toBe('[redacted] [redacted] [redacted]');
+    expect(redact(once, secrets)).toBe(once);
+  });
+
+  it('never lets a secret through in any of these spellings, whatever surrounds it', () => {
+    const around = fc.string({ maxLength: 6 });
+    const spelling = fc.constantFrom<(s: string) => string>((s) => s, (s) => s.toUpperCase(), (s) => s.toLowerCase(), b64, b64url);
+    fc.assert(
+      fc.property(around, around, around, around, fc.constantFrom(SECRET, BINARY), spelling, (outerBefore, innerBefore, innerAfter, outerAfter, value, spell) => {
+        const spelt = spell(`${innerBefore}${value}${innerAfter}`);
+        const out = redact(`${outerBefore}${spelt}${outerAfter}`, secrets);
+        expect(out.toLowerCase()).not.toContain(value.toLowerCase());
+        expect(out).not.toContain(spelt);
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -1,0 +1,146 @@
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { compileSecrets, mayHoldShape, redact } from '../../src/core/redact.js';
+
+/**
+ * The redaction runs on text a caller controls (the request path is in every access line), on the
+ * event loop: its time must grow linearly with the text. Each case below is a text built from one
+ * shape's own prefix and alphabet, repeated, the kind of run on which a pattern that starts an
+ * attempt at many positions of a run, each reading to the run's end, takes quadratic time (a 256 KB
+ * run of "eyJ-" took 18 s). Quadrupling the text must not take much more than four times as long:
+ * quadratic work takes sixteen times as long, linear four. Times are the fastest of a few runs, and
+ * anything under FLOOR_MS passes whatever the ratio: at these sizes linear work takes a few
+ * milliseconds, quadratic work seconds.
+ */
+
+const SMALL = 64 * 1024;
+const LARGE = 256 * 1024;
+const MAX_RATIO = 8;
+const FLOOR_MS = 200;
+/** A run taking longer than this is stopped: the case has failed by then, and the suite goes on. */
+const LIMIT_MS = 3000;
+
+const SECRET = 'sk-hostile-0123456789abcdef';
+const SECRETS = compileSecrets([SECRET, 'pw\u00ff\u00fe>>>??~~\u00fb\u00ef', '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\n-----END PRIVATE KEY-----\n']);
+const B64 = Buffer.from(SECRET).toString('base64');
+
+/** `unit` repeated to `n` characters after `head`. */
+function build(head: string, unit: string, n: number): string {
+  return head + unit.repeat(Math.ceil((n - head.length) / unit.length)).slice(0, Math.max(0, n - head.length));
+}
+
+/** How long one run of `fn` takes, in ms; Infinity if it exceeds LIMIT_MS (it is stopped there). */
+function timeOf(fn: () => void): number {
+  const start = performance.now();
+  try {
+    // A script timeout interrupts even a regular expression that is running.
+    vm.runInNewContext('run()', { run: fn }, { timeout: LIMIT_MS });
+  } catch {
+    return Infinity;
+  }
+  return performance.now() - start;
+}
+
+const linear = (tSmall: number, tLarge: number): boolean => tLarge < FLOOR_MS || tLarge < MAX_RATIO * tSmall;
+
+/**
+ * Whether `run` takes linear time on texts of SMALL and LARGE characters (made by `make`), taking the
+ * fastest of a few runs of each so that a pause of the machine cannot fail it: the small text's, and
+ * the large text's until one passes (a run stopped at LIMIT_MS ends the trial).
+ */
+function checkLinear(make: (n: number) => string, run: (text: string) => void): void {
+  const small = make(SMALL);
+  const large = make(LARGE);
+  // Compiles and warms up what runs.
+  run(make(4096));
+  let tSmall = Infinity;
+  for (let i = 0; i < 5; i++) {
+    tSmall = Math.min(tSmall, timeOf(() => run(small)));
+    // A small text that takes this long is slow by itself, not by a pause: more runs only cost time.
+    if (tSmall >= FLOOR_MS) break;
+  }
+  let tLarge = Infinity;
+  for (let i = 0; i < 7; i++) {
+    const t = timeOf(() => run(large));
+    tLarge = Math.min(tLarge, t);
+    if (t === Infinity || linear(tSmall, tLarge)) break;
+  }
+  expect(linear(tSmall, tLarge), `${SMALL / 1024} KB: ${tSmall.toFixed(1)} ms, ${LARGE / 1024} KB: ${tLarge.toFixed(1)} ms`).toBe(true);
+}
+
+// [what it attacks, head, repeated unit]
+const HOSTILE: [string, string, string][] = [
+  ['private key: many BEGINs, no END', '', '-----BEGIN PRIVATE KEY-----\n'],
+  ['private key: BEGIN, then many ENDs missing their label', '-----BEGIN PRIVATE KEY-----', '-----END A'],
+  ['private key: a label that never ends', '-----BEGIN ', 'A '],
+  ['private key: BEGIN, then ENDs without a label', '-----BEGIN PRIVATE KEY-----', '-----END '],
+  ['private key: the label repeated', '-----BEGIN ', 'PRIVATE KEY '],
+  ['private key: JSON-escaped, no END', '', '-----BEGIN RSA PRIVATE KEY-----\\n'],
+  ['auth scheme: a token of dots', 'Bearer ', '.'],
+  ['auth scheme: whitespace, no token', 'Bearer', ' '],
+  ['auth scheme: letters only', 'Key ', 'a'],
+  ['auth scheme: schemes glued by "-"', '', 'Bearer -'],
+  ['auth scheme: schemes glued by "."', '', 'Key .'],
+  ['auth scheme: colons', '', 'Token :'],
+  ['auth scheme: Basic and base64 punctuation', '', 'Basic +/='],
+  ['SigV4: empty values', '', 'Credential=,'],
+  ['SigV4: repeated', '', 'Signature='],
+  ['query: parameters without value', '', 'key=&'],
+  ['query: parameter names without "="', '', 'api_key'],
+  ['query: names glued by "-"', '', 'access-token-'],
+  ['provided: whitespace, then nothing', 'api key provided:', ' '],
+  ['provided: repeated', '', 'api key provided '],
+  ['prefixed key: prefixes glued', '', 'sk-'],
+  ['prefixed key: too short each', '', 'sk-a '],
+  ['prefixed key: dots and stars', 'pk_', '.*'],
+  ['prefixed key: the pre-check\'s "k-" glued', '', 'k-'],
+  ['Google key: prefixes glued', '', 'AIza-'],
+  ['Google key: too short each', '', 'AIza '],
+  ['OAuth token: prefixes glued', '', 'ya29.'],
+  ['AWS key id: prefixes glued', '', 'AKIA'],
+  ['AWS key id: prefixes and dashes', '', 'ASIA-'],
+  ['JWT: "eyJ" glued by "-"', '', 'eyJ-'],
+  ['JWT: "eyJ" glued', '', 'eyJ'],
+  ['JWT: "eyJ" glued by "_"', '', 'eyJ_'],
+  ['JWT: a header, then a payload of "eyJ-"', 'eyJabcdefgh.', 'eyJ-'],
+  ['JWT: headers only', '', 'eyJabcdefgh.'],
+  ['JWT: a run with no "eyJ"', '', 'abc-'],
+  ['JWT: one "eyJ", then a run with no dot', 'eyJ', 'a-'],
+  ['JWT: headers glued by "-", no dot', '', '-eyJabcdefgh'],
+  ['JWT: "eyJ" never at a word start', '', 'xeyJ-'],
+  ['JWT: word starts far apart', '', 'eyJ-abcdefghijklmnopqrstuvwxyz-'],
+  ['JWT: dots and dashes', '', 'eyJ-.'],
+  ['key-id pair: no secret after the colon', '', '00000000-0000-0000-0000-000000000000:'],
+  ['key-id pair: a short secret', '', '00000000-0000-0000-0000-000000000000:0'],
+  ['hex: one long run', '', '0'],
+  ['hex: runs of 16 cut by "-"', '', '0123456789abcdef-'],
+  ['hex: runs of 31', '', '0123456789abcdef0123456789abcde '],
+];
+
+// [what it attacks, head, repeated unit], redacted with SECRETS
+const HOSTILE_SECRETS: [string, string, string][] = [
+  ['secret: all but its last character, repeated', '', SECRET.slice(0, -1)],
+  ['secret: upper-cased, all but its last character', '', SECRET.slice(0, -1).toUpperCase()],
+  ['secret: its first character, repeated', '', 's'],
+  ['base64: all but the last character of its form', '', B64.slice(0, -1)],
+  ['base64: its form, repeated in one run', '', B64],
+  ['base64: its form and padding, repeated', '', `${B64}=`],
+  ['base64: a long run without it', '', 'QUJD'],
+  ['base64url: a long run of its punctuation', '', '-_'],
+  ['base64: forms cut by a space', '', `${B64} `],
+];
+
+describe('redact: time linear in the text', () => {
+  it.each(HOSTILE)('%s', (_what, head, unit) => checkLinear((n) => build(head, unit, n), (text) => void redact(text)));
+  it.each(HOSTILE_SECRETS)('%s', (_what, head, unit) => checkLinear((n) => build(head, unit, n), (text) => void redact(text, SECRETS)));
+  it.each(['eyJ', 'eyJ-', 'eyj_', 'key', 'sk', '0'])('the pre-check, on a run of %j', (unit) => checkLinear((n) => build('', unit, n), (text) => void mayHoldShape(text)));
+
+  it('still redacts what the hostile runs hide', () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    expect(redact(`${build('', 'eyJ-', SMALL)} ${jwt}`)).not.toContain('eyJzdWIiOiIxIn0');
+    expect(redact(`${build('', 'eyJ-', SMALL)}x-${jwt}`)).not.toContain('eyJzdWIiOiIxIn0');
+    const pem = '-----BEGIN PRIVATE KEY-----\nMIIEsecretbody\n-----END PRIVATE KEY-----';
+    expect(redact(`${build('', '-----BEGIN PRIVATE KEY-----\n', SMALL)}${pem}`)).not.toContain('MIIEsecretbody');
+    expect(redact(`${build('', 'sk-a ', SMALL)} ${SECRET.toUpperCase()} ${B64}`, SECRETS)).not.toMatch(/SK-HOSTILE|c2staG9zdGlsZS0w/);
+  });
+});
