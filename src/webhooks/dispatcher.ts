@@ -6,6 +6,7 @@ import { isBlockedAddress } from '../http/ssrf.js';
 import type { Store } from '../store/types.js';
 import type { OutboxRecord, WebhookEndpoint } from '../store/webhook-types.js';
 import { signedHeaders } from './signing.js';
+import { ReceiverSlots, slotOf, type Slot } from './receiver-slots.js';
 import { webhookDeliveries, webhookDeliveryDuration } from '../ops/metrics.js';
 
 export interface DispatcherSettings {
@@ -45,29 +46,6 @@ const DRAIN_MS = 1_000;
 const DEFAULT_PER_ORIGIN = 4;
 const DEFAULT_PER_ACCOUNT = 2;
 
-/**
- * Back-off of receivers that do not answer at all. After this many timeouts or connection failures
- * in a row, one account's deliveries to one receiver are put off (without spending attempts) for
- * PAUSE_BASE_MS, doubling with every further failure up to PAUSE_MAX_MS, and then tried one at a
- * time until one gets an answer; the receiver as a whole is then also limited to one delivery in
- * flight, for every account, until it answers someone.
- */
-const UNREACHABLE_STREAK = 3;
-const PAUSE_BASE_MS = 30_000;
-const PAUSE_MAX_MS = 10 * 60_000;
-/** Receivers remembered as failing, at most (the oldest entry is forgotten first): memory stays bounded. */
-const MAX_TRACKED = 10_000;
-
-/** `host:port` of a target, the unit the per-receiver cap and back-off apply to. */
-export function originKey(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
-  } catch {
-    return '(invalid)';
-  }
-}
-
 /** What one POST came to: the status, why it failed, and whether the receiver never answered at all. */
 interface PostResult {
   status: number | null;
@@ -101,17 +79,9 @@ export class WebhookDispatcher {
   /** The tick in progress, if any; stop() waits for it. */
   private current: Promise<void> | undefined;
   private inFlight = 0;
-  private readonly byAccount = new Map<string, number>();
-  private readonly byOrigin = new Map<string, number>();
-  /** In flight per account and receiver (`account origin`), for the one-at-a-time probe after a pause. */
-  private readonly byPair = new Map<string, number>();
-  /** Consecutive timeouts or connection failures per receiver, whichever account's delivery met them. */
-  private readonly originStreak = new Map<string, number>();
-  /** Per account and receiver: consecutive timeouts or connection failures, and the end of the pause they earned. */
-  private readonly pauses = new Map<string, { streak: number; until: number }>();
+  private readonly slots: ReceiverSlots;
   private readonly running = new Set<Promise<void>>();
   private readonly agent: Agent;
-  private readonly perOrigin: number;
   private readonly perAccount: number;
   /** The attempt's deadline: the configured timeout, but at most half the lease, so an attempt never outlives its claim. */
   private readonly attemptMs: number;
@@ -122,8 +92,8 @@ export class WebhookDispatcher {
     private readonly settings: DispatcherSettings,
     private readonly log: Log,
   ) {
-    this.perOrigin = Math.max(1, settings.perOriginConcurrency ?? DEFAULT_PER_ORIGIN);
     this.perAccount = Math.max(1, settings.perAccountConcurrency ?? DEFAULT_PER_ACCOUNT);
+    this.slots = new ReceiverSlots(this.perAccount, Math.max(1, settings.perOriginConcurrency ?? DEFAULT_PER_ORIGIN));
     this.attemptMs = Math.max(1, Math.min(settings.timeoutMs, Math.floor(settings.leaseMs / 2)));
     this.agent = guardedAgent({ allowPrivateNetworks: settings.allowPrivateNetworks, connectTimeoutMs: this.attemptMs });
   }
@@ -164,19 +134,18 @@ export class WebhookDispatcher {
       // A few rows past each account's cap, so that one busy receiver of an account does not hide
       // its deliveries to others; the page also has room for the rows of accounts already at their cap.
       const depth = this.perAccount * 2 + 2;
-      const due = await this.store.dueDeliveries(this.clock.now(), { limit: Math.min(1_000, (room + this.byAccount.size) * depth), perAccount: depth });
+      const due = await this.store.dueDeliveries(this.clock.now(), { limit: Math.min(1_000, (room + this.slots.busyAccounts) * depth), perAccount: depth });
       for (const c of due) {
         if (this.stopping || this.inFlight >= this.settings.concurrency) break;
-        const origin = originKey(c.url);
-        const pair = `${c.accountId} ${origin}`;
+        const slot = slotOf(c.accountId, c.url);
         const now = this.clock.now();
-        const pause = this.pauses.get(pair);
-        if (pause && pause.until > now) {
+        const pausedUntil = this.slots.pausedUntil(slot, now);
+        if (pausedUntil !== undefined) {
           // Put off until the pause ends, without spending an attempt; the row stays pending.
-          await this.store.deferDelivery(c.id, now, pause.until);
+          await this.store.deferDelivery(c.id, now, pausedUntil);
           continue;
         }
-        if (!this.hasRoom(c.accountId, origin, pair)) continue;
+        if (!this.slots.hasRoom(slot)) continue;
         const row = await this.store.leaseDelivery(c.id, now, this.settings.leaseMs);
         if (!row) continue; // another instance took it, or it moved
         if (this.stopping) {
@@ -184,34 +153,21 @@ export class WebhookDispatcher {
           await this.store.releaseDelivery(row.id, row.leaseUntil ?? 0);
           break;
         }
-        this.launch(row, origin, pair);
+        this.launch(row, slot);
       }
     } catch (e) {
       this.log.warn({ err: (e as Error).message }, 'webhook outbox scan failed; will retry');
     }
   }
 
-  private hasRoom(account: string, origin: string, pair: string): boolean {
-    if ((this.byAccount.get(account) ?? 0) >= this.perAccount) return false;
-    const originCap = (this.originStreak.get(origin) ?? 0) >= UNREACHABLE_STREAK ? 1 : this.perOrigin;
-    if ((this.byOrigin.get(origin) ?? 0) >= originCap) return false;
-    // After a pause has run out: one delivery at a time until the receiver answers again.
-    if ((this.pauses.get(pair)?.streak ?? 0) >= UNREACHABLE_STREAK && (this.byPair.get(pair) ?? 0) >= 1) return false;
-    return true;
-  }
-
-  private launch(row: OutboxRecord, origin: string, pair: string): void {
+  private launch(row: OutboxRecord, slot: Slot): void {
     this.inFlight++;
-    bump(this.byAccount, row.accountId, 1);
-    bump(this.byOrigin, origin, 1);
-    bump(this.byPair, pair, 1);
-    const p = this.deliver(row, origin, pair)
+    this.slots.take(slot);
+    const p = this.deliver(row, slot)
       .catch((e) => this.log.warn({ delivery: row.id, err: (e as Error).message }, 'webhook delivery bookkeeping failed'))
       .finally(() => {
         this.inFlight--;
-        bump(this.byAccount, row.accountId, -1);
-        bump(this.byOrigin, origin, -1);
-        bump(this.byPair, pair, -1);
+        this.slots.give(slot);
         this.running.delete(p);
         // A slot is free: look for more now rather than at the next interval, so the per-account
         // cap does not also cap an account's throughput at a few deliveries per interval.
@@ -220,13 +176,13 @@ export class WebhookDispatcher {
     this.running.add(p);
   }
 
-  private async deliver(row: OutboxRecord, origin: string, pair: string): Promise<void> {
+  private async deliver(row: OutboxRecord, slot: Slot): Promise<void> {
     const attempt = row.attempts + 1;
     const started = this.clock.now();
     const signing = await this.signer(row);
     const result: PostResult = signing.endpoint ? await this.post(row, signing.endpoint.secret) : { status: null, error: signing.refusal, unreachable: false };
     const now = this.clock.now();
-    if (signing.endpoint) this.noteReceiver(origin, pair, result, now);
+    if (signing.endpoint) this.slots.note(slot, result.status !== null, result.unreachable, now);
     const { status, error } = result;
     const ok = status !== null && status >= 200 && status < 300 && error === null;
     const final = !signing.endpoint || attempt >= this.settings.maxAttempts;
@@ -260,20 +216,6 @@ export class WebhookDispatcher {
     if (own && own.disabledAt === null) return { endpoint: own, refusal: null };
     const active = (await this.store.listWebhookEndpoints(row.accountId)).find((e) => e.disabledAt === null);
     return active ? { endpoint: active, refusal: null } : { endpoint: null, refusal: 'the account has no active webhook endpoint to sign with' };
-  }
-
-  /** Keeps the back-off state: any answer clears it; a timeout or connection failure extends the streak. */
-  private noteReceiver(origin: string, pair: string, result: PostResult, now: number): void {
-    if (result.status !== null) {
-      this.originStreak.delete(origin);
-      this.pauses.delete(pair);
-      return;
-    }
-    if (!result.unreachable) return;
-    remember(this.originStreak, origin, (this.originStreak.get(origin) ?? 0) + 1);
-    const streak = (this.pauses.get(pair)?.streak ?? 0) + 1;
-    const until = streak >= UNREACHABLE_STREAK ? now + Math.min(PAUSE_MAX_MS, PAUSE_BASE_MS * 2 ** (streak - UNREACHABLE_STREAK)) : 0;
-    remember(this.pauses, pair, { streak, until });
   }
 
   private async post(row: OutboxRecord, secret: string): Promise<PostResult> {
@@ -347,17 +289,4 @@ async function drain(body: Dispatcher.ResponseData['body'], ms: number, deadline
     clearTimeout(timer);
     if (cut) body.destroy();
   }
-}
-
-function bump(m: Map<string, number>, key: string, by: number): void {
-  const n = (m.get(key) ?? 0) + by;
-  if (n > 0) m.set(key, n);
-  else m.delete(key);
-}
-
-/** Sets `key` as the newest entry and forgets the oldest beyond MAX_TRACKED. */
-function remember<V>(m: Map<string, V>, key: string, value: V): void {
-  m.delete(key);
-  m.set(key, value);
-  if (m.size > MAX_TRACKED) m.delete(m.keys().next().value as string);
 }
