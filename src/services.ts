@@ -304,6 +304,7 @@ export async function buildServices(
         maxDelayMs: w.max_delay_ms,
         maxAttempts: w.max_attempts,
         allowPrivateNetworks: w.allow_private_networks,
+        retentionMs: w.retention_days * 86_400_000,
       },
       { warn: (o, m) => logger.warn(o, m) },
     ),

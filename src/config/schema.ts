@@ -285,6 +285,8 @@ export const configSchema = z
         retry_base_ms: z.number().int().positive().default(30_000),
         max_delay_ms: z.number().int().positive().default(4 * 60 * 60 * 1000),
         max_attempts: z.number().int().min(1).max(50).default(12),
+        /** Days a finished delivery (delivered or failed) and its attempt log are kept; 0 keeps them for ever. */
+        retention_days: z.number().int().min(0).max(3650).default(30),
       })
       .strict()
       .refine((w) => w.lease_ms >= 2 * w.timeout_ms + 5_000, {

@@ -98,4 +98,9 @@ export interface WebhookStore {
   ): Promise<boolean>;
   listOutbox(filter: { endpointId?: string; accountId?: string; limit?: number }): Promise<OutboxRecord[]>;
   listDeliveryAttempts(filter: { endpointId?: string; outboxId?: string; limit?: number }): Promise<DeliveryAttempt[]>;
+  /**
+   * Deletes up to `limit` finished deliveries (delivered or failed) whose last attempt was due
+   * before `before`, with their attempt logs; returns how many deliveries went. Pending ones stay.
+   */
+  purgeFinishedDeliveries(before: number, limit: number): Promise<number>;
 }

@@ -199,5 +199,24 @@ export function webhookOps(db: SqlDriver): WebhookStore {
       );
       return rows.map(toAttempt);
     },
+
+    async purgeFinishedDeliveries(before, limit) {
+      // Through the (state, next_attempt_at) index; a finished row's next_attempt_at is when its last
+      // attempt was due, so a row goes once that is older than the retention.
+      const n = Math.max(1, Math.min(1_000, Math.floor(limit)));
+      const ids: string[] = [];
+      for (const state of ['delivered', 'failed']) {
+        if (ids.length >= n) break;
+        const rows = await db.query('SELECT id FROM webhook_outbox WHERE state = ? AND next_attempt_at < ? LIMIT ?', [state, before, n - ids.length]);
+        for (const r of rows) ids.push(str(r.id));
+      }
+      if (ids.length === 0) return 0;
+      const marks = ids.map(() => '?').join(', ');
+      return db.transaction(async (tx) => {
+        await tx.run(`DELETE FROM webhook_attempts WHERE outbox_id IN (${marks})`, ids);
+        // Still finished: a row cannot leave those states, but the check keeps the delete exact.
+        return tx.run(`DELETE FROM webhook_outbox WHERE id IN (${marks}) AND state IN ('delivered', 'failed')`, ids);
+      });
+    },
   };
 }

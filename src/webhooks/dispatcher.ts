@@ -28,7 +28,13 @@ export interface DispatcherSettings {
   /** After this many failed attempts the delivery is marked failed. */
   maxAttempts: number;
   allowPrivateNetworks: boolean;
+  /** Finished deliveries and their attempt logs are deleted this long after their last attempt; 0 keeps them. */
+  retentionMs?: number;
 }
+
+/** How often an instance deletes finished deliveries past their retention, and how many at a time. */
+const PURGE_EVERY_MS = 10 * 60_000;
+const PURGE_BATCH = 500;
 
 interface Log {
   warn(obj: object, msg: string): void;
@@ -80,6 +86,8 @@ export class WebhookDispatcher {
   private current: Promise<void> | undefined;
   private inFlight = 0;
   private readonly slots: ReceiverSlots;
+  private lastPurge = -Infinity;
+  private purging = false;
   private readonly running = new Set<Promise<void>>();
   private readonly agent: Agent;
   private readonly perAccount: number;
@@ -121,10 +129,34 @@ export class WebhookDispatcher {
   /** Claims what this instance has room for and starts delivering it. Exposed for tests. */
   tick(): Promise<void> {
     if (this.stopping) return Promise.resolve();
+    this.purgeIfDue();
     this.current ??= this.claim().finally(() => {
       this.current = undefined;
     });
     return this.current;
+  }
+
+  /**
+   * Deletes a batch of finished deliveries past their retention, at most once per PURGE_EVERY_MS
+   * (and at the first tick): without it the outbox and its attempt log grow for ever. Beside the
+   * deliveries, never in their way; a failure is logged and tried at the next turn.
+   */
+  private purgeIfDue(): void {
+    const keep = this.settings.retentionMs ?? 0;
+    const now = this.clock.now();
+    if (keep <= 0 || this.purging || now - this.lastPurge < PURGE_EVERY_MS) return;
+    this.purging = true;
+    this.lastPurge = now;
+    this.store
+      .purgeFinishedDeliveries(now - keep, PURGE_BATCH)
+      .then(
+        (n) => {
+          // A full batch: more are due, so the next turn goes on with them.
+          if (n >= PURGE_BATCH) this.lastPurge = -Infinity;
+        },
+        (e) => this.log.warn({ err: (e as Error).message }, 'webhook history purge failed; will retry'),
+      )
+      .finally(() => (this.purging = false));
   }
 
   private async claim(): Promise<void> {
