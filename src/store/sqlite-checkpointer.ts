@@ -34,8 +34,9 @@ import Database from 'better-sqlite3';
  * (`journal_size_limit` then trims the file). The lock is let go after `holdLimitMs` whatever a
  * sync is doing; the pin still protects the frames.
  *
- * The timer runs only while there is something to checkpoint: the first write after a quiet spell
- * starts it (`wrote()`), and it stops once the WAL has had no new frame for `idleMs`, all copied.
+ * The timer, the two connections and the file handles are there only while there is something to
+ * checkpoint: the first write after a quiet spell opens them (`wrote()`), and once the WAL has had no
+ * new frame for `idleMs`, all of it copied, they are closed.
  */
 
 /** Takes the store's statement lock; resolves with its release once no statement of this process runs. */
@@ -163,6 +164,13 @@ export class Checkpointer {
     if (this.state !== 'idle') return;
     this.state = 'running';
     this.quietMs = 0;
+    // Opened now rather than at the first pass, so the descriptors a write brings come with the
+    // write; should it fail (the WAL file not made yet), the first pass tries again.
+    try {
+      this.handles ??= new PassHandles(this.path);
+    } catch {
+      // Left to the pass.
+    }
     this.timer = setInterval(() => this.tick(), this.everyMs);
     // Never keeps a process alive on its own.
     this.timer.unref();
@@ -239,6 +247,9 @@ export class Checkpointer {
       clearInterval(this.timer);
       this.timer = undefined;
       this.state = 'idle';
+      // Quiet and all copied: the connections and descriptors are given back until the next write.
+      // The pin is not held here (the pass that saw everything copied released it).
+      this.closeHandles();
     }
   }
 
@@ -256,6 +267,10 @@ export class Checkpointer {
       await Promise.race([pass, new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
       clearTimeout(timer);
     }
+    this.closeHandles();
+  }
+
+  private closeHandles(): void {
     const h = this.handles;
     this.handles = undefined;
     try {

@@ -38,11 +38,23 @@ describe('SQLite checkpoints', () => {
     const insert = db.prepare('INSERT INTO t VALUES (randomblob(100000))');
 
     const before = fileSize();
+    // Descriptors open on this database's files: the test's own connection's, then the passes' too.
+    const opened = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path);
+      } catch {
+        return false;
+      }
+    }).length;
+    const idle = opened();
     insert.run();
     cp.wrote();
     expect(cp.running).toBe(true);
+    expect(opened()).toBeGreaterThan(idle);
     await until('the first rows in the database file', () => fileSize() > before + 50_000);
     await until('the passes stopping', () => !cp.running);
+    // Quiet: the passes' connections and descriptors are given back until the next write.
+    expect(opened()).toBe(idle);
 
     const between = fileSize();
     insert.run();
