@@ -77,7 +77,14 @@ afterAll(async () => {
 
 describe('memory under hostile load', () => {
   it('peak RSS stays under the bound the budgets give, and RSS settles afterwards', async () => {
-    const embed = (input: unknown) => httpCall(`${gw.url}/v1/embeddings`, { key, body: { model: 'emb', input }, timeoutMs: 120_000 });
+    // A shed upload is answered at once and the rest of its body read and dropped for up to 10 s
+    // (http/linger.ts); on a loaded machine a 9 MB upload can outlast that, and the socket is then
+    // closed under the sending client (EPIPE or a reset): the designed end of a lingering close.
+    const embed = (input: unknown) =>
+      httpCall(`${gw.url}/v1/embeddings`, { key, body: { model: 'emb', input }, timeoutMs: 120_000 }).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'EPIPE' || e.code === 'ECONNRESET') return { status: 0, json: { error: { code: 'closed while uploading' } }, body: Buffer.alloc(0) };
+        throw e;
+      });
     // Warm the paths so the baseline includes the code they load.
     expect((await embed('warm up')).status).toBe(200);
     const baseline = status(gw.pid).rss;
@@ -99,8 +106,8 @@ describe('memory under hostile load', () => {
     const mb = (n: number) => Math.round(n / MiB);
     console.log(`memory bound: baseline ${mb(baseline)} MB, peak ${mb(peak)} MB, bound ${mb(bound)} MB, answers ${JSON.stringify(Object.fromEntries(statuses))}`);
     expect(peak, `peak RSS ${mb(peak)} MB over the bound ${mb(bound)} MB`).toBeLessThanOrEqual(bound);
-    // Served, or shed with the designed 503; nothing else.
-    expect([...statuses.keys()].filter((k) => k !== '200' && k !== '503 overloaded')).toEqual([]);
+    // Served, or shed with the designed 503 (or its lingering close ended); nothing else.
+    expect([...statuses.keys()].filter((k) => k !== '200' && k !== '503 overloaded' && k !== '0 closed while uploading')).toEqual([]);
     expect(statuses.get('200') ?? 0).toBeGreaterThan(0);
     expect(await gw.healthy()).toBe(true);
 
