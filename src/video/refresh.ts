@@ -1,12 +1,18 @@
 import { isGatewayError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
+import type { Json, JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { redactorFor } from '../core/redact.js';
-import { TransportError, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
+import { readAnswer } from '../http/answer-budget.js';
+import { BodyBudget } from '../http/body-budget.js';
+import { toTransportError } from '../http/executor.js';
+import { jsonNestsDeeper, MAX_JSON_DEPTH } from '../http/json-depth.js';
+import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
 import { moneyCaptured, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
+import { settleSeconds } from './duration.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
+import { boundVendorData, pollAnswerLimit } from './vendors/answers.js';
 
 const FAILURE_CODES: ReadonlySet<string> = new Set<FailureCode>([
   'content_policy_violation', 'invalid_media', 'unsupported_parameters', 'generation_failed', 'cancelled', 'expired', 'timeout',
@@ -88,23 +94,71 @@ async function pollOnce(
   let req: UpstreamRequest = vendor.buildPoll(task, up);
   let carried: JsonObject = {};
   for (let step = 0; step < MAX_POLL_STEPS; step++) {
-    const res: UpstreamResponse = await deps.client.send(up, vendor, req);
+    const res: UpstreamResponse = await sendPoll(deps, vendor, up, req);
     const out = res.status < 200 || res.status >= 300 ? verdictToStatus(vendor, res) : vendor.parsePoll(res, task, up);
     if (out && 'next' in out) {
       req = out.next;
       carried = { ...carried, ...(out.vendorData ?? {}) };
       continue;
     }
-    if (out && Object.keys(carried).length > 0) return redactStatus({ ...out, vendorData: { ...carried, ...out.vendorData } }, up);
-    return out && redactStatus(out, up);
+    if (out && Object.keys(carried).length > 0) return storableStatus({ ...out, vendorData: { ...carried, ...out.vendorData } }, up);
+    return out && storableStatus(out, up);
   }
   return undefined;
 }
 
-/** What a poll learnt is stored and shown to the client (message, vendor_data): never the upstream's credentials. */
-function redactStatus(status: VendorStatus, up: Parameters<typeof redactorFor>[0]): VendorStatus {
+/**
+ * Memory for poll answers read under the small cap, beyond the first 64 KiB of each (see
+ * answer-budget.ts): with many jobs polled at once, a vendor answering a megabyte to each cannot add
+ * up without bound. When it is used up, a poll is shed as `overloaded` and tried again later.
+ */
+const POLL_ANSWER_BUDGET = new BodyBudget(64 * 1024 * 1024);
+
+/**
+ * One poll request. A vendor whose poll answers never carry video bytes has them read under a small
+ * cap (vendors/answers.ts): a larger answer is abandoned unread, a transport failure like any other,
+ * and the job is polled again later (until its deadline, which releases the hold at no charge).
+ * Vendors that can return a video inline keep the client's usual read and its configured cap.
+ */
+async function sendPoll(deps: VideoDeps, vendor: VideoVendor, up: Upstream, req: UpstreamRequest): Promise<UpstreamResponse> {
+  const maxBytes = pollAnswerLimit(vendor.id);
+  if (maxBytes === undefined) return deps.client.send(up, vendor, req);
+  const timeoutMs = req.timeoutMs ?? up.timeoutMs;
+  // As a whole read allows: the headers within the timeout, then the body within the timeout again.
+  const res = await deps.client.stream(up, vendor, req, AbortSignal.timeout(2 * timeoutMs));
+  let raw: Buffer;
+  try {
+    raw = await readAnswer(res.body, res.headers['content-length'], { maxBytes, budget: POLL_ANSWER_BUDGET }, Date.now() + timeoutMs, undefined);
+  } catch (e) {
+    throw isGatewayError(e) ? e : toTransportError(e, true);
+  }
+  const text = raw.toString('utf8');
+  return { status: res.status, headers: res.headers, json: parseAnswer(text, res.headers['content-type'] ?? ''), text };
+}
+
+/**
+ * JSON as the client reads it, except that an answer nested deeper than any vendor object is not
+ * parsed at all: walking it (redaction, storage) would exhaust the stack. The adapter then sees an
+ * answer without JSON, as for any unreadable one.
+ */
+function parseAnswer(text: string, contentType: string): Json | undefined {
+  if (text.length === 0 || !(contentType.includes('json') || text[0] === '{' || text[0] === '[')) return undefined;
+  if (jsonNestsDeeper(text, MAX_JSON_DEPTH)) return undefined;
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a poll learnt is stored and shown to the client (message, vendor_data): never the upstream's
+ * credentials, and never more vendor_data than its bound. Redacted first, then bounded: the bound
+ * keeps or leaves out whole fields, so it cannot bring back part of something redaction replaced.
+ */
+function storableStatus(status: VendorStatus, up: Parameters<typeof redactorFor>[0]): VendorStatus {
   const r = redactorFor(up);
-  const vendorData = r.json(status.vendorData);
+  const vendorData = boundVendorData(r.json(status.vendorData));
   return status.state === 'failed' ? { ...status, message: r.text(status.message), vendorData } : { ...status, vendorData };
 }
 
@@ -120,27 +174,51 @@ function verdictToStatus(vendor: VideoVendor, res: UpstreamResponse): VendorStat
   return undefined;
 }
 
+/**
+ * A completed job is billed by the duration the vendor reported, bounded by what the job held
+ * (duration.ts settleSeconds): never more than the hold, never below zero, and a figure that is no
+ * duration at all settles the job at the held seconds instead of failing every poll. Any adjustment
+ * is recorded for reconciliation with the vendor's own bill.
+ */
 async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<VendorStatus, { state: 'completed' }>): Promise<void> {
-  const billable = status.billableSeconds ?? status.seconds;
-  const cost = costForSeconds(job.pricePerSecondMicros, billable);
+  if (status.outputs.length === 0) {
+    // Completed without a video is no result to pay for.
+    await settleFailed(deps, job, { code: 'generation_failed', message: 'The vendor reported the job finished but returned no video; nothing was charged.' }, status.vendorData);
+    return;
+  }
+  const { seconds, billable, adjusted } = settleSeconds(status, job.estSeconds, status.outputs.length);
+  // billable <= held seconds already makes the cost at most the hold; the bound is stated anyway.
+  const cost = Math.min(costForSeconds(job.pricePerSecondMicros, billable), job.holdMicros);
   const outputs: JsonObject[] = [];
   for (let i = 0; i < status.outputs.length; i++) outputs.push(await keepOutput(deps, job, status.outputs[i]!, i));
   const usage: JsonObject | null = status.usage ? { ...status.usage } as JsonObject : null;
+  const now = deps.clock.now();
   const settled = await deps.store.completeJob(job.id, {
-    seconds: status.seconds,
+    seconds,
     billableSeconds: billable,
     costMicros: cost,
     usage,
     outputs,
     vendorData: status.vendorData,
-    now: deps.clock.now(),
+    now,
   });
   if (!settled) return;
   videoSettlements.inc({ model: job.model, outcome: 'completed', code: '' });
   moneyReleased.inc({ model: job.model }, units(job.holdMicros));
   moneyCaptured.inc({ model: job.model }, units(cost));
-  deps.log.info({ job: job.id, seconds: status.seconds, billable, cost }, 'video job completed');
+  deps.log.info({ job: job.id, seconds, billable, cost }, 'video job completed');
+  if (adjusted) await recordAdjustment(deps, job, adjusted, now);
   await afterSettle(deps, job);
+}
+
+/** The job is settled already: a trail that cannot be written is logged, not retried. */
+async function recordAdjustment(deps: VideoDeps, job: JobRecord, adjusted: string, now: number): Promise<void> {
+  deps.log.warn({ job: job.id, upstream: job.upstream, adjusted }, 'video billed seconds adjusted; recorded for reconciliation');
+  try {
+    await deps.store.recordReconcile({ jobId: job.id, upstream: job.upstream ?? '(unknown)', reason: `billed seconds adjusted: ${adjusted}`, now });
+  } catch (e) {
+    deps.log.error({ job: job.id, err: (e as Error).message }, 'could not record the billed seconds adjustment');
+  }
 }
 
 /**

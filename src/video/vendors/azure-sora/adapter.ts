@@ -1,10 +1,9 @@
 import { errors } from '../../../core/errors.js';
 import { isObject, type JsonObject } from '../../../core/json.js';
-import { foldCommonDuration } from '../../duration.js';
+import { foldCommonDuration, reportedSeconds } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
-import { readNumber } from '../../../protocols/openai/video-sizes.js';
 import { encodeMultipart } from './multipart.js';
 import { AZURE_DEFAULT_SECONDS, apiVersion, createFields, estimate, mediaUrls, validateAzure } from './request.js';
 
@@ -44,7 +43,7 @@ function parseCreate(res: UpstreamResponse, _input: CreateInput, up: Upstream): 
   }
   // Polls and downloads keep the api-version the job was created with, even if the config changes.
   const meta: JsonObject = { api_version: apiVersion(up) };
-  const seconds = readNumber(job.n_seconds);
+  const seconds = reportedSeconds(job.n_seconds);
   if (seconds !== undefined) meta.n_seconds = seconds;
   return { taskId: job.id, meta };
 }
@@ -97,8 +96,9 @@ function parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorSt
       );
       // Succeeded without generations has been seen only transiently; wait for them rather than fail.
       if (gens.length === 0) return { state: 'processing', vendorData };
-      const jobSeconds = readNumber(job.n_seconds) ?? readNumber(task.meta.n_seconds) ?? AZURE_DEFAULT_SECONDS;
-      const seconds = gens.map((g) => readNumber(g.n_seconds) ?? jobSeconds);
+      // A figure that is no duration (zero, negative, not a number) counts as missing.
+      const jobSeconds = reportedSeconds(job.n_seconds) ?? reportedSeconds(task.meta.n_seconds) ?? AZURE_DEFAULT_SECONDS;
+      const seconds = gens.map((g) => reportedSeconds(g.n_seconds) ?? jobSeconds);
       const version = taskVersion(task, up);
       return {
         state: 'completed',

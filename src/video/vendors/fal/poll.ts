@@ -1,4 +1,5 @@
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
+import { isUsableSeconds } from '../../duration.js';
 import type { VendorStatus, VideoOutput } from '../../types.js';
 import { failureOf } from './errors.js';
 import { parseSeconds } from './families.js';
@@ -77,7 +78,9 @@ export function readResult(body: Json | undefined, sentSeconds: number): VendorS
   }
   const outputs: VideoOutput[] = [];
   const seconds: number[] = [];
-  const topLevel = parseSeconds(body['duration']);
+  // parseSeconds reads any spelling of a number; only one that can be a duration is used.
+  const top = parseSeconds(body['duration']);
+  const topLevel = isUsableSeconds(top) ? top : undefined;
   for (const f of files) {
     outputs.push(outputOf(f));
     seconds.push(secondsOf(f) ?? topLevel ?? sentSeconds);
@@ -127,9 +130,10 @@ function withoutInline(v: Json): Json {
 
 function secondsOf(f: FalFile): number | undefined {
   const d = parseSeconds(f['duration']);
-  if (d !== undefined && d > 0) return d;
+  if (isUsableSeconds(d)) return d;
   const frames = f['num_frames'];
   const fps = f['fps'];
-  if (typeof frames === 'number' && typeof fps === 'number' && frames > 0 && fps > 0) return frames / fps;
+  // Checked after dividing too: huge frames over a tiny fps overflows to Infinity.
+  if (typeof frames === 'number' && typeof fps === 'number' && frames > 0 && fps > 0 && isUsableSeconds(frames / fps)) return frames / fps;
   return undefined;
 }

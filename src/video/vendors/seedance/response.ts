@@ -3,6 +3,7 @@ import { errors } from '../../../core/errors.js';
 import { redact } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
+import { isUsableSeconds } from '../../duration.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoUsage } from '../../types.js';
 import { DEFAULT_SECONDS } from './models.js';
 
@@ -24,7 +25,8 @@ export function parseSeedanceCreate(res: UpstreamResponse, requestedSeconds: num
 export function actualSeconds(task: JsonObject, fallback: number): number {
   const frames = positive(task.frames);
   const fps = positive(task.framespersecond);
-  if (frames !== undefined && fps !== undefined) return frames / fps;
+  // Checked after dividing too: huge frames over a tiny rate overflows to Infinity.
+  if (frames !== undefined && fps !== undefined && isUsableSeconds(frames / fps)) return frames / fps;
   return positive(task.duration) ?? fallback;
 }
 

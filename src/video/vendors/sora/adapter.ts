@@ -1,6 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
-import { foldCommonDuration } from '../../duration.js';
+import { foldCommonDuration, reportedSeconds } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
@@ -102,7 +102,8 @@ function parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorSt
   const progress = readNumber(v.progress);
   switch (status) {
     case 'completed': {
-      const seconds = readNumber(v.seconds) ?? readNumber(task.meta.seconds) ?? SORA_DEFAULT_SECONDS;
+      // A figure that is no duration (zero, negative, not a number) counts as missing.
+      const seconds = reportedSeconds(v.seconds) ?? reportedSeconds(task.meta.seconds) ?? SORA_DEFAULT_SECONDS;
       return {
         state: 'completed',
         seconds,
