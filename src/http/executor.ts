@@ -11,6 +11,7 @@ import type { CallSignal } from './call-signal.js';
 import { dispatchWhole } from './dispatch-whole.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
+import { jsonNestsDeeper } from './json-depth.js';
 
 /** Which configured upstream a call goes to: labels its metrics and its client span. */
 export type UpstreamTarget = Pick<Upstream, 'name' | 'vendor'>;
@@ -28,6 +29,9 @@ export interface StreamResponse {
  * The one place that talks to upstreams: keep-alive pools, timeouts, JSON encoding and decoding.
  * Built once at start; adapters describe requests and parse answers, this sends them.
  */
+/** Deepest nesting of an upstream's JSON answer that is parsed (vendor objects nest a dozen levels at most). */
+const MAX_UPSTREAM_JSON_DEPTH = 256;
+
 export class Executor {
   readonly agent: Agent;
   /** Cap per answer and the process-wide budget answers read whole take from (answer-budget.ts). */
@@ -48,7 +52,9 @@ export class Executor {
     const text = raw.toString('utf8');
     let json: Json | undefined;
     const ctype = res.headers['content-type'] ?? '';
-    if (text.length > 0 && (ctype.includes('json') || text[0] === '{' || text[0] === '[')) {
+    // An answer nested deeper than any vendor object is left unparsed: every later walk of it
+    // (redaction, storage, presentation) recurses, and a hostile upstream could exhaust the stack.
+    if (text.length > 0 && (ctype.includes('json') || text[0] === '{' || text[0] === '[') && !jsonNestsDeeper(text, MAX_UPSTREAM_JSON_DEPTH)) {
       try {
         json = JSON.parse(text) as Json;
       } catch {

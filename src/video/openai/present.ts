@@ -1,6 +1,7 @@
 import type { JsonObject } from '../../core/json.js';
 import type { JobRecord } from '../../store/types.js';
 import type { VideoCapabilities } from '../capabilities.js';
+import { boundVendorData } from '../vendors/answers.js';
 
 /** Without a vendor figure, progress is read off the clock against a typical generation time, and never reaches 100 early. */
 const TYPICAL_GENERATION_MS = 120_000;
@@ -51,6 +52,6 @@ export function presentOpenAiVideo(job: JobRecord, caps: VideoCapabilities | und
     remixed_from_video_id: job.remixedFrom,
     seconds: seconds(status === 'completed' && job.seconds !== null ? job.seconds : job.estSeconds),
     size,
-    vendor_data: job.vendorData,
+    vendor_data: boundVendorData(job.vendorData),
   };
 }
