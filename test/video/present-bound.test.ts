@@ -15,7 +15,7 @@ function job(vendorData: JobRecord['vendorData']): JobRecord {
     state: 'processing', estSeconds: 4, holdMicros: 400_000, pricePerSecondMicros: 100_000, seconds: null, billableSeconds: null, costMicros: null,
     errorCode: null, errorMessage: null, request: { model: 'sora-2', prompt: 'p', seconds: 4 }, taskMeta: {}, vendorData, outputs: [], usage: null,
     progress: 10, createdAt: now, updatedAt: now, completedAt: null, nextPollAt: now, leaseUntil: null, deadlineAt: now + 3_600_000, requestId: null, webhookUrl: null,
-  } as JobRecord;
+  } as unknown as JobRecord;
 }
 
 describe('vendor_data of a stored job, presented', () => {
