@@ -1,5 +1,5 @@
 import { channel } from 'node:diagnostics_channel';
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 
@@ -22,9 +22,10 @@ import Database from 'better-sqlite3';
  *   4. `fdatasync` of the database file (off the thread), and only then the pin is released.
  *
  * That is SQLite's own order (the WAL durable before the database changes, the database durable
- * before the WAL can be reused) with the waits moved off the event loop. Should a sync fail, the
- * pin stays until a later pass completes, so the WAL cannot start over on top of frames whose
- * pages are not yet durable in the database file.
+ * before the WAL can be reused) with the waits moved off the event loop. A failed sync of the WAL
+ * is tried again by the next pass under the same pin; a failed sync of the database file after a
+ * copy stops everything (`syncFailed`). One sync stays on the event loop, as SQLite requires: the
+ * first write after a complete copy starts the WAL over and syncs its header.
  *
  * A pass alone does not keep the WAL small under steady writes: SQLite starts the WAL over only when
  * a write finds every frame already copied and no reader, and with a commit every few ms there is
@@ -55,6 +56,13 @@ export interface CheckpointOptions {
   holdLimitMs?: number;
   /** Makes a file's written data durable (tests inject faults and delays here). */
   sync?: (fd: number) => Promise<void>;
+  /**
+   * Called once if the database file's sync fails after a copy; the passes stop then, the pin stays
+   * (see `syncFailed`). The default ends the process at once (`process.abort()`), without closing
+   * the database, so that the WAL, which still holds every copied page durably, is replayed by the
+   * next start.
+   */
+  onSyncFailure?: (e: Error) => void;
 }
 
 type Db = InstanceType<typeof Database>;
@@ -67,6 +75,10 @@ interface PassResult {
 
 /** The connections and file handles a pass uses, opened by the first pass. */
 class PassHandles {
+  /** Whether the pin holds a read mark: set only once its first read succeeded. */
+  pinned = false;
+  /** Frames copied into the database file whose sync has not yet succeeded. */
+  unsynced = false;
   readonly pin: Db;
   readonly copier: Db;
   readonly readMark: Database.Statement;
@@ -76,11 +88,13 @@ class PassHandles {
   constructor(path: string) {
     const opened: Array<() => void> = [];
     try {
-      this.pin = new Database(path, { fileMustExist: true });
+      // No busy waiting: it would hold the event loop. A pass that meets a lock gives up and the
+      // next one tries again.
+      this.pin = new Database(path, { fileMustExist: true, timeout: 0 });
       opened.push(() => this.pin.close());
       this.pin.pragma('cache_size = -64');
       this.readMark = this.pin.prepare('SELECT count(*) FROM sqlite_master');
-      this.copier = new Database(path, { fileMustExist: true });
+      this.copier = new Database(path, { fileMustExist: true, timeout: 0 });
       opened.push(() => this.copier.close());
       // Only this connection's checkpoints skip SQLite's syncs; the pass makes them itself.
       this.copier.pragma('synchronous = OFF');
@@ -94,6 +108,24 @@ class PassHandles {
     }
   }
 
+  /** Takes the pin's read mark, unless it holds one already. A failed first read leaves no transaction open. */
+  takePin(): void {
+    if (this.pinned) return;
+    this.pin.exec('BEGIN');
+    try {
+      this.readMark.get();
+    } catch (e) {
+      this.pin.exec('ROLLBACK');
+      throw e;
+    }
+    this.pinned = true;
+  }
+
+  unpin(): void {
+    if (this.pin.inTransaction) this.pin.exec('COMMIT');
+    this.pinned = false;
+  }
+
   close(): void {
     if (this.pin.inTransaction) this.pin.exec('ROLLBACK');
     this.pin.close();
@@ -104,6 +136,11 @@ class PassHandles {
 }
 
 const syncFile = promisify(fdatasync);
+
+function abortOnSyncFailure(e: Error): void {
+  process.stderr.write(`fatal: the SQLite database file could not be synced after a checkpoint (${e.message}); stopping at once so that the next start replays the write-ahead log\n`);
+  process.abort();
+}
 
 /**
  * Each completed pass, for diagnostics (the benchmark's stall probe): whether it held the store's
@@ -121,7 +158,7 @@ const passChannel = channel('gateway:sqlite-checkpoint-pass');
 
 export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
-  private state: 'idle' | 'running' | 'stopped' = 'idle';
+  private state: 'idle' | 'running' | 'stopped' | 'failed' = 'idle';
   private handles: PassHandles | undefined;
   private pass: Promise<void> | undefined;
   /** How long the WAL has had no new frame, everything checkpointed, and its frame count then. */
@@ -136,6 +173,7 @@ export class Checkpointer {
   private readonly hold: HoldStatements;
   private readonly holdLimitMs: number;
   private readonly sync: (fd: number) => Promise<void>;
+  private readonly onSyncFailure: (e: Error) => void;
 
   constructor(
     private readonly path: string,
@@ -147,6 +185,7 @@ export class Checkpointer {
     this.hold = opts.hold ?? (() => Promise.resolve(() => undefined));
     this.holdLimitMs = opts.holdLimitMs ?? 5_000;
     this.sync = opts.sync ?? syncFile;
+    this.onSyncFailure = opts.onSyncFailure ?? abortOnSyncFailure;
   }
 
   /** Whether passes are scheduled (for tests and diagnostics). */
@@ -156,7 +195,7 @@ export class Checkpointer {
 
   /** Whether the pin holds the WAL (a pass is between its steps, or waits for a sync to succeed). */
   get pinned(): boolean {
-    return this.handles?.pin.inTransaction ?? false;
+    return this.handles?.pinned ?? false;
   }
 
   /** Called after every statement that may write: schedules passes if none are. */
@@ -186,9 +225,11 @@ export class Checkpointer {
     try {
       this.handles ??= new PassHandles(this.path);
       result = await this.passOver(this.handles, this.needsRestart());
-    } catch {
-      // The WAL file not made yet, a sync that failed, a checkpoint another process runs: the
-      // next pass tries again, and the pin (if taken) still guards the frames.
+    } catch (e) {
+      // The WAL file not made yet, a lock another process holds, a failed sync of the WAL (nothing
+      // was copied: the next pass syncs again before it copies): the next pass tries again, and the
+      // pin (if taken) still guards the frames. A failed sync after a copy is another matter.
+      if (this.handles?.unsynced && this.state !== 'stopped') this.syncFailed(e as Error);
     }
     this.afterPass(result);
   }
@@ -215,16 +256,17 @@ export class Checkpointer {
     }
     const startedAt = performance.now();
     try {
-      if (!h.pin.inTransaction) {
-        h.pin.exec('BEGIN');
-        h.readMark.get();
-      }
+      h.takePin();
       await this.sync(h.walFd);
       const copyStart = performance.now();
       const [copied] = h.copier.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number; checkpointed: number }>;
       const copyMs = performance.now() - copyStart;
+      h.unsynced = true;
       await this.sync(h.dbFd);
-      h.pin.exec('COMMIT');
+      h.unsynced = false;
+      h.unpin();
+      // Another process's checkpoint had the lock: SQLite reports -1s then, which say nothing.
+      if (copied.busy !== 0 || copied.log < 0) throw new Error('checkpoint busy');
       const result = { log: copied.log, checkpointed: copied.checkpointed };
       if (held && result.checkpointed === result.log) this.restartedAt = result.log;
       if (passChannel.hasSubscribers) {
@@ -254,10 +296,27 @@ export class Checkpointer {
   }
 
   /**
-   * Stops the passes, waits (at most 2 s) for one in progress, and closes the pass's connections,
-   * so that the serving connection, closing last, runs SQLite's own final checkpoint with its syncs.
+   * The database file's sync failed after pages were copied into it. Retrying proves nothing: Linux
+   * marks pages whose write-back failed as clean and reports the error once, so a later sync can
+   * succeed without writing them, and SQLite, which counts them as copied, would never copy them
+   * again. So the passes stop for good and the pin stays, which keeps the WAL (synced before the
+   * copy) from starting over: every copied page stays durable there, and the next start replays it.
+   */
+  private syncFailed(e: Error): void {
+    this.state = 'failed';
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.onSyncFailure(e);
+  }
+
+  /**
+   * Stops the passes, waits (at most 2 s) for one in progress, makes sure what it copied is synced,
+   * and closes the pass's connections, so that the serving connection, closing last, runs SQLite's
+   * own final checkpoint with its syncs (which syncs the database file only if it copies something).
+   * After a failed sync nothing is closed: the open pin keeps the WAL file in place for the next start.
    */
   async stop(): Promise<void> {
+    if (this.state === 'failed') return;
     this.state = 'stopped';
     clearInterval(this.timer);
     this.timer = undefined;
@@ -266,6 +325,17 @@ export class Checkpointer {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([pass, new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
       clearTimeout(timer);
+    }
+    const h = this.handles;
+    if (h?.unsynced) {
+      // A pass still waiting on its sync, or one that failed while stopping: sync here, waiting.
+      try {
+        fdatasyncSync(h.dbFd);
+        h.unsynced = false;
+      } catch (e) {
+        this.syncFailed(e as Error);
+        return;
+      }
     }
     this.closeHandles();
   }
