@@ -188,6 +188,12 @@ describe('fal validate and estimate', () => {
     expect(fal.estimateSeconds(input('fal-ai/kling-video/v2.1/pro/text-to-video', { seconds: 10 }))).toBe(10);
     expect(fal.estimateSeconds(input('fal-ai/veo3/fast'))).toBe(8);
     expect(fal.estimateSeconds(input('fal-ai/kling-video/o3/pro/text-to-video'))).toBe(5);
+    // Sized in frames: frames over the frame rate, under any of the names models use (billing never goes above the hold).
+    expect(fal.estimateSeconds(input('fal-ai/ltx-video', {}, { num_frames: 241, frame_rate: 24 }))).toBe(10.042);
+    expect(fal.estimateSeconds(input('fal-ai/wan-t2v', {}, { num_frames: 81, frames_per_second: 16 }))).toBe(5.063);
+    expect(fal.estimateSeconds(input('fal-ai/some-model', {}, { num_frames: 120, fps: 30 }))).toBe(4);
+    // A frame count without a rate says nothing about seconds: the usual fallbacks.
+    expect(fal.estimateSeconds(input('fal-ai/some-model', { seconds: 6 }, { num_frames: 120 }))).toBe(6);
   });
 
   it('owns fal names but never a standard or cross-vendor-common one', () => {

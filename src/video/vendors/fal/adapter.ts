@@ -82,10 +82,23 @@ function buildBody(input: Omit<CreateInput, 'media'>, family: Family): JsonObjec
   return body;
 }
 
-/** The seconds a request asks for: the client's own duration, else `seconds`, else the family default. */
+/** Native names fal models use for the frame rate beside `num_frames`. */
+const FRAME_RATE_NAMES = ['fps', 'frame_rate', 'frames_per_second'] as const;
+
+/**
+ * The seconds a request asks for: the client's own duration, else its frame count over its frame
+ * rate (models sized in frames), else `seconds`, else the family default. The hold is taken on it
+ * and billing never goes above the hold, so a length the request sets must be read here.
+ */
 function requestedSeconds(input: Omit<CreateInput, 'media'>): number {
   const fromNative = parseSeconds(input.native['duration']);
   if (fromNative !== undefined && fromNative > 0) return fromNative;
+  const frames = input.native['num_frames'];
+  const rate = FRAME_RATE_NAMES.map((k) => input.native[k]).find((v) => typeof v === 'number' && v > 0);
+  if (typeof frames === 'number' && frames > 0 && typeof rate === 'number') {
+    const seconds = Math.ceil((frames / rate) * 1000) / 1000;
+    if (Number.isFinite(seconds) && seconds > 0) return seconds;
+  }
   return input.std.seconds ?? familyFor(input).defaultSeconds;
 }
 
