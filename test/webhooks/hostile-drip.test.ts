@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import type { SqlStore } from '../../src/store/index.js';
@@ -8,6 +7,7 @@ import { enqueueVideoEvent } from '../../src/store/webhooks.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { newSecret } from '../../src/webhooks/signing.js';
 import { makeAccount, sqliteBackend, type Backend } from '../store/harness.js';
+import { listenOnLoopback, shutReceiver } from './receiver.js';
 
 /**
  * A receiver that has answered 2xx has taken the event, however slowly it then sends the rest of
@@ -40,13 +40,11 @@ describe('a 2xx answer whose body never ends', () => {
   let base = '';
   beforeAll(async () => {
     backend = sqliteBackend();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(server);
   });
   afterAll(async () => {
     await backend.dispose();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await shutReceiver(server);
   });
 
   async function run(store: SqlStore, accountId: string, settle: (row: { state: string }[]) => boolean) {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { openStore, type SqlStore } from '../../src/store/index.js';
@@ -9,6 +8,7 @@ import { enqueueVideoEvent } from '../../src/store/webhooks.js';
 import { WebhookDispatcher, type DispatcherSettings } from '../../src/webhooks/dispatcher.js';
 import { newSecret } from '../../src/webhooks/signing.js';
 import { makeAccount, postgresBackend, sqliteBackend, type Backend } from '../store/harness.js';
+import { listenOnLoopback, shutReceiver } from './receiver.js';
 
 /**
  * One tenant must not be able to stall every tenant's deliveries by pointing many per-job targets
@@ -36,14 +36,13 @@ async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void
     req.resume();
     req.on('end', () => handle(req, res));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     hits,
     maxOpen: () => maxOpen,
     async close() {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+      await shutReceiver(server);
     },
   };
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/load.js';
 import type { Clock } from '../../src/core/clock.js';
@@ -8,6 +7,7 @@ import { enqueueVideoEvent } from '../../src/store/webhooks.js';
 import { WebhookDispatcher, type DispatcherSettings } from '../../src/webhooks/dispatcher.js';
 import { newSecret } from '../../src/webhooks/signing.js';
 import { makeAccount, postgresBackend, sqliteBackend, type Backend } from '../store/harness.js';
+import { listenOnLoopback, shutReceiver } from './receiver.js';
 
 /**
  * An attempt is recorded only by the instance that still holds the row's lease, and the
@@ -78,8 +78,7 @@ for (const make of [sqliteBackend, postgresBackend] as Array<() => Backend>) {
         req.resume();
         req.on('end', () => (++requests === 1 ? held.push(res) : res.writeHead(200).end()));
       });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      const url = `${await listenOnLoopback(server)}/hook`;
       try {
         const { store } = await backend.fresh();
         const account = await makeAccount(store);
@@ -112,8 +111,7 @@ for (const make of [sqliteBackend, postgresBackend] as Array<() => Backend>) {
         expect(attempts.find((x) => x.status === 200)!.error).toBeNull();
       } finally {
         for (const r of held) r.destroy();
-        server.closeAllConnections();
-        await new Promise((r) => server.close(r));
+        await shutReceiver(server);
       }
     });
   });

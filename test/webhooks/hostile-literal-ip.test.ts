@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { enqueueVideoEvent } from '../../src/store/webhooks.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { newSecret } from '../../src/webhooks/signing.js';
 import { makeAccount, sqliteBackend, type Backend } from '../store/harness.js';
+import { listenOnLoopback, shutReceiver } from './receiver.js';
 
 /**
  * The delivery-time SSRF check must cover targets written as IP literals too: Node connects to
@@ -25,13 +25,11 @@ describe('literal IP targets at delivery', () => {
   let port = 0;
   beforeAll(async () => {
     backend = sqliteBackend();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
+    port = Number(new URL(await listenOnLoopback(server)).port);
   });
   afterAll(async () => {
     await backend.dispose();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await shutReceiver(server);
   });
 
   it('refuses loopback written as IPv4, IPv4-mapped IPv6 (both spellings) and IPv6, and the receiver is never reached', async () => {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
@@ -10,6 +9,7 @@ import { enqueueVideoEvent } from '../../src/store/webhooks.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { newSecret } from '../../src/webhooks/signing.js';
 import { makeAccount, postgresBackend, sqliteBackend, type Backend } from '../store/harness.js';
+import { listenOnLoopback, shutReceiver } from './receiver.js';
 
 /**
  * A job's own target (gateway_webhook_url) is signed by an active endpoint of its account: a
@@ -31,13 +31,11 @@ for (const make of [sqliteBackend, postgresBackend] as Array<() => Backend>) {
     let base = '';
     beforeAll(async () => {
       backend = make();
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      base = await listenOnLoopback(server);
     });
     afterAll(async () => {
       await backend.dispose();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+      await shutReceiver(server);
     });
 
     const endpoint = (store: SqlStore, accountId: string, path: string, events: VideoEventType[]) =>

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import type { Store } from '../../src/store/types.js';
@@ -8,6 +7,7 @@ import { enqueueVideoEvent } from '../../src/store/webhooks.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { newSecret } from '../../src/webhooks/signing.js';
 import { makeAccount, sqliteBackend, type Backend } from '../store/harness.js';
+import { listenOnLoopback, shutReceiver } from './receiver.js';
 
 /**
  * stop() arriving while a tick is claiming rows: nothing may start after it (the agent is being
@@ -25,13 +25,11 @@ describe('stopping the dispatcher in the middle of a claim', () => {
   let url = '';
   beforeAll(async () => {
     backend = sqliteBackend();
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    url = `${await listenOnLoopback(server)}/hook`;
   });
   afterAll(async () => {
     await backend.dispose();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await shutReceiver(server);
   });
 
   it('starts nothing after stop(), spends no attempt, and releases the rows it had claimed', async () => {
