@@ -1,6 +1,7 @@
 import type { JsonObject } from '../core/json.js';
 import { errors } from '../core/errors.js';
 import { isMicros } from '../core/money.js';
+import { boundVendorData, VENDOR_DATA_MAX_BYTES } from '../core/vendor-data.js';
 import type { Row } from './driver.js';
 import type {
   Account,
@@ -51,6 +52,17 @@ function strOrNull(v: unknown): string | null {
 
 function parse<T>(v: unknown): T {
   return JSON.parse(String(v)) as T;
+}
+
+/**
+ * A job's vendor_data as stored. Rows written before polls were bounded can hold megabytes; those
+ * are bounded here, once per read, instead of on every presentation. The text's length decides
+ * cheaply: it cannot be over the bound in UTF-8 bytes unless 3 bytes a character could be.
+ */
+function storedVendorData(v: unknown): JsonObject {
+  const text = String(v);
+  const data = JSON.parse(text) as JsonObject;
+  return text.length * 3 > VENDOR_DATA_MAX_BYTES ? boundVendorData(data) : data;
 }
 
 function parseOrNull<T>(v: unknown): T | null {
@@ -142,7 +154,7 @@ export function toJob(r: Row): JobRecord {
     errorMessage: strOrNull(r.error_message),
     request: parse<JsonObject>(r.request),
     taskMeta: parse<JsonObject>(r.task_meta),
-    vendorData: parse<JsonObject>(r.vendor_data),
+    vendorData: storedVendorData(r.vendor_data),
     outputs: parse<JsonObject[]>(r.outputs),
     usage: parseOrNull<JsonObject>(r.usage),
     progress: numOrNull(r.progress),

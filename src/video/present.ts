@@ -1,7 +1,6 @@
 import { costUnits } from '../billing/usage-cost.js';
 import type { JsonObject } from '../core/json.js';
 import type { JobRecord } from '../store/types.js';
-import { boundVendorData } from './vendors/answers.js';
 
 /**
  * The public job object (spec 2.1). Decisions the spec leaves open:
@@ -14,8 +13,8 @@ import { boundVendorData } from './vendors/answers.js';
  * - money, in currency units: `usage.held` while processing (the estimate held from the balance),
  *   `usage.cost` once settled (what the ledger captured; 0 for a failed job).
  * - vendor_data: at most 64 KiB of JSON; a larger one is cut to whole fields and marked
- *   `vendor_data_truncated` (vendors/answers.ts). Polls store it bounded already; the bound here also
- *   covers rows stored before polls were bounded.
+ *   `vendor_data_truncated` (core/vendor-data.ts). Polls store it bounded, and a row stored before
+ *   that is bounded when it is read (store/rows.ts), so nothing is walked here.
  */
 export function presentJob(job: JobRecord, outputUrl: string | undefined): JsonObject {
   const status = job.state === 'completed' ? 'completed' : job.state === 'failed' ? 'failed' : 'processing';
@@ -36,6 +35,6 @@ export function presentJob(job: JobRecord, outputUrl: string | undefined): JsonO
   if (status === 'processing') out.usage = { held: costUnits(job.holdMicros) };
   if (status === 'failed') out.usage = { cost: 0 };
   if (status === 'failed') out.error = { code: job.errorCode ?? 'generation_failed', message: job.errorMessage ?? 'The generation failed.' };
-  out.vendor_data = boundVendorData(job.vendorData);
+  out.vendor_data = job.vendorData;
   return out;
 }

@@ -2,13 +2,27 @@ import { describe, expect, it } from 'vitest';
 import { presentOpenAiVideo } from '../../src/video/openai/present.js';
 import { presentJob } from '../../src/video/present.js';
 import type { JobRecord } from '../../src/store/types.js';
-import { VENDOR_DATA_TRUNCATED } from '../../src/video/vendors/answers.js';
+import { toJob } from '../../src/store/rows.js';
+import { VENDOR_DATA_TRUNCATED } from '../../src/core/vendor-data.js';
 
 /**
- * A job row stored before poll answers were bounded can hold megabytes of vendor_data; both job
- * surfaces (the spec's and OpenAI's Videos API) present it within the same bound as new rows.
+ * A job row stored before poll answers were bounded can hold megabytes of vendor_data; it is bounded
+ * when the row is read (store/rows.ts), so both job surfaces (the spec's and OpenAI's Videos API)
+ * present it within the same bound as new rows, and nothing walks it on each presentation.
  */
+/** The job as the store reads it back: its vendor_data column holds `vendorData` as JSON text. */
 function job(vendorData: JobRecord['vendorData']): JobRecord {
+  return toJob(rowOf(built(vendorData)));
+}
+
+/** A stored row of the job: camelCase fields to snake_case columns, objects as JSON text. */
+function rowOf(j: JobRecord): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(j)) row[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v !== null && typeof v === 'object' ? JSON.stringify(v) : v;
+  return row;
+}
+
+function built(vendorData: JobRecord['vendorData']): JobRecord {
   const now = Date.now();
   return {
     id: 'job_1', accountId: 'acct', keyId: 'key', model: 'sora-2', vendor: 'sora', upstream: 'u', taskId: 'task', publicId: 'vid_public',

@@ -1,7 +1,6 @@
 import type { JsonObject } from '../../core/json.js';
 import type { JobRecord } from '../../store/types.js';
 import type { VideoCapabilities } from '../capabilities.js';
-import { boundVendorData } from '../vendors/answers.js';
 
 /** Without a vendor figure, progress is read off the clock against a typical generation time, and never reaches 100 early. */
 const TYPICAL_GENERATION_MS = 120_000;
@@ -52,6 +51,6 @@ export function presentOpenAiVideo(job: JobRecord, caps: VideoCapabilities | und
     remixed_from_video_id: job.remixedFrom,
     seconds: seconds(status === 'completed' && job.seconds !== null ? job.seconds : job.estSeconds),
     size,
-    vendor_data: boundVendorData(job.vendorData),
+    vendor_data: job.vendorData,
   };
 }
