@@ -25,13 +25,13 @@ export interface StreamResponse {
   body: Readable;
 }
 
+/** Deepest nesting of an upstream's JSON answer that is parsed (vendor objects nest a dozen levels at most). */
+const MAX_UPSTREAM_JSON_DEPTH = 256;
+
 /**
  * The one place that talks to upstreams: keep-alive pools, timeouts, JSON encoding and decoding.
  * Built once at start; adapters describe requests and parse answers, this sends them.
  */
-/** Deepest nesting of an upstream's JSON answer that is parsed (vendor objects nest a dozen levels at most). */
-const MAX_UPSTREAM_JSON_DEPTH = 256;
-
 export class Executor {
   readonly agent: Agent;
   /** Cap per answer and the process-wide budget answers read whole take from (answer-budget.ts). */

@@ -30,19 +30,35 @@ export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?
   });
 }
 
-/** Whether JSON text opens more than `max` arrays or objects inside one another (strings skipped). */
+/**
+ * Whether JSON text opens more than `max` arrays or objects inside one another (strings skipped).
+ * A string's body is jumped over with `indexOf` (an upstream answer can carry a video as one
+ * base64 string of tens of MB): a quote ends it unless an odd run of backslashes stands before it.
+ * Counting a run looks back only as far as the previous quote found, so the whole scan stays linear.
+ */
 export function jsonNestsDeeper(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c /* \ */) i++;
-      else if (c === 0x22 /* " */) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+    if (c === 0x22 /* " */) {
+      i = stringEnd(text, i);
+      if (i < 0) return false; // unterminated: the parser will refuse it
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > max) return true;
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
   }
   return false;
+}
+
+/** The index of the quote that closes the string opening at `open`, or -1 when none does. */
+function stringEnd(text: string, open: number): number {
+  let from = open + 1;
+  for (;;) {
+    const q = text.indexOf('"', from);
+    if (q < 0) return -1;
+    let slashes = 0;
+    for (let j = q - 1; j > open && text.charCodeAt(j) === 0x5c /* \ */; j--) slashes++;
+    if (slashes % 2 === 0) return q;
+    from = q + 1;
+  }
 }
