@@ -145,9 +145,13 @@ export function buildApp(s: Services): FastifyInstance {
   // The OpenAPI plugin loads first, so that it sees every route registered after it (in the plugin
   // below, and any added later by other plugins).
   app.register(registerOpenApi);
+  // One count of wrong credentials per client address, wherever the admin token is tried: the
+  // console sign-in, /admin and /metrics. Three limiters would allow three times the guesses.
+  const signInLimiter = new SignInLimiter(() => s.clock.now());
   app.register(async (api) => {
     registerIndexRoute(api);
     registerOpsRoutes(api, {
+      limiter: signInLimiter,
       readiness: s.readiness,
       store: s.store,
       catalog: s.catalog,
@@ -161,9 +165,9 @@ export function buildApp(s: Services): FastifyInstance {
     registerCallbackRoutes(api, { video: s.video, shutdown: s.shutdown });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });
-    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin, video: s.video, catalog: s.catalog });
+    registerAdminRoutes(api, { admin: s.admin, store: s.store, adminToken: s.config.admin_token, clock: s.clock, webhooks: s.webhooks.admin, video: s.video, catalog: s.catalog, limiter: signInLimiter });
     registerUsageRoutes(api, { store: s.store, clock: s.clock });
-    registerConsoleRoutes(api, { sessions, limiter: new SignInLimiter(() => s.clock.now()), authenticator: s.authenticator, adminToken: s.config.admin_token, clock: s.clock });
+    registerConsoleRoutes(api, { sessions, limiter: signInLimiter, authenticator: s.authenticator, adminToken: s.config.admin_token, clock: s.clock });
   });
   return app;
 }

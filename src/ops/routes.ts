@@ -4,6 +4,7 @@ import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import { circuitState, registry, videoJobs, webhookBacklog, webhookOldestPending } from './metrics.js';
 import type { Readiness } from './readiness.js';
+import type { SignInLimiter } from '../console/sign-in-limit.js';
 
 /** States the jobs gauge always reports (0 included), so a state that empties shows as 0, not stale. */
 const JOB_STATES = ['submitting', 'processing', 'completed', 'failed', 'rejected'];
@@ -17,6 +18,8 @@ export interface OpsDeps {
   adminToken: string | undefined;
   /** Serve /metrics on this app behind the admin token (false when a separate listener serves it). */
   metricsHere: boolean;
+  /** Counts wrong admin tokens per client address, shared with the console sign-in and /admin. */
+  limiter?: SignInLimiter;
 }
 
 /** Fills the gauges that describe shared state, then renders every metric in Prometheus text format. */
@@ -50,7 +53,7 @@ export function registerOpsRoutes(app: FastifyInstance, deps: OpsDeps): void {
     return r.body;
   });
   if (!deps.metricsHere) return;
-  const guard = adminTokenGuard(deps.adminToken);
+  const guard = adminTokenGuard(deps.adminToken, deps.limiter);
   app.get('/metrics', { onRequest: async (req) => guard(req) }, async (_req, reply) => {
     const text = await scrape(deps);
     return reply.type(registry.contentType).send(text);

@@ -54,6 +54,20 @@ describe('wrong admin tokens on /admin', () => {
   });
 });
 
+describe('one count of wrong admin tokens per address, wherever they are tried', () => {
+  it('guesses at the console sign-in and at /admin add up: the eleventh anywhere is refused', async () => {
+    const gw = await startTestGateway({});
+    try {
+      for (let i = 0; i < 5; i++) expect((await call(gw, 'POST', '/console/session', { body: { token: `guess-${i}` } })).status).toBe(401);
+      for (let i = 0; i < 5; i++) expect((await call(gw, 'GET', '/admin/accounts', { headers: { authorization: `Bearer guess-${i}` } })).status).toBe(401);
+      expect((await call(gw, 'GET', '/admin/accounts', { headers: { authorization: `Bearer ${gw.adminToken}` } })).status).toBe(429);
+      expect((await call(gw, 'POST', '/console/session', { body: { token: gw.adminToken } })).status).toBe(429);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
 describe('admin_token in the configuration', () => {
   it('is refused shorter than 24 characters, with a message that says what to do', () => {
     expect(() => validateConfig({ admin_token: 'short-token' }, 'gateway.yaml')).toThrow(/gateway\.yaml: admin_token: .*at least 24 characters/);
