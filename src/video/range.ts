@@ -1,4 +1,4 @@
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { discard, guard } from '../http/streams.js';
 
 export type ByteRange = { start: number; end: number };
@@ -41,28 +41,6 @@ function cutter(start: number, end: number): (chunk: Buffer) => { part?: Buffer;
     const part = to > from ? (from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to)) : undefined;
     return { part, done: pos > end };
   };
-}
-
-/**
- * Passes on only bytes [start, end] of a stream. A transform cannot stop what is written into it,
- * so its source still runs to its end: to slice an upstream body, use `sliceBody`, which stops it.
- */
-export function sliceStream(start: number, end: number): Transform {
-  const cut = cutter(start, end);
-  let done = false;
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      if (!done) {
-        const r = cut(chunk);
-        if (r.part) this.push(r.part);
-        if (r.done) {
-          done = true;
-          this.push(null);
-        }
-      }
-      cb();
-    },
-  });
 }
 
 /**
