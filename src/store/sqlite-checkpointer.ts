@@ -164,6 +164,7 @@ export class Checkpointer {
   /** How long the WAL has had no new frame, everything checkpointed, and its frame count then. */
   private quietMs = 0;
   private last: PassResult | undefined;
+  private failuresInARow = 0;
   /** The WAL's size when a held pass last copied all of it: it starts over at the next write. */
   private restartedAt = -1;
 
@@ -230,8 +231,22 @@ export class Checkpointer {
       // was copied: the next pass syncs again before it copies): the next pass tries again, and the
       // pin (if taken) still guards the frames. A failed sync after a copy is another matter.
       if (this.handles?.unsynced && this.state !== 'stopped') this.syncFailed(e as Error);
+      else if (this.state === 'running') this.noteFailure(e as Error);
     }
+    if (result) this.failuresInARow = 0;
     this.afterPass(result);
+  }
+
+  /**
+   * A pass that keeps failing keeps the WAL growing (and, after a failed WAL sync, the pin held), so
+   * it is reported: on the first failure and every 60th in a row after it, as a process warning (the
+   * store has no logger; Node prints warnings on stderr).
+   */
+  private noteFailure(e: Error): void {
+    this.failuresInARow++;
+    if (this.failuresInARow === 1 || this.failuresInARow % 60 === 0) {
+      process.emitWarning(`SQLite checkpoint pass failed (${this.failuresInARow} in a row; the WAL keeps growing until one succeeds): ${e.message}`, 'CheckpointWarning');
+    }
   }
 
   private needsRestart(): boolean {
