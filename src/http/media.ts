@@ -54,6 +54,22 @@ export class MediaFetcher {
     this.agent = guardedAgent({ allowPrivateNetworks: opts.allowPrivateNetworks, connectTimeoutMs: opts.timeoutMs });
   }
 
+  /**
+   * The rules client media follow (`video.media`): origins fetched without the address check, and
+   * whether private networks are allowed. Video downloads at URLs a vendor gave follow them too.
+   */
+  get policy(): { trusted: ReadonlySet<string>; allowPrivateNetworks: boolean } {
+    return { trusted: this.trusted, allowPrivateNetworks: this.opts.allowPrivateNetworks };
+  }
+
+  /**
+   * The address-checked agent. It lives as long as the fetcher (closed with it), so video downloads
+   * at vendor-given URLs, which use it too, keep their connections to a vendor's CDN alive.
+   */
+  get guardedAgent(): Agent {
+    return this.agent;
+  }
+
   /** `signal` (the client's request) aborts the fetch too; each fetch also has an overall deadline. */
   async fetch(url: string, param: string, signal?: AbortSignal): Promise<FetchedMedia> {
     if (url.startsWith('data:')) return decodeDataUrl(url, param, this.opts.maxBytes);

@@ -111,9 +111,10 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: 
     deps.log.warn({ job, upstream: up.name, refused: url.origin === 'null' ? url.protocol : url.origin, reason }, 'video download: refused a location the vendor gave');
     return error;
   };
-  // Made on the first hop that needs the address check, for this download only; closing it at the
-  // end lets the answer being streamed finish first, then frees its connection.
-  let checked: Agent | undefined;
+  // The media fetcher's long-lived guarded agent (connections to a vendor's CDN stay alive across
+  // downloads); without a fetcher, one made for this download and closed at its end (the close
+  // lets the answer being streamed finish first).
+  let own: Agent | undefined;
   try {
     let req = first;
     for (let hop = 0; ; hop++) {
@@ -128,7 +129,7 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: 
       let res: StreamResponse;
       if (way === 'direct') res = await deps.client.follow(req, up.timeoutMs, signal, up);
       else {
-        checked ??= guardedAgent({ allowPrivateNetworks: false, connectTimeoutMs: up.timeoutMs });
+        const checked = deps.media?.guardedAgent ?? (own ??= guardedAgent({ allowPrivateNetworks: false, connectTimeoutMs: up.timeoutMs }));
         try {
           res = await sendChecked(checked, req, up.timeoutMs, signal, up);
         } catch (e) {
@@ -152,7 +153,7 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: 
       req = { method: 'GET', url: next.toString(), headers };
     }
   } finally {
-    checked?.close().catch(() => undefined);
+    own?.close().catch(() => undefined);
   }
 }
 
@@ -183,18 +184,9 @@ function downloadRules(deps: VideoDeps, up: Upstream): DownloadRules {
       // Not a URL: nothing chosen by it.
     }
   }
-  // The media settings are kept by the media fetcher, which does not hand them out; they are read
-  // from it so that client media and video downloads follow the one configuration.
-  const media = deps.media?.['opts'];
-  const listed = new Set<string>();
-  for (const o of media?.allowedOrigins ?? []) {
-    try {
-      listed.add(new URL(o).origin);
-    } catch {
-      // The config schema only admits URLs; nothing to list otherwise.
-    }
-  }
-  return { chosen, listed, allowPrivate: media?.allowPrivateNetworks === true, httpsOnly: new URL(up.baseUrl).protocol === 'https:' };
+  // Client media and video downloads follow the one configuration, which the media fetcher holds.
+  const policy = deps.media?.policy;
+  return { chosen, listed: policy?.trusted ?? new Set(), allowPrivate: policy?.allowPrivateNetworks === true, httpsOnly: new URL(up.baseUrl).protocol === 'https:' };
 }
 
 /**
