@@ -48,7 +48,7 @@ export class Executor {
 
   async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<UpstreamResponse> {
     const res = await this.dispatch(req, timeoutMs, signal, false, target);
-    const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal);
+    const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal, req.maxAnswerBytes);
     const text = raw.toString('utf8');
     let json: Json | undefined;
     const ctype = res.headers['content-type'] ?? '';
@@ -110,9 +110,10 @@ export class Executor {
   }
 
   /** The whole body, bounded in size, time and process-wide memory; a refusal for memory is the gateway's 503. */
-  private async read(res: Dispatcher.ResponseData, timeoutMs: number, signal: AbortSignal | undefined): Promise<Buffer> {
+  private async read(res: Dispatcher.ResponseData, timeoutMs: number, signal: AbortSignal | undefined, maxBytes?: number): Promise<Buffer> {
+    const limits = maxBytes !== undefined && maxBytes < this.answers.maxBytes ? { ...this.answers, maxBytes } : this.answers;
     try {
-      return await readAnswer(res.body, res.headers['content-length'], this.answers, Date.now() + timeoutMs, signal);
+      return await readAnswer(res.body, res.headers['content-length'], limits, Date.now() + timeoutMs, signal);
     } catch (e) {
       if (e instanceof GatewayError) throw e;
       throw toTransportError(e, true);

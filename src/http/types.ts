@@ -27,6 +27,8 @@ export interface UpstreamRequest {
   body?: Json | string | Buffer;
   /** Per-request timeout override; defaults to the upstream's timeout. */
   timeoutMs?: number;
+  /** A smaller cap than `server.max_answer_bytes` on an answer read whole (`send`): larger ones are abandoned unread. */
+  maxAnswerBytes?: number;
 }
 
 /** What the executor hands back to an adapter's parser. */

@@ -1,11 +1,7 @@
 import { isGatewayError } from '../core/errors.js';
-import type { Json, JsonObject } from '../core/json.js';
+import type { JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { redactorFor } from '../core/redact.js';
-import { readAnswer } from '../http/answer-budget.js';
-import { BodyBudget } from '../http/body-budget.js';
-import { toTransportError } from '../http/executor.js';
-import { jsonNestsDeeper, MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
 import { moneyCaptured, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import type { JobRecord } from '../store/types.js';
@@ -108,47 +104,15 @@ async function pollOnce(
 }
 
 /**
- * Memory for poll answers read under the small cap, beyond the first 64 KiB of each (see
- * answer-budget.ts): with many jobs polled at once, a vendor answering a megabyte to each cannot add
- * up without bound. When it is used up, a poll is shed as `overloaded` and tried again later.
- */
-const POLL_ANSWER_BUDGET = new BodyBudget(64 * 1024 * 1024);
-
-/**
  * One poll request. A vendor whose poll answers never carry video bytes has them read under a small
  * cap (vendors/answers.ts): a larger answer is abandoned unread, a transport failure like any other,
  * and the job is polled again later (until its deadline, which releases the hold at no charge).
- * Vendors that can return a video inline keep the client's usual read and its configured cap.
+ * Vendors that can return a video inline keep the configured cap. The executor reads either way,
+ * with the process's answer-memory budget and its JSON nesting bound.
  */
-async function sendPoll(deps: VideoDeps, vendor: VideoVendor, up: Upstream, req: UpstreamRequest): Promise<UpstreamResponse> {
+function sendPoll(deps: VideoDeps, vendor: VideoVendor, up: Upstream, req: UpstreamRequest): Promise<UpstreamResponse> {
   const maxBytes = pollAnswerLimit(vendor.id);
-  if (maxBytes === undefined) return deps.client.send(up, vendor, req);
-  const timeoutMs = req.timeoutMs ?? up.timeoutMs;
-  // As a whole read allows: the headers within the timeout, then the body within the timeout again.
-  const res = await deps.client.stream(up, vendor, req, AbortSignal.timeout(2 * timeoutMs));
-  let raw: Buffer;
-  try {
-    raw = await readAnswer(res.body, res.headers['content-length'], { maxBytes, budget: POLL_ANSWER_BUDGET }, Date.now() + timeoutMs, undefined);
-  } catch (e) {
-    throw isGatewayError(e) ? e : toTransportError(e, true);
-  }
-  const text = raw.toString('utf8');
-  return { status: res.status, headers: res.headers, json: parseAnswer(text, res.headers['content-type'] ?? ''), text };
-}
-
-/**
- * JSON as the client reads it, except that an answer nested deeper than any vendor object is not
- * parsed at all: walking it (redaction, storage) would exhaust the stack. The adapter then sees an
- * answer without JSON, as for any unreadable one.
- */
-function parseAnswer(text: string, contentType: string): Json | undefined {
-  if (text.length === 0 || !(contentType.includes('json') || text[0] === '{' || text[0] === '[')) return undefined;
-  if (jsonNestsDeeper(text, MAX_JSON_DEPTH)) return undefined;
-  try {
-    return JSON.parse(text) as Json;
-  } catch {
-    return undefined;
-  }
+  return deps.client.send(up, vendor, maxBytes === undefined ? req : { ...req, maxAnswerBytes: maxBytes });
 }
 
 /**

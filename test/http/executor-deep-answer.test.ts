@@ -38,4 +38,10 @@ describe('upstream JSON nesting', () => {
     const res = await executor.send({ method: 'GET', url: `${base}/shallow`, headers: {} }, 5_000);
     expect(res.json).toEqual(JSON.parse(body));
   });
+  it('a per-request answer cap below the configured one abandons a larger answer unread', async () => {
+    body = JSON.stringify({ status: 'ok', padding: 'x'.repeat(200_000) });
+    await expect(executor.send({ method: 'GET', url: `${base}/big`, headers: {}, maxAnswerBytes: 64 * 1024 }, 5_000)).rejects.toThrow();
+    // The same answer under the configured cap alone is read whole.
+    expect((await executor.send({ method: 'GET', url: `${base}/big`, headers: {} }, 5_000)).json).toEqual(JSON.parse(body));
+  });
 });
