@@ -111,7 +111,7 @@ async function pollOnce(
  * with the process's answer-memory budget and its JSON nesting bound.
  */
 function sendPoll(deps: VideoDeps, vendor: VideoVendor, up: Upstream, req: UpstreamRequest): Promise<UpstreamResponse> {
-  const maxBytes = pollAnswerLimit(vendor.id);
+  const maxBytes = pollAnswerLimit(vendor);
   return deps.client.send(up, vendor, maxBytes === undefined ? req : { ...req, maxAnswerBytes: maxBytes });
 }
 

@@ -140,6 +140,12 @@ export interface VideoVendor {
    */
   callbackParam?: string;
   /**
+   * The vendor's poll answers can carry the finished video itself (Veo's base64 bytes without a
+   * storageUri, fal's `data:` URL in sync mode): its polls are read under the configured
+   * `server.max_answer_bytes`. Every other vendor's are read under a 1 MiB cap (vendors/answers.ts).
+   */
+  inlineVideo?: boolean;
+  /**
    * How the vendor signs its callbacks, when it does: the gateway then refuses (401) a callback
    * whose signature does not verify against the vendor's published keys.
    */

@@ -1,3 +1,4 @@
+import type { VideoVendor } from '../types.js';
 
 /**
  * Bounds on what a vendor's poll answer costs the gateway, the same for every vendor.
@@ -12,17 +13,9 @@
 /** Largest answer read for a poll whose vendor returns plain JSON (no video bytes inline). */
 export const POLL_ANSWER_MAX_BYTES = 1024 * 1024;
 
-/**
- * Vendors whose poll answers can carry the finished video itself: Veo returns base64 bytes in the
- * operation when no storageUri is set, fal returns a `data:` URL in sync mode. Their polls keep the
- * configured `server.max_answer_bytes`; the bytes are moved into the blob store and never reach
- * vendor_data. A new vendor that returns videos inline must be listed here.
- */
-const INLINE_VIDEO_VENDORS: ReadonlySet<string> = new Set(['veo', 'fal']);
-
-/** The cap for one poll answer of this vendor; undefined means the configured default applies. */
-export function pollAnswerLimit(vendorId: string): number | undefined {
-  return INLINE_VIDEO_VENDORS.has(vendorId) ? undefined : POLL_ANSWER_MAX_BYTES;
+/** The cap on a poll answer of `vendor`; undefined keeps the configured one (videos inline). */
+export function pollAnswerLimit(vendor: Pick<VideoVendor, 'inlineVideo'>): number | undefined {
+  return vendor.inlineVideo ? undefined : POLL_ANSWER_MAX_BYTES;
 }
 
 export { boundVendorData, VENDOR_DATA_MAX_BYTES, VENDOR_DATA_TRUNCATED } from '../../core/vendor-data.js';

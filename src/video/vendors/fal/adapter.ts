@@ -135,6 +135,7 @@ function resultRequest(task: TaskRef, up: Upstream, fromStatus?: string): Upstre
 
 export const falVendor: VideoVendor = {
   id: 'fal',
+  inlineVideo: true,
   label: 'fal (queue)',
   ownedParams: new Set(OWNED),
   // Sent upstream as the fal_webhook query parameter.

@@ -24,6 +24,7 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as co
  */
 export const veoVendor: VideoVendor = {
   id: 'veo',
+  inlineVideo: true,
   label: 'veo (Vertex AI)',
   ownedParams: OWNED_PARAMS,
 
