@@ -1,8 +1,6 @@
-import { isIP } from 'node:net';
 import type { Agent, Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import { guardedAgent } from '../http/guarded-agent.js';
-import { isBlockedAddress } from '../http/ssrf.js';
 import type { Store } from '../store/types.js';
 import type { OutboxRecord, WebhookEndpoint } from '../store/webhook-types.js';
 import { signedHeaders } from './signing.js';
@@ -257,10 +255,6 @@ export class WebhookDispatcher {
     } catch {
       return { status: null, error: 'invalid URL', unreachable: false };
     }
-    // Node connects to a host written as an IP address without a DNS lookup, so the agent's
-    // lookup-time check never sees it: such a host is checked here, before any socket is opened.
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.settings.allowPrivateNetworks && isIP(host) !== 0 && isBlockedAddress(host)) return { status: null, error: 'the target is a private or local address', unreachable: false };
     const headers = { 'content-type': 'application/json', 'user-agent': 'video-embeddings-gateway-webhooks', ...signedHeaders(secret, row.id, row.payload, new Date(this.clock.now())) };
     const deadline = AbortSignal.timeout(this.attemptMs);
     let res: Dispatcher.ResponseData;
@@ -277,7 +271,8 @@ export class WebhookDispatcher {
       });
     } catch (e) {
       const code = (e as { code?: string }).code;
-      if (code === 'EBLOCKED' || String((e as Error).message).includes('not allowed')) return { status: null, error: 'the target resolves to a private or local address', unreachable: false };
+      // The guarded agent refuses a private address before connecting: a literal one at once, a name on the address it resolves to.
+      if (code === 'EBLOCKED' || String((e as Error).message).includes('not allowed')) return { status: null, error: 'the target is or resolves to a private or local address', unreachable: false };
       if ((e as Error).name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
         return { status: null, error: `no answer within ${this.attemptMs} ms`, unreachable: true };
       return { status: null, error: `connection failed${code ? ` (${code})` : ''}`, unreachable: true };
