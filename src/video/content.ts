@@ -4,7 +4,6 @@ import { errors, type GatewayError } from '../core/errors.js';
 import { isObject } from '../core/json.js';
 import { flatHeaders, toTransportError, type StreamResponse } from '../http/executor.js';
 import { guardedAgent } from '../http/guarded-agent.js';
-import { isBlockedAddress } from '../http/ssrf.js';
 import { discard, guard } from '../http/streams.js';
 import type { Upstream, UpstreamRequest } from '../http/types.js';
 import { startUpstreamSpan } from '../ops/tracing.js';
@@ -133,7 +132,7 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: 
         try {
           res = await sendChecked(checked, req, up.timeoutMs, signal, up);
         } catch (e) {
-          if (isBlocked(e)) throw refuse(url, 'private address', refusedLocation('it resolves to a private or local network address'));
+          if (isBlocked(e)) throw refuse(url, 'private address', refusedLocation('it is or resolves to a private or local network address'));
           throw e;
         }
       }
@@ -200,9 +199,7 @@ function route(url: URL, rules: DownloadRules): 'direct' | 'checked' | { reason:
   if (rules.chosen.has(url.origin) || rules.listed.has(url.origin)) return 'direct';
   if (rules.httpsOnly && url.protocol !== 'https:') return { reason: 'plain http', error: refusedLocation('it is plain http while the upstream is https') };
   if (rules.allowPrivate) return 'direct';
-  // An IP literal needs no lookup, so it is refused here, before any connection is tried.
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (/^[\d.]+$|:/.test(host) && isBlockedAddress(host)) return { reason: 'private address', error: refusedLocation('it points at a private or local network address') };
+  // The guarded agent refuses a private address before any connection: a literal at once, a name on what it resolves to.
   return 'checked';
 }
 
