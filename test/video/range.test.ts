@@ -22,3 +22,46 @@ describe('byte ranges', () => {
     expect(Buffer.concat(out).equals(data.subarray(5, 502))).toBe(true);
   });
 });
+
+describe('sliceBody when the source or the consumer fails', () => {
+  async function drain(r: Readable): Promise<{ bytes: number; error?: string }> {
+    let bytes = 0;
+    try {
+      for await (const c of r) bytes += (c as Buffer).length;
+      return { bytes };
+    } catch (e) {
+      return { bytes, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message };
+    }
+  }
+
+  it('a source that closes before the range is complete fails the slice (the client sees a short body)', async () => {
+    const source = new Readable({ read() {} });
+    const slice = sliceBody(source, 0, 999);
+    source.push(Buffer.alloc(100));
+    setImmediate(() => source.destroy());
+    expect(await drain(slice)).toEqual({ bytes: 100, error: 'ERR_STREAM_PREMATURE_CLOSE' });
+  });
+
+  it('a source that fails mid-range passes its error on, once, and nothing is left uncaught', async () => {
+    const source = new Readable({ read() {} });
+    const slice = sliceBody(source, 10, 999);
+    source.push(Buffer.alloc(50));
+    setImmediate(() => source.destroy(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })));
+    expect(await drain(slice)).toEqual({ bytes: 40, error: 'ECONNRESET' });
+    expect(source.destroyed).toBe(true);
+  });
+
+  it('a source that ends short of the range ends the slice as it is', async () => {
+    const slice = sliceBody(Readable.from([Buffer.alloc(30)]), 10, 999);
+    expect(await drain(slice)).toEqual({ bytes: 20 });
+  });
+
+  it('a consumer that leaves early destroys the source', async () => {
+    const source = new Readable({ read() {} });
+    const slice = sliceBody(source, 0, 1_000_000);
+    source.push(Buffer.alloc(10));
+    slice.destroy();
+    await new Promise((r) => setImmediate(r));
+    expect(source.destroyed).toBe(true);
+  });
+});
