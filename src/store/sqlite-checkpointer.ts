@@ -167,12 +167,22 @@ export class Checkpointer {
   private failuresInARow = 0;
   /** The WAL's size when a held pass last copied all of it: it starts over at the next write. */
   private restartedAt = -1;
+  /**
+   * A reader outside this process (a backup, `sqlite3` at a prompt) keeps every frame after its
+   * snapshot from being copied, however long the statements are held: a held pass cannot finish
+   * then, and holding them again every pass would stall requests for nothing. So after a held pass
+   * that left frames behind, the next one waits, twice as long each time up to `heldBackoffCapMs`
+   * (plain passes go on meanwhile); a held pass that copies everything ends the back-off.
+   */
+  private heldBackoffMs = 0;
+  private nextHeldAt = 0;
 
   private readonly everyMs: number;
   private readonly idleMs: number;
   private readonly restartFrames: number;
   private readonly hold: HoldStatements;
   private readonly holdLimitMs: number;
+  private readonly heldBackoffCapMs: number;
   private readonly sync: (fd: number) => Promise<void>;
   private readonly onSyncFailure: (e: Error) => void;
 
@@ -185,6 +195,7 @@ export class Checkpointer {
     this.restartFrames = opts.restartFrames ?? 16_384;
     this.hold = opts.hold ?? (() => Promise.resolve(() => undefined));
     this.holdLimitMs = opts.holdLimitMs ?? 5_000;
+    this.heldBackoffCapMs = Math.min(60_000, this.everyMs * 64);
     this.sync = opts.sync ?? syncFile;
     this.onSyncFailure = opts.onSyncFailure ?? abortOnSyncFailure;
   }
@@ -251,7 +262,19 @@ export class Checkpointer {
 
   private needsRestart(): boolean {
     const last = this.last;
-    return last !== undefined && last.log >= this.restartFrames && last.log !== this.restartedAt;
+    return last !== undefined && last.log >= this.restartFrames && last.log !== this.restartedAt && performance.now() >= this.nextHeldAt;
+  }
+
+  /** After a held pass: back off while something outside kept frames from being copied (see `heldBackoffMs`). */
+  private afterHeldPass(result: PassResult): void {
+    if (result.checkpointed === result.log) {
+      this.restartedAt = result.log;
+      this.heldBackoffMs = 0;
+      this.nextHeldAt = 0;
+      return;
+    }
+    this.heldBackoffMs = Math.min(this.heldBackoffCapMs, Math.max(2 * this.everyMs, 2 * this.heldBackoffMs));
+    this.nextHeldAt = performance.now() + this.heldBackoffMs;
   }
 
   /** One pass: pin, sync the WAL, copy, sync the database file, unpin; under the lock if `held`. */
@@ -283,7 +306,7 @@ export class Checkpointer {
       // Another process's checkpoint had the lock: SQLite reports -1s then, which say nothing.
       if (copied.busy !== 0 || copied.log < 0) throw new Error('checkpoint busy');
       const result = { log: copied.log, checkpointed: copied.checkpointed };
-      if (held && result.checkpointed === result.log) this.restartedAt = result.log;
+      if (held) this.afterHeldPass(result);
       if (passChannel.hasSubscribers) {
         const event: CheckpointPassEvent = { held, startedAt, ms: performance.now() - startedAt, copyStartedAt: copyStart, copyMs };
         passChannel.publish(event);

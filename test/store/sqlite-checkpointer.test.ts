@@ -135,6 +135,53 @@ describe('SQLite checkpoints', () => {
     expect(released).toBe(taken);
   }, 30_000);
 
+  it('backs off holding the statements while a reader outside keeps frames back, and restarts the WAL once it is gone', async () => {
+    const { db, path } = connection('reader.db');
+    const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
+    let taken = 0;
+    const hold = () => {
+      taken++;
+      return Promise.resolve(() => undefined);
+    };
+    let passes = 0;
+    const cp = new Checkpointer(path, { everyMs: 5, idleMs: 60_000, restartFrames: 50, hold });
+    const inner = cp as unknown as { afterPass: (r: unknown) => void };
+    const after = inner.afterPass.bind(cp);
+    inner.afterPass = (r) => {
+      if (r) passes++;
+      after(r);
+    };
+    // A snapshot held open, as a backup or a `sqlite3` prompt in another process would hold it.
+    const reader = new Database(path);
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM t').get();
+    try {
+      for (let i = 0; i < 80; i++) insert.run();
+      cp.wrote();
+      // Writes go on while the WAL stays past restartFrames; the passes cannot copy past the reader.
+      for (const cap = Date.now() + 25_000; passes < 60 && Date.now() < cap; await sleep(2)) insert.run();
+      expect(passes).toBeGreaterThanOrEqual(60);
+      // Back-off doubles from 10 ms up to 320 ms: a handful of held passes, not one per pass.
+      expect(taken).toBeGreaterThan(0);
+      expect(taken).toBeLessThan(15);
+    } finally {
+      reader.exec('COMMIT');
+      reader.close();
+    }
+    // The reader gone, a held pass copies everything within the back-off's cap and the WAL starts over.
+    const walFrames = () => Math.max(0, (statSync(`${path}-wal`).size - 32) / (4096 + 24));
+    const heldBefore = taken;
+    await until('a held pass after the reader left', () => taken > heldBefore);
+    await until('the WAL started over', () => {
+      insert.run();
+      const log = (db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0]!.log;
+      return log < 50;
+    });
+    expect(walFrames()).toBeGreaterThan(0);
+    await cp.stop();
+    db.close();
+  }, 40_000);
+
   describe('the order of a pass, with the syncs off the event loop', () => {
     /** Which file a descriptor is open on: the WAL or the database file. */
     const fileOf = (fd: number) => (readlinkSync(`/proc/self/fd/${fd}`).endsWith('-wal') ? 'wal' : 'db');
