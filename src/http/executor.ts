@@ -9,6 +9,7 @@ import { GatewayError } from '../core/errors.js';
 import { readAnswer, WholeAnswer, type AnswerLimits } from './answer-budget.js';
 import type { CallSignal } from './call-signal.js';
 import { dispatchWhole } from './dispatch-whole.js';
+import { isRefusedAddress } from './guarded-agent.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
 import { jsonNestsDeeper } from './json-depth.js';
@@ -64,9 +65,14 @@ export class Executor {
     return { status: res.statusCode, headers: flatHeaders(res.headers), json, text: text.slice(0, 1_000_000) };
   }
 
-  /** Sends a request and hands back the body as a stream, for video bytes (never buffered whole). */
-  async stream(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<StreamResponse> {
-    const res = await this.dispatch(req, timeoutMs, signal, true, target);
+  /**
+   * Sends a request and hands back the body as a stream, for video bytes (never buffered whole).
+   * `via` sends it through another dispatcher (a guarded agent, for a URL a vendor gave) with the
+   * same timeouts, metrics and span; an address that agent refuses is passed on as it is (outcome
+   * `refused` in the metrics), for the caller to tell from a failed connection.
+   */
+  async stream(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget, via?: Dispatcher): Promise<StreamResponse> {
+    const res = await this.dispatch(req, timeoutMs, signal, true, target, via);
     return { status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
   }
 
@@ -126,6 +132,7 @@ export class Executor {
     signal?: AbortSignal,
     streaming = false,
     target?: UpstreamTarget,
+    via: Dispatcher = this.agent,
   ): Promise<Dispatcher.ResponseData> {
     const { headers, body } = encode(req);
     const t = req.timeoutMs ?? timeoutMs;
@@ -135,7 +142,7 @@ export class Executor {
     const started = target ? performance.now() : 0;
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.agent.request({
+      res = await via.request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: req.method,
@@ -148,6 +155,11 @@ export class Executor {
         bodyTimeout: streaming ? 2 * t : t,
       });
     } catch (e) {
+      if (isRefusedAddress(e)) {
+        if (target) observe(target, 'refused', started);
+        span?.failed({ reason: 'connect' });
+        throw e;
+      }
       const err = toTransportError(e, body !== undefined || req.method !== 'GET');
       if (target) observe(target, err.reason, started);
       span?.failed(err);

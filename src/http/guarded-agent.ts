@@ -4,6 +4,12 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import { isBlockedAddress } from './ssrf.js';
 
+/** Whether an error is a guarded agent's refusal of an address (its code, or its cause's, is EBLOCKED). */
+export function isRefusedAddress(e: unknown): boolean {
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  return err?.code === 'EBLOCKED' || err?.cause?.code === 'EBLOCKED';
+}
+
 /**
  * An undici Agent whose DNS lookup refuses private, loopback and other internal addresses (unless
  * allowed): the address that is checked is the one connected to, so a name that re-resolves to an

@@ -1,4 +1,5 @@
 import { redactorFor } from '../core/redact.js';
+import type { Dispatcher } from 'undici';
 import type { CallSignal } from './call-signal.js';
 import type { Executor, StreamResponse, UpstreamTarget } from './executor.js';
 import { TransportError, type CredentialSource, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
@@ -41,8 +42,8 @@ export class UpstreamClient {
   }
 
   /** Sends a request that is already authorised (a redirect hop, whose headers were decided by the caller). */
-  async follow(req: UpstreamRequest, timeoutMs: number, signal: AbortSignal | undefined, target: UpstreamTarget): Promise<StreamResponse> {
-    return this.executor.stream(req, timeoutMs, signal, target);
+  async follow(req: UpstreamRequest, timeoutMs: number, signal: AbortSignal | undefined, target: UpstreamTarget, via?: Dispatcher): Promise<StreamResponse> {
+    return this.executor.stream(req, timeoutMs, signal, target, via);
   }
 
   /** Credentials first, then the signature (it must cover the final headers). */

@@ -38,7 +38,7 @@ export const httpDuration = new FastHistogram({
 
 export const upstreamCalls = new FastCounter({
   name: 'gateway_upstream_requests_total',
-  help: 'Calls to upstreams, by vendor, upstream and outcome (2xx, 4xx, 5xx, timeout, connect, reset, aborted, too_large).',
+  help: 'Calls to upstreams, by vendor, upstream and outcome (2xx, 4xx, 5xx, timeout, connect, reset, aborted, too_large, refused).',
   labelNames: ['vendor', 'upstream', 'outcome'] as const,
   registers: [registry],
 });

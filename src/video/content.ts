@@ -2,11 +2,10 @@ import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { errors, type GatewayError } from '../core/errors.js';
 import { isObject } from '../core/json.js';
-import { flatHeaders, toTransportError, type StreamResponse } from '../http/executor.js';
-import { guardedAgent } from '../http/guarded-agent.js';
-import { discard, guard } from '../http/streams.js';
+import type { StreamResponse } from '../http/executor.js';
+import { guardedAgent, isRefusedAddress } from '../http/guarded-agent.js';
+import { discard } from '../http/streams.js';
 import type { Upstream, UpstreamRequest } from '../http/types.js';
-import { startUpstreamSpan } from '../ops/tracing.js';
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
 import { parseRange, sliceBody } from './range.js';
@@ -130,9 +129,9 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: 
       else {
         const checked = deps.media?.guardedAgent ?? (own ??= guardedAgent({ allowPrivateNetworks: false, connectTimeoutMs: up.timeoutMs }));
         try {
-          res = await sendChecked(checked, req, up.timeoutMs, signal, up);
+          res = await deps.client.follow(req, up.timeoutMs, signal, up, checked);
         } catch (e) {
-          if (isBlocked(e)) throw refuse(url, 'private address', refusedLocation('it is or resolves to a private or local network address'));
+          if (isRefusedAddress(e)) throw refuse(url, 'private address', refusedLocation('it is or resolves to a private or local network address'));
           throw e;
         }
       }
@@ -205,46 +204,6 @@ function route(url: URL, rules: DownloadRules): 'direct' | 'checked' | { reason:
 
 function refusedLocation(why: string): GatewayError {
   return errors.upstreamError(`The vendor pointed the video download at a location the gateway does not fetch from: ${why}.`);
-}
-
-function isBlocked(e: unknown): boolean {
-  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
-  return err?.code === 'EBLOCKED' || err?.cause?.code === 'EBLOCKED';
-}
-
-/**
- * One hop through `agent`, with the executor's timeouts, body guard and error mapping (and its
- * client span when tracing is on). A refused address is passed on as it is, for the caller to tell
- * from a failed connection.
- */
-async function sendChecked(agent: Agent, req: UpstreamRequest, timeoutMs: number, signal: AbortSignal, up: Upstream): Promise<StreamResponse> {
-  const url = new URL(req.url);
-  const headers = { ...req.headers };
-  const t = req.timeoutMs ?? timeoutMs;
-  const span = startUpstreamSpan(req.method, url, headers, up);
-  try {
-    const res = await agent.request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: req.method,
-      headers,
-      signal,
-      headersTimeout: t,
-      // As for every streamed download: only a stall between chunks of twice the timeout ends it.
-      bodyTimeout: 2 * t,
-    });
-    guard(res.body);
-    span?.answered(res.statusCode);
-    return { status: res.statusCode, headers: flatHeaders(res.headers), body: res.body };
-  } catch (e) {
-    if (isBlocked(e)) {
-      span?.failed({ reason: 'connect' });
-      throw e;
-    }
-    const err = toTransportError(e, false);
-    span?.failed(err);
-    throw err;
-  }
 }
 
 /**
