@@ -39,6 +39,11 @@ const modelSchema = z
     price: priceSchema.default({}),
     owned_by: z.string().optional(),
     description: z.string().optional(),
+    /**
+     * A chat model's own output limit (tokens per choice). A request without max_tokens holds this
+     * much output against the balance, key budget and TPM; a larger cap is held only up to it.
+     */
+    max_output_tokens: z.number().int().positive().optional(),
     /** Overrides of the vendor's declared video capabilities (each key replaces the declared value). */
     video: z
       .object({
@@ -154,6 +159,19 @@ export const configSchema = z
           })
           .strict()
           .default({}),
+      })
+      .strict()
+      .default({}),
+    chat: z
+      .object({
+        /**
+         * Output tokens (per choice) a chat request without max_tokens holds against the balance, the
+         * key budget and TPM when its model declares no max_output_tokens; 0 holds none. 4,096 is the
+         * output limit many chat models long had and far above a typical answer, so an ordinary
+         * request is not refused for it, while parallel uncapped requests can no longer spend past
+         * the balance by all their output (see docs/spend.md).
+         */
+        default_output_reserve_tokens: z.number().int().min(0).default(4_096),
       })
       .strict()
       .default({}),

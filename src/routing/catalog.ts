@@ -14,6 +14,8 @@ export interface ModelInfo {
   ownedBy: string;
   description?: string;
   price: { perSecond?: Micros; perMillionInput?: Micros; perMillionOutput?: Micros };
+  /** A chat model's own output limit per choice (config `max_output_tokens`), when declared. */
+  maxOutputTokens?: number;
 }
 
 
@@ -64,6 +66,7 @@ export class Catalog {
           perMillionInput: priceOf(name, 'per_million_input_tokens', m.price.per_million_input_tokens),
           perMillionOutput: priceOf(name, 'per_million_output_tokens', m.price.per_million_output_tokens),
         },
+        maxOutputTokens: m.max_output_tokens,
       });
     }
   }

@@ -45,6 +45,17 @@ describe('config', () => {
     expect(cat.upstream('sora-main')!.options).toEqual({ project: 'p1' });
   });
 
+  it("reads a chat model's max_output_tokens and the default output allowance of uncapped chat requests", () => {
+    expect(loadConfigFile(write(good), {}).chat.default_output_reserve_tokens).toBe(4096);
+    const chatModel = `${good}  gpt-4o: { capabilities: [chat], price: { per_million_input_tokens: 2.5 }, max_output_tokens: 16384 }\nchat: { default_output_reserve_tokens: 0 }\n`;
+    const cfg = loadConfigFile(write(chatModel), {});
+    expect(cfg.chat.default_output_reserve_tokens).toBe(0);
+    expect(new Catalog(cfg).model('gpt-4o')!.maxOutputTokens).toBe(16_384);
+    expect(new Catalog(cfg).model('text-embedding-3-small')!.maxOutputTokens).toBeUndefined();
+    expect(() => loadConfigFile(write(chatModel.replace('16384', '0')), {})).toThrow(/models\.gpt-4o\.max_output_tokens/);
+    expect(() => loadConfigFile(write(chatModel.replace('reserve_tokens: 0', 'reserve_tokens: -1')), {})).toThrow(/chat\.default_output_reserve_tokens/);
+  });
+
   it('treats an unset secret as absent', () => {
     expect(loadConfigFile(write(good), {}).secret).toBeUndefined();
   });
