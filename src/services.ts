@@ -286,7 +286,12 @@ export async function buildServices(
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const shutdown = new ShutdownState();
   const readiness = new Readiness(store, shutdown, cfg.limits.backend === 'redis' ? cfg.limits.redis_url : undefined);
-  const chat = new ChatService({ ...common, defaults: cfg.limits.defaults.chat, logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) } });
+  const chat = new ChatService({
+    ...common,
+    defaults: cfg.limits.defaults.chat,
+    defaultOutputReserveTokens: cfg.chat.default_output_reserve_tokens,
+    logger: { warn: (m) => logger.warn(m), error: (m) => logger.error(m) },
+  });
   const w = cfg.webhooks;
   const webhooks = {
     admin: new WebhookAdmin(admin, store, clock, w.allow_private_networks),

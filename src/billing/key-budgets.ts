@@ -24,10 +24,11 @@ export class KeyBudgets {
     private readonly onAdjustError: (e: unknown) => void = () => undefined,
   ) {}
 
-  async reserve(key: Pick<ApiKeyRecord, 'id' | 'budget'>, estimate: Micros): Promise<BudgetSettle> {
+  /** `refusal`: the 402's message when the estimate does not fit (the default names the budget only). */
+  async reserve(key: Pick<ApiKeyRecord, 'id' | 'budget'>, estimate: Micros, refusal?: string): Promise<BudgetSettle> {
     if (!key.budget) return NOTHING;
     const at = this.now();
-    if ((await this.store.reserveKeySpend(key.id, estimate, at)) === 'exceeded') throw errors.keyBudgetExceeded();
+    if ((await this.store.reserveKeySpend(key.id, estimate, at)) === 'exceeded') throw errors.keyBudgetExceeded(refusal);
     let settled = false;
     return async (charged) => {
       if (settled) return;

@@ -20,7 +20,8 @@ import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import type { Store } from '../store/types.js';
 import { relayEvents } from './sse.js';
-import { chatTokenCounter, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
+import { admittedOutputTokens, holdRefusals } from './output-hold.js';
+import { chatTokenCounter, DEFAULT_OUTPUT_RESERVE_TOKENS, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
 import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
 import { chatCost, readUsage, type ChatUsage } from './usage.js';
 import { validateChatBody } from './validate.js';
@@ -42,6 +43,11 @@ export interface ChatServiceDeps {
   clock: Clock;
   /** The configured chat quota (limits.defaults.chat). */
   defaults: Quota;
+  /**
+   * Output tokens per choice held for a request without max_tokens whose model declares no
+   * max_output_tokens (config chat.default_output_reserve_tokens).
+   */
+  defaultOutputReserveTokens?: number;
   logger?: ChatLogger;
   /** In-flight spending shared with embeddings; defaults to one of its own. */
   reservations?: Reservations;
@@ -75,6 +81,7 @@ interface Reservation {
   ctx: AuthContext;
   model: ModelInfo;
   scopes: LimitScope[];
+  /** Tokens counted at admission (prompt estimate and output allowance), corrected by the real usage. */
   estimate: number;
   /** The admission's window second, handed back with the token correction (RateLimiter.adjustTokens). */
   admittedSecond: number | undefined;
@@ -107,8 +114,10 @@ export class ChatService {
   private readonly reservations: Reservations;
   private readonly client: UpstreamClient;
   private readonly budgets: KeyBudgets;
+  private readonly defaultOutputTokens: number;
 
   constructor(private readonly deps: ChatServiceDeps) {
+    this.defaultOutputTokens = deps.defaultOutputReserveTokens ?? DEFAULT_OUTPUT_RESERVE_TOKENS;
     this.log = deps.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
     this.reservations = deps.reservations ?? new Reservations(deps.store);
     this.client = deps.client ?? new UpstreamClient(deps.executor);
@@ -120,18 +129,21 @@ export class ChatService {
     validateChatBody(body);
     const { limiter, catalog } = this.deps;
     const promptEstimate = await estimatePromptTokens(body);
-    const reserved = reservedCompletionTokens(body);
+    // Without a cap of the client's own, an allowance stands in for the output (tokens.ts).
+    const output = reservedCompletionTokens(body, { modelMax: model.maxOutputTokens, fallback: this.defaultOutputTokens });
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
-    const admission = await admitOrThrow(limiter, 'chat', scopes, promptEstimate + reserved);
-    const r: Reservation = { ctx, model, scopes, estimate: promptEstimate + reserved, promptEstimate, requestId, admittedSecond: admission.second };
+    const estimate = promptEstimate + admittedOutputTokens(output, promptEstimate, scopes);
+    const admission = await admitOrThrow(limiter, 'chat', scopes, estimate);
+    const r: Reservation = { ctx, model, scopes, estimate, promptEstimate, requestId, admittedSecond: admission.second };
     let release: ((charged?: number) => void) | undefined;
     let settleBudget: BudgetSettle | undefined;
     try {
-      const estCost = chatCost(model.price, promptEstimate, reserved);
+      const estCost = chatCost(model.price, promptEstimate, output.tokens);
+      const refusals = holdRefusals(output, estCost);
       // The key's own budget first: its refusal names the key, not the account.
-      settleBudget = await this.budgets.reserve(ctx.key, estCost);
+      settleBudget = await this.budgets.reserve(ctx.key, estCost, refusals.keyBudget);
       release = await this.reservations.reserve(ctx.account.id, estCost);
-      if (!release) throw errors.insufficientQuota();
+      if (!release) throw errors.insufficientQuota(refusals.balance);
       const candidates = catalog.candidates(model.name, ctx.account).filter((u) => CHAT_VENDORS.has(u.vendor));
       if (candidates.length === 0) throw errors.upstreamUnavailable(`No chat upstream is configured for '${model.name}'.`);
       if (body.stream !== true) {

@@ -87,13 +87,39 @@ function contentTexts(content: Json | undefined, texts: string[]): number {
 }
 
 /**
- * The completion tokens a request may use: its max_completion_tokens (or the older max_tokens)
- * times the number of choices. Without a cap nothing is reserved; the correction after the call
- * accounts for what was generated.
+ * Output tokens per choice held for a request without a cap when its model declares no limit
+ * (config `chat.default_output_reserve_tokens`; the reasons for 4,096 are given there).
  */
-export function reservedCompletionTokens(body: JsonObject): number {
-  const cap = positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens) ?? 0;
-  return cap * (positiveInt(body.n) ?? 1);
+export const DEFAULT_OUTPUT_RESERVE_TOKENS = 4_096;
+
+/** What the gateway knows of the output a request may produce, besides the request itself. */
+export interface OutputLimits {
+  /** The model's own output limit per choice (catalog `max_output_tokens`), when declared. */
+  modelMax?: number;
+  /** Per choice, for a request without a cap whose model declares no limit (`chat.default_output_reserve_tokens`). */
+  fallback: number;
+}
+
+export interface OutputAllowance {
+  /** Completion tokens held for the request, all choices together. */
+  tokens: number;
+  /** True when the client set no cap and the gateway's allowance stands in for it. */
+  defaulted: boolean;
+}
+
+/**
+ * The completion tokens a request is held for, times the number of choices: its
+ * max_completion_tokens (or the older max_tokens), but no more than the model's own limit when the
+ * catalog knows it, since the model cannot produce more and clients commonly send a huge cap to mean
+ * "no cap"; without a cap, the model's limit, or else the configured fallback. Without a hold for
+ * the output, parallel uncapped requests would each pass the balance check on the prompt alone and
+ * spend past it by everything they generate. The real usage replaces the hold afterwards.
+ */
+export function reservedCompletionTokens(body: JsonObject, limits: OutputLimits): OutputAllowance {
+  const cap = positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens);
+  const choices = positiveInt(body.n) ?? 1;
+  if (cap === undefined) return { tokens: (limits.modelMax ?? limits.fallback) * choices, defaulted: true };
+  return { tokens: Math.min(cap, limits.modelMax ?? cap) * choices, defaulted: false };
 }
 
 function positiveInt(v: Json | undefined): number | undefined {

@@ -97,6 +97,39 @@ describe('rate limits end to end', () => {
     expect(tooMuch.json.error.message).toMatch(/tokens per minute/);
   });
 
+  it('counts an uncapped request with its output allowance and corrects it with the usage the vendor reports', async () => {
+    const account = `tpm-uncapped-${Date.now()}`;
+    await gw.createAccount(account, { balance: 10, limits: { chat: { rpm: 100, tpm: 10_000 } } });
+    const key = await gw.createKey(account);
+    // No max_tokens: the prompt plus the default allowance of 4,096 output tokens is counted at admission.
+    const first = await chat(key);
+    expect(first.status).toBe(200);
+    const used = first.json.usage.total_tokens as number;
+    expect(used).toBeLessThan(50);
+    const left = Number(first.headers.get('x-ratelimit-remaining-tokens'));
+    expect(left).toBeLessThanOrEqual(10_000 - 4_096);
+    expect(left).toBeGreaterThan(10_000 - 4_096 - 50);
+    // Corrected to the real usage afterwards: the next request sees only the first one's `used` tokens spent.
+    const second = await chat(key, { max_tokens: 100 });
+    expect(second.status).toBe(200);
+    expect(Number(second.headers.get('x-ratelimit-remaining-tokens'))).toBeGreaterThan(10_000 - used - 100 - 50);
+  });
+
+  it('a quota below the allowance counts an uncapped request as half the minute, never as too large, and corrects it', async () => {
+    const account = `tpm-small-${Date.now()}`;
+    await gw.createAccount(account, { balance: 10, limits: { chat: { rpm: 100, tpm: 1000 } } });
+    const key = await gw.createKey(account);
+    const first = await chat(key);
+    expect(first.status).toBe(200);
+    // Prompt plus allowance counted as half the quota while it runs ...
+    expect(first.headers.get('x-ratelimit-remaining-tokens')).toBe('500');
+    const used = first.json.usage.total_tokens as number;
+    // ... and corrected to its real usage once answered, so the next one fits at once.
+    const second = await chat(key);
+    expect(second.status).toBe(200);
+    expect(second.headers.get('x-ratelimit-remaining-tokens')).toBe(String(500 - used));
+  });
+
   it('refuses a request that could never fit in a minute with 400 request_too_large', async () => {
     const account = `big-${Date.now()}`;
     await gw.createAccount(account, { balance: 10, limits: { chat: { tpm: 100 } } });
