@@ -233,8 +233,9 @@ describe('azure-sora poll and content', () => {
     expect(st.vendorData).toEqual(payload);
   });
 
-  it('waits when succeeded arrives without generations', () => {
-    expect(v.parsePoll(jsonResponse(200, job({ status: 'succeeded' })), task, up)).toMatchObject({ state: 'processing' });
+  it('reports succeeded without generations as completed with no outputs (the core fails it at no charge)', () => {
+    const payload = job({ status: 'succeeded' });
+    expect(v.parsePoll(jsonResponse(200, payload), task, up)).toMatchObject({ state: 'completed', outputs: [], vendorData: payload });
   });
 
   it('maps every failure reason, cancellation and the vendor message', () => {

@@ -94,10 +94,12 @@ function parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorSt
       const gens = (Array.isArray(job.generations) ? job.generations : []).filter(
         (g): g is JsonObject => isObject(g) && typeof g.id === 'string' && g.id !== '',
       );
-      // Succeeded without generations has been seen only transiently; wait for them rather than fail.
-      if (gens.length === 0) return { state: 'processing', vendorData };
       // A figure that is no duration (zero, negative, not a number) counts as missing.
       const jobSeconds = reportedSeconds(job.n_seconds) ?? reportedSeconds(task.meta.n_seconds) ?? AZURE_DEFAULT_SECONDS;
+      // `succeeded` is terminal and documented to carry the generations: a job that succeeded without
+      // any never gains one later. It is reported as it is, completed with no outputs, and the core
+      // fails it at no charge (refresh.ts) instead of holding the funds until the deadline.
+      if (gens.length === 0) return { state: 'completed', seconds: jobSeconds, billableSeconds: 0, outputs: [], vendorData };
       const seconds = gens.map((g) => reportedSeconds(g.n_seconds) ?? jobSeconds);
       const version = taskVersion(task, up);
       return {
