@@ -4,9 +4,11 @@ import { randomUUID } from 'node:crypto';
  * An in-memory book of simulated generation tasks, shared by the video simulators. A task finishes
  * `durationMs` after it was created; the prompt chooses the outcome so tests can drive failures:
  *   "[moderation]" -> content moderation failure, "[fail]" -> internal failure,
- *   "[bad-image]" -> unreachable reference image, "[bad-combo]" -> unsupported duration/size.
+ *   "[bad-image]" -> unreachable reference image, "[bad-combo]" -> unsupported duration/size,
+ *   "[no-video]" -> the task finishes as a success that carries no video (each simulator answers it
+ *   in its vendor's own success shape, with the video field empty or missing).
  */
-export type TaskOutcome = 'success' | 'moderation' | 'fail' | 'bad-image' | 'bad-combo';
+export type TaskOutcome = 'success' | 'moderation' | 'fail' | 'bad-image' | 'bad-combo' | 'no-video';
 
 export interface SimTask {
   id: string;
@@ -26,6 +28,7 @@ export function outcomeFromPrompt(prompt: unknown): TaskOutcome {
   if (p.includes('[fail]')) return 'fail';
   if (p.includes('[bad-image]')) return 'bad-image';
   if (p.includes('[bad-combo]')) return 'bad-combo';
+  if (p.includes('[no-video]')) return 'no-video';
   return 'success';
 }
 

@@ -13,7 +13,7 @@ import { readBody, simId, videoReply, type SimBody } from '../../../sim/openai-v
  * "[moderation-create]" is refused at submit with Azure's content-filter answer; TaskBook markers fail
  * the job: "[moderation]" output_moderation, "[fail]" internal_error, and two reasons that only this
  * simulator uses so the adapter's fallback mapping is exercised: "[bad-image]" invalid_input_media,
- * "[bad-combo]" unsupported_dimensions.
+ * "[bad-combo]" unsupported_dimensions. "[no-video]" ends `succeeded` with an empty `generations`.
  */
 const ROOT = '/openai/v1/video/generations';
 const SIZES = ['360x360', '640x360', '480x480', '854x480', '720x720', '1280x720', '1080x1080', '1920x1080'];
@@ -36,7 +36,7 @@ function int(v: unknown): number | undefined {
 
 function status(book: TaskBook, t: SimTask): string {
   if (t.cancelled) return 'cancelled';
-  if (book.phase(t) === 'done') return t.outcome === 'success' ? 'succeeded' : 'failed';
+  if (book.phase(t) === 'done') return t.outcome === 'success' || t.outcome === 'no-video' ? 'succeeded' : 'failed';
   const p = book.progress(t);
   return p < 20 ? 'queued' : p < 40 ? 'preprocessing' : p < 70 ? 'running' : 'processing';
 }
@@ -56,6 +56,11 @@ function generation(t: SimTask, id: string): Record<string, unknown> {
   };
 }
 
+/** The generation ids a finished job lists (none for a "[no-video]" job). */
+function generationIds(t: SimTask): string[] {
+  return t.outcome === 'no-video' ? [] : (t.data.genIds as string[]);
+}
+
 function job(book: TaskBook, t: SimTask): Record<string, unknown> {
   const s = status(book, t);
   const d = t.data;
@@ -67,7 +72,7 @@ function job(book: TaskBook, t: SimTask): Record<string, unknown> {
     created_at: Math.floor(t.createdAt / 1000),
     finished_at: finished ? Math.floor((t.cancelled ? d.cancelledAt : t.readyAt) / 1000) : null,
     expires_at: s === 'succeeded' ? Math.floor(t.readyAt / 1000) + 86_400 : null,
-    generations: s === 'succeeded' ? (d.genIds as string[]).map((g) => generation(t, g)) : [],
+    generations: s === 'succeeded' ? generationIds(t).map((g) => generation(t, g)) : [],
     prompt: d.prompt,
     model: d.deployment,
     n_variants: d.nVariants,
@@ -157,7 +162,7 @@ async function create(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
 function generationRoute(req: SimRequest, sim: SimServer, book: TaskBook, genId: string, tail: string | undefined): SimReply {
   const taskId = (sim.settings.generations as Map<string, string>).get(genId);
   const t = taskId ? book.get(taskId) : undefined;
-  if (!t || (sim.settings.deleted as Set<string>).has(t.id) || status(book, t) !== 'succeeded') {
+  if (!t || (sim.settings.deleted as Set<string>).has(t.id) || status(book, t) !== 'succeeded' || !generationIds(t).includes(genId)) {
     return azErr(404, 'NotFound', `Generation ${genId} was not found.`);
   }
   if (tail === undefined) return { status: 200, json: generation(t, genId) };

@@ -175,6 +175,8 @@ function result(sim: SimServer, book: TaskBook, task: SimTask): SimReply {
       return validation(['body', 'duration'], 'This duration is not supported together with the requested resolution and aspect ratio.', 'value_error', body.duration ?? null, headers);
     case 'fail':
       return requestError(503, 'Runner disconnected unexpectedly', 'runner_disconnected', headers);
+    case 'no-video':
+      return { status: 200, headers, json: { video: null, seed: 424242, sim_trace_id: `trace-${task.id.slice(0, 8)}` } };
     case 'success':
       break;
   }

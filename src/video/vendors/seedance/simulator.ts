@@ -153,6 +153,9 @@ function taskObject(sim: SimServer, book: TaskBook, task: SimTask): Record<strin
   if (task.cancelled) return { ...out, status: 'cancelled' };
   if (phase !== 'done') return { ...out, status: phase };
   if (task.data.expire) return { ...out, status: 'expired' };
+  const t = tokens(resolution, String(out.ratio), task.seconds);
+  // Succeeded, billed in tokens, but the content holds no video_url.
+  if (task.outcome === 'no-video') return { ...out, status: 'succeeded', content: {}, usage: { completion_tokens: t, total_tokens: t } };
   if (task.outcome !== 'success') {
     const [code, message] = FAILURES[task.outcome];
     return { ...out, status: 'failed', error: { code, message: `${message} Request id: ${requestId()}` } };
@@ -160,7 +163,6 @@ function taskObject(sim: SimServer, book: TaskBook, task: SimTask): Record<strin
   const video_url = signedUrl(sim, `${VIDEO_PREFIX}${task.id}.mp4`, tosStore);
   const content: Record<string, string> = { video_url };
   if (body.return_last_frame) content.last_frame_url = signedUrl(sim, `${VIDEO_PREFIX}${task.id}-last.png`, tosStore);
-  const t = tokens(resolution, String(out.ratio), task.seconds);
   return { ...out, status: 'succeeded', content, usage: { completion_tokens: t, total_tokens: t } };
 }
 

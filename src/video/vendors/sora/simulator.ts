@@ -9,7 +9,8 @@ import { readBody, videoReply } from '../../../sim/openai-videos.js';
  * OpenAI's video API on loopback: POST /v1/videos (JSON or multipart, as the official SDK sends it),
  * GET /v1/videos/{id}, GET /v1/videos/{id}/content?variant=..., Bearer auth and the OpenAI error
  * envelope. Prompt markers: "[moderation-create]" is refused at submit; the TaskBook markers
- * ("[moderation]", "[fail]", "[bad-image]", "[bad-combo]") fail the job while it runs.
+ * ("[moderation]", "[fail]", "[bad-image]", "[bad-combo]") fail the job while it runs. "[no-video]" has
+ * no Sora form (a video object never carries the video; it is fetched from /content): such a job completes.
  */
 export const SIM_MODELS = ['sora-2', 'sora-2-pro', 'sora-2-2025-10-06', 'sora-2-pro-2025-10-06', 'sora-2-2025-12-08'];
 const SECONDS = ['4', '8', '12'];
@@ -40,7 +41,7 @@ const FAILURES: Record<string, { code: string; message: string }> = {
 function videoObject(book: TaskBook, task: SimTask): Record<string, unknown> {
   const phase = book.phase(task);
   const d = task.data;
-  const failed = phase === 'done' && task.outcome !== 'success';
+  const failed = phase === 'done' && task.outcome !== 'success' && task.outcome !== 'no-video';
   const status = phase === 'done' ? (failed ? 'failed' : 'completed') : phase === 'queued' ? 'queued' : 'in_progress';
   return {
     id: task.id,

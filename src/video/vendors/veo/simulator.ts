@@ -138,6 +138,8 @@ function finished(task: SimTask, st: State): Record<string, unknown> {
       return { error: { code: 3, message: 'Failed to read the input image: the image could not be decoded.' } };
     case 'bad-combo':
       return { error: { code: 3, message: 'Unsupported combination of durationSeconds and resolution for this model.' } };
+    case 'no-video':
+      return { response: { '@type': RESPONSE_TYPE, raiMediaFilteredCount: 0, videos: [] } };
     case 'success':
       break;
   }

@@ -126,6 +126,9 @@ function poll(sim: SimServer, book: TaskBook, id: string): SimReply {
   output.scheduled_time = beijingTime(task.createdAt + 50);
   if (phase === 'running') return { json: { request_id, output: { ...output, task_status: 'RUNNING' }, ...extra } };
   output.end_time = beijingTime(task.readyAt);
+  if (task.outcome === 'no-video') {
+    return { json: { request_id, output: { ...output, task_status: 'SUCCEEDED', orig_prompt: task.data.prompt ?? '' }, usage: usageOf(task), ...extra } };
+  }
   if (task.outcome !== 'success') {
     const [code, message] = FAILURES[task.outcome];
     return { json: { request_id, output: { ...output, task_status: 'FAILED', code, message }, ...extra } };
