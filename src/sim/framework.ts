@@ -33,6 +33,7 @@ export type Fault =
   | { kind: 'reset' } // destroy the connection without an answer
   | { kind: 'malformed' } // 200 with a body that is not JSON
   | { kind: 'latency'; ms: number } // answer normally after a delay
+  | { kind: 'hold'; until: Promise<unknown> } // answer normally once `until` settles (a test acts meanwhile)
   | EchoFault;
 
 /**
@@ -85,7 +86,7 @@ export type SimHandler = (req: SimRequest, sim: SimServer) => SimReply | Promise
 
 /**
  * A real HTTP server on loopback that speaks one vendor's protocol. Knobs: fixed latency, queued
- * faults (status, timeout, reset, malformed body, latency), and a log of every request received.
+ * faults (status, timeout, reset, malformed body, latency, held open), and a log of every request received.
  */
 export class SimServer {
   readonly requests: SimRequest[] = [];
@@ -228,6 +229,10 @@ export class SimServer {
           return;
         case 'latency':
           await sleep(fault.ms);
+          break;
+        case 'hold':
+          // The request is already in `requests`, so a test can wait for it to arrive, act, then let it go.
+          await fault.until.catch(() => undefined);
           break;
         case 'echo':
           if (fault.sse) {

@@ -96,10 +96,17 @@ export class VideoService {
     return this.answers.json(await this.current(ctx, id));
   }
 
-  /** The job behind a public id, refreshed from its vendor first when it is due. */
+  /**
+   * The job behind a public id, refreshed from its vendor first when it is due. The refreshed row is
+   * judged again: a DELETE acknowledged while the vendor was being polled has removed the job, and
+   * no read after that acknowledgement may answer it (the refresh's own writes never undo a delete).
+   */
   private async current(ctx: AuthContext, id: string): Promise<JobRecord> {
     const job = await this.load(id, ctx.account.id);
-    return job.state === 'processing' && this.deps.clock.now() >= job.nextPollAt ? this.refresh(job) : job;
+    if (job.state !== 'processing' || this.deps.clock.now() < job.nextPollAt) return job;
+    const fresh = await this.refresh(job);
+    if (!isReadable(fresh, ctx.account.id)) throw notFound(id);
+    return fresh;
   }
 
   /** A job in the dialect it was created in (OpenAI's video object, or the spec's job object). */
@@ -191,8 +198,12 @@ export class VideoService {
     const claims = this.deps.sealer.open(id);
     if (!claims || claims.a !== accountId) throw notFound(id);
     const job = await this.jobs.get(claims.j);
-    if (!job || job.accountId !== accountId) throw notFound(id);
-    if (job.state === 'submitting' || job.state === 'rejected' || job.deletedAt !== null) throw notFound(id);
+    if (!job || !isReadable(job, accountId)) throw notFound(id);
     return job;
   }
+}
+
+/** A job its account can read: created (not still submitting, not rejected) and not deleted. */
+function isReadable(job: JobRecord, accountId: string): boolean {
+  return job.accountId === accountId && job.state !== 'submitting' && job.state !== 'rejected' && job.deletedAt === null;
 }
