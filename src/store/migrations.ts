@@ -225,6 +225,14 @@ CREATE INDEX files_account_list ON files (account_id, created_at, id);
 CREATE INDEX files_expiry ON files (expires_at);
 `,
   },
+  {
+    version: 8,
+    name: "webhook claims: each account's pending deliveries in due order",
+    // The dispatcher's claim walks this per account (webhook-due.ts) instead of sorting every due
+    // row. `state` leads, not a partial index's WHERE, so that SQLite picks it without statistics
+    // (the store never runs ANALYZE) over webhook_outbox_due, which purging still uses.
+    sql: () => `CREATE INDEX webhook_outbox_account_due ON webhook_outbox (state, account_id, next_attempt_at, id);`,
+  },
 ];
 
 /**

@@ -2,6 +2,7 @@ import { messageId, videoEvent } from '../webhooks/events.js';
 import type { SqlDriver, SqlExecutor } from './driver.js';
 import type { SqlValue } from './driver.js';
 import { clampLimit } from './ledger.js';
+import { dueDeliveryRows } from './webhook-due.js';
 import { int, intOrNull } from './rows.js';
 import type { Row } from './driver.js';
 import type { DeliveryAttempt, OutboxRecord, OutboxState, VideoEventType, WebhookEndpoint, WebhookStore } from './webhook-types.js';
@@ -110,21 +111,10 @@ export function webhookOps(db: SqlDriver): WebhookStore {
     },
 
     async dueDeliveries(now, opts) {
-      // Numbering each account's due rows and taking every account's first before anyone's second
-      // keeps one account with a large backlog from filling the page (and the dispatcher's slots).
-      const rows = await db.query(
-        `SELECT id, account_id, url FROM (
-           SELECT id, account_id, url, next_attempt_at,
-                  ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY next_attempt_at, id) AS turn
-             FROM webhook_outbox
-            WHERE state = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-         ) due
-         WHERE turn <= ?
-         ORDER BY turn, next_attempt_at, id
-         LIMIT ?`,
-        [now, now, Math.max(1, Math.floor(opts.perAccount)), clampLimit(opts.limit, 10)],
-      );
-      return rows.map((r) => ({ id: str(r.id), accountId: str(r.account_id), url: str(r.url) }));
+      // Fair across accounts (every account's first due row before anyone's second), so one account
+      // with a large backlog cannot fill the page, and the dispatcher's slots; read off an index per
+      // account, so that backlog costs nothing here (webhook-due.ts).
+      return dueDeliveryRows(db, now, clampLimit(opts.limit, 10), Math.max(1, Math.floor(opts.perAccount)));
     },
 
     async leaseDelivery(id, now, leaseMs) {
