@@ -237,6 +237,7 @@ export class ChatService {
         const out = await relayEvents(res.body, sink, {
           forwardUsageChunk,
           redact: (event) => redactor.text(event),
+          scrub: (text) => redactor.ownCredentials(text),
           // Billed when the usage chunk passes, so that chunk carries the very amount the ledger records.
           settleUsage: async (usage) => {
             await this.settle(r, usage, upstream);

@@ -26,6 +26,11 @@ export interface RelayOptions {
   /** Applied to events that carry an error (upstreams and proxies may echo credentials in them). */
   redact?: (event: string) => string;
   /**
+   * Applied to everything passed on: removes the upstream's own credentials wherever they are (an
+   * echo in an event without an error field, a proxy's page in place of a stream).
+   */
+  scrub?: (text: string) => string;
+  /**
    * Called once, when the usage-only chunk arrives and before it is passed on: settles the charge
    * from the vendor's usage and returns its cost in currency units, which the chunk then carries as
    * `usage.cost`. So the client's figure is the one the ledger recorded, not a second computation.
@@ -73,7 +78,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
         if (verdict === 'drop') continue;
         if (verdict !== 'pass') {
           // The usage chunk: what went before it leaves first, then it waits for the charge.
-          if (out) await write(sink, out);
+          if (out) await write(sink, scrub(out, opts));
           out = '';
           const priced = await priceUsageChunk(verdict, opts, result);
           if (priced !== undefined && !result.clientGone) out += priced;
@@ -81,7 +86,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
         }
         out += opts.redact && ERROR_FIELD.test(event) ? opts.redact(event) : event;
       }
-      if (out) await write(sink, out);
+      if (out) await write(sink, scrub(out, opts));
       if (result.clientGone) break;
       if (pending.length > MAX_EVENT_CHARS) {
         oversized = true;
@@ -91,7 +96,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
     }
     if (!oversized) {
       pending += decoder.end();
-      if (pending && !result.clientGone) await write(sink, opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending);
+      if (pending && !result.clientGone) await write(sink, scrub(opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending, opts));
       result.finished = !result.clientGone;
     }
   } catch {
@@ -158,6 +163,10 @@ function dataOf(event: string): string {
     data = data ? `${data}\n${v}` : v;
   }
   return data;
+}
+
+function scrub(text: string, opts: RelayOptions): string {
+  return opts.scrub ? opts.scrub(text) : text;
 }
 
 function write(sink: Writable, data: string): Promise<void> | void {

@@ -354,6 +354,18 @@ export class UpstreamRedactor {
     return redact(s, this.secrets);
   }
 
+  /**
+   * Removes only this upstream's own credentials (exact values and their base64 forms), not the
+   * shapes: for text that may rightly look like a credential (generated content), but must never
+   * carry ours.
+   */
+  ownCredentials(s: string): string {
+    const { pattern, encoded } = this.secrets;
+    let out = pattern ? s.replace(pattern, REDACTED) : s;
+    if (encoded) out = redactEncoded(out, encoded);
+    return out;
+  }
+
   json<T extends Json>(v: T): T {
     return redactJson(v, this.secrets);
   }

@@ -1,0 +1,63 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Streaming chat completions in front of an upstream that misbehaves in ways the simulator does not:
+ * a raw HTTP server on loopback whose answer each test writes by hand.
+ */
+let upstream: Server;
+let gw: TestGateway;
+let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
+let requests = 0;
+
+const UPSTREAM_KEY = 'sk-upstream-secret-0123456789';
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    requests++;
+    req.resume();
+    answer(req, res);
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const { port } = upstream.address() as { port: number };
+  gw = await startTestGateway({
+    upstreams: [{ name: 'raw', vendor: 'openai', base_url: `http://127.0.0.1:${port}`, api_key: UPSTREAM_KEY, models: ['gpt-4o'], timeout_ms: 2_000 }],
+    models: { 'gpt-4o': { capabilities: ['chat'], price: { per_million_input_tokens: 1, per_million_output_tokens: 4 } } },
+  });
+});
+
+afterAll(async () => {
+  await gw?.close();
+  upstream?.closeAllConnections();
+  await new Promise((r) => upstream?.close(r));
+});
+
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
+
+function sse(res: ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.end(body);
+}
+
+async function streamChat(key: string): Promise<{ status: number; contentType: string | null; text: string }> {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  return { status: res.status, contentType: res.headers.get('content-type'), text: await res.text() };
+}
+
+describe('a streaming upstream that echoes its own key', () => {
+  it('never passes the configured key on, even in an event without an error field', async () => {
+    const { key } = await gw.newKey(10);
+    answer = (_req, res) => sse(res, chunk('a') + `data: {"message":"Incorrect API key provided: ${UPSTREAM_KEY}"}\n\n` + 'data: [DONE]\n\n');
+    const out = await streamChat(key);
+    expect(out.status).toBe(200);
+    expect(out.text).toContain(chunk('a'));
+    expect(out.text).not.toContain(UPSTREAM_KEY);
+    expect(out.text).toContain('[redacted]');
+  });
+});
