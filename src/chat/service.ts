@@ -212,7 +212,12 @@ export class ChatService {
       async (up) => {
         const req = this.requestFor(call, up, true);
         const res = await this.client.stream(up, STATIC_AUTH, req, signal);
-        if (res.status >= 200 && res.status < 300) return { ok: true, value: res };
+        if (res.status >= 200 && res.status < 300) {
+          if (isEventStream(res.headers['content-type'])) return { ok: true, value: res };
+          // A proxy's page or a JSON body in place of the stream: nothing was generated, try the next.
+          discard(res.body);
+          return { ok: false, verdict: { kind: 'retryable', status: 502, message: 'The upstream answered a streaming request with something other than an event stream.' } };
+        }
         const raw = await readSome(res.body, MAX_ERROR_BODY);
         return { ok: false, verdict: classifyChatError(res.status, parseJson(raw), res.headers) };
       },
@@ -311,6 +316,11 @@ export class ChatService {
       onAttemptFailed: (up: Upstream, reason: string) => this.log.warn(`chat upstream ${up.name} failed: ${reason}`),
     };
   }
+}
+
+/** An answer's type is that of a stream (or not said, which some compatible servers do). */
+function isEventStream(contentType: string | undefined): boolean {
+  return contentType === undefined || /^\s*text\/event-stream\s*(;|$)/i.test(contentType);
 }
 
 /** Output tokens counted from the returned messages, for a vendor that reported no usage. */

@@ -61,3 +61,32 @@ describe('a streaming upstream that echoes its own key', () => {
     expect(out.text).toContain('[redacted]');
   });
 });
+
+describe('a streaming request answered with something other than a stream', () => {
+  it('is an upstream failure (502 in the error shape), not relayed and not charged', async () => {
+    const { key, account } = await gw.newKey(10);
+    const before = await gw.balance(account);
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body>Proxy login required</body></html>');
+    };
+    const out = await streamChat(key);
+    expect(out.status).toBe(502);
+    expect(out.contentType).toMatch(/application\/json/);
+    expect(JSON.parse(out.text).error).toMatchObject({ type: 'server_error' });
+    expect(out.text).not.toContain('Proxy login');
+    expect(await gw.balance(account)).toBe(before);
+  });
+
+  it('still takes a stream whose type is not said', async () => {
+    const { key } = await gw.newKey(10);
+    answer = (_req, res) => {
+      res.removeHeader('content-type');
+      res.writeHead(200);
+      res.end(chunk('ok') + 'data: [DONE]\n\n');
+    };
+    const out = await streamChat(key);
+    expect(out.status).toBe(200);
+    expect(out.text).toContain(chunk('ok'));
+  });
+});
