@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../core/errors.js';
 
 /**
@@ -76,6 +76,10 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
   function giveBack(this: ServerResponse & { [TAKEN]?: number }): void {
     budget.give(this[TAKEN] ?? 0);
   }
+  // A multipart upload is read by its route, which takes the bytes it holds as they arrive.
+  app.decorateReply('takeUploadBytes', function takeUploadBytes(this: FastifyReply, bytes: number): boolean {
+    return takeUpload(budget, this.raw, bytes);
+  });
   app.addHook('onRequest', (req, reply, done) => {
     const declared = Number(req.headers['content-length']);
     if (!(declared > 0) || declared > bodyLimit) return done();
@@ -105,6 +109,37 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
 }
 
 const ignore = (): void => undefined;
+
+/** The upload bytes a response gives back to the budget when it closes. */
+const UPLOAD_TAKEN = Symbol('uploadBytesTaken');
+
+/**
+ * Takes `bytes` of a multipart upload that its route is holding: false when the budget has no room
+ * (the route answers 503 `overloaded`). A request whose declared length was taken whole on arrival
+ * has paid already. What is taken goes back when the response closes.
+ */
+function takeUpload(budget: BodyBudget, raw: ServerResponse & { [TAKEN]?: number; [UPLOAD_TAKEN]?: number }, bytes: number): boolean {
+  if (raw[TAKEN] !== undefined) return true;
+  // Nobody is left to answer: the bytes are about to be dropped, and no 'close' would give them back.
+  if (raw.destroyed || raw.writableFinished) return true;
+  if (!budget.tryTake(bytes)) return false;
+  if (raw[UPLOAD_TAKEN] === undefined) {
+    raw[UPLOAD_TAKEN] = 0;
+    raw.once('close', () => budget.give(raw[UPLOAD_TAKEN] ?? 0));
+  }
+  raw[UPLOAD_TAKEN] += bytes;
+  return true;
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /**
+     * Takes `bytes` of a multipart upload from the process-wide budget of request bytes in flight
+     * (given back when the response closes); false when there is no room for them.
+     */
+    takeUploadBytes(bytes: number): boolean;
+  }
+}
 
 function isMultipart(contentType: string | undefined): boolean {
   return contentType !== undefined && /^\s*multipart\//i.test(contentType);

@@ -1,15 +1,16 @@
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
 import { collectAsStreamed } from '../http/stream-collect.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
+import { readFilePart } from './multipart-file.js';
 import type { FilesService, NewFile } from '../files/service.js';
 
 const MAX_FIELDS = 8;
 
 /** The upload form of openai-node's files.create: `file`, `purpose`, `expires_after[anchor|seconds]`. */
-async function readUpload(req: FastifyRequest, maxBytes: number): Promise<NewFile> {
+async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: number): Promise<NewFile> {
   if (!req.isMultipart()) throw errors.invalidRequest('Upload a file as multipart/form-data (fields file and purpose).', undefined, 'unsupported_media_type');
   let file: { bytes: Buffer; filename: string } | undefined;
   let purpose: unknown;
@@ -21,7 +22,7 @@ async function readUpload(req: FastifyRequest, maxBytes: number): Promise<NewFil
           part.file.resume();
           throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in 'file'.`, part.fieldname.slice(0, 100));
         }
-        file = { bytes: await part.toBuffer(), filename: part.filename ?? 'file' };
+        file = { bytes: await readFilePart(part, reply), filename: part.filename ?? 'file' };
         continue;
       }
       const value = typeof part.value === 'string' ? part.value : String(part.value);
@@ -45,9 +46,9 @@ export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Aut
   const maxBytes = deps.files.settings.maxBytes;
   app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, parts: MAX_FIELDS + 1, fieldSize: 1024 } });
-    scope.post('/v1/files', async (req) => {
+    scope.post('/v1/files', async (req, reply) => {
       deps.authorizer.action(req.auth, 'video');
-      return deps.files.create(req.auth, await readUpload(req, maxBytes));
+      return deps.files.create(req.auth, await readUpload(req, reply, maxBytes));
     });
   });
 

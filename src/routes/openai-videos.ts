@@ -1,9 +1,10 @@
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
 import { collectAsStreamed } from '../http/stream-collect.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
+import { readFilePart } from './multipart-file.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, foldFormFields, toSpecBody } from '../video/openai/request.js';
 import { fileForReference, prepareUpload } from '../video/openai/upload.js';
@@ -33,7 +34,7 @@ function multipartError(e: unknown, maxBytes: number): unknown {
 }
 
 /** The create's fields and its one file, from JSON or from the multipart form the official SDKs send. */
-async function readCreate(req: FastifyRequest, maxBytes: number): Promise<ParsedCreate> {
+async function readCreate(req: FastifyRequest, reply: FastifyReply, maxBytes: number): Promise<ParsedCreate> {
   if (!req.isMultipart()) {
     if (!isObject(req.body)) throw errors.invalidRequest('The request body must be a JSON object or a multipart form.', undefined, 'invalid_body');
     return { fields: req.body };
@@ -47,8 +48,8 @@ async function readCreate(req: FastifyRequest, maxBytes: number): Promise<Parsed
           part.file.resume();
           throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in 'input_reference'.`, part.fieldname.slice(0, 100));
         }
-        // Bounded by the plugin's fileSize limit: toBuffer throws once the file passes it.
-        file = await part.toBuffer();
+        // Bounded by the plugin's fileSize limit, and with every other upload by the body budget.
+        file = await readFilePart(part, reply);
       } else {
         if (part.valueTruncated || part.fieldnameTruncated)
           throw errors.invalidRequest(`Form field '${part.fieldname.slice(0, 100)}' is too long.`, part.fieldname.slice(0, 100));
@@ -77,8 +78,8 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
       limits: { fileSize: maxUpload, files: 1, fields: MAX_FORM_FIELDS, parts: MAX_FORM_FIELDS + 1, fieldSize: MAX_FIELD_BYTES },
     });
 
-    scope.post('/v1/videos', async (req) => {
-      const parsed = await readCreate(req, maxUpload);
+    scope.post('/v1/videos', async (req, reply) => {
+      const parsed = await readCreate(req, reply, maxUpload);
       const fields: JsonObject = { ...parsed.fields };
       const model = deps.authorizer.model(req.auth, 'video', fields.model ?? OPENAI_DEFAULT_MODEL, 'video');
       const fromFiles = await fileForReference(deps.video.deps, req.auth, fields);
