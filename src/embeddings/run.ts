@@ -94,6 +94,9 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
     if ('error' in failed) throw failed.error;
     return { ok: false, verdict: failed.verdict };
   }
+  // Each call's vectors were sound; the calls must also agree with one another.
+  const problem = vectorsProblem(vectors);
+  if (problem) return malformed(`${vendor.label} ${problem}`);
   return { ok: true, value: { vectors, promptTokens } };
 }
 
@@ -138,11 +141,28 @@ async function callOnce(
   }
   if (result.vectors.length !== batch.inputs.length)
     return malformed(`${vendor.label} returned ${result.vectors.length} vectors for ${batch.inputs.length} inputs`);
-  for (const v of result.vectors) if (v === undefined || v === null) return malformed(`${vendor.label} left an input without a vector`);
+  const problem = vectorsProblem(result.vectors);
+  if (problem) return malformed(`${vendor.label} ${problem}`);
   // No usable usage from the vendor (none, or not a believable count): the bill rests on the
   // gateway's own count, so it is an exact one.
   const promptTokens = reportedTokens(result.promptTokens) ?? sum(input.exact ? batch.tokens : await countAll(batch.inputs, ctx.req.inputType));
   return { ok: true, value: { vectors: result.vectors, promptTokens } };
+}
+
+/**
+ * What makes an answer's vectors unusable, if anything: an input left without one, an empty one, or
+ * two of different sizes (one model embeds every input to the same size). Such an answer is the
+ * upstream's failure, not 200 with vectors no index could hold, nor a charge.
+ */
+function vectorsProblem(vectors: readonly (Vector | undefined)[]): string | undefined {
+  let size: number | undefined;
+  for (const v of vectors) {
+    if (v === undefined || v === null) return 'left an input without a vector';
+    if (v.length === 0) return 'returned an empty vector';
+    if (size !== undefined && v.length !== size) return `returned vectors of different sizes (${size} and ${v.length})`;
+    size = v.length;
+  }
+  return undefined;
 }
 
 function malformed(message: string): AttemptOutcome<UpstreamAnswer> {

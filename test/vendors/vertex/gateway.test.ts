@@ -119,6 +119,27 @@ describe('embeddings through Vertex AI :predict', () => {
     expect(sim.lastReceived('POST', PREDICT)!.json.parameters).toEqual({ autoTruncate: false });
   });
 
+  it('an answer with an empty vector or vectors of different sizes is an upstream failure: 502, nothing charged', async () => {
+    const { key: own, accountId } = await h.newKey(100);
+    const before = await h.balance(accountId);
+    const answers = [
+      { predictions: [{ embeddings: { values: [] } }, { embeddings: { values: [] } }] },
+      { predictions: [{ embeddings: { values: [0.1] } }, { embeddings: { values: [0.1, 0.2, 0.3] } }] },
+    ];
+    for (const json of answers) {
+      sim.inject({ kind: 'status', status: 200, json });
+      const r = await post(h, own, { model: 'text-embedding-005', input: ['a', 'b'] });
+      expect(r.status).toBe(502);
+      expect(r.json.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+    }
+    // One call per input (gemini-embedding-001): each answer sound alone, but not the same size.
+    sim.inject({ kind: 'status', status: 200, json: { predictions: [{ embeddings: { values: [0.1, 0.2] } }] } });
+    sim.inject({ kind: 'status', status: 200, json: { predictions: [{ embeddings: { values: [0.1, 0.2, 0.3] } }] } });
+    const r = await post(h, own, { model: 'gemini-embedding-001', input: ['a', 'b'] });
+    expect(r.status).toBe(502);
+    expect(await h.balance(accountId)).toBe(before);
+  });
+
   it('refuses what Vertex cannot take before calling it', async () => {
     const cases: [unknown, string][] = [
       [{ model: 'text-embedding-005', input: [[1, 2, 3]] }, 'input'],
