@@ -54,7 +54,10 @@ async function readCreate(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
         if (part.valueTruncated || part.fieldnameTruncated)
           throw errors.invalidRequest(`Form field '${part.fieldname.slice(0, 100)}' is too long.`, part.fieldname.slice(0, 100));
         const v = part.value;
-        pairs.push([part.fieldname, typeof v === 'string' ? v : JSON.stringify(v)]);
+        const value = typeof v === 'string' ? v : JSON.stringify(v);
+        // Fields are held too (up to MAX_FORM_FIELDS of MAX_FIELD_BYTES each): they count like the file.
+        if (!reply.takeUploadBytes(part.fieldname.length + value.length)) throw errors.overloaded();
+        pairs.push([part.fieldname, value]);
       }
     }
   } catch (e) {

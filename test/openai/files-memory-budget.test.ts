@@ -86,3 +86,18 @@ describe('multipart uploads and the budget of bytes in flight', () => {
     expect(after.json).toMatchObject({ object: 'file', bytes: 4 * MB });
   });
 });
+
+describe('multipart video creates and the budget of bytes in flight', () => {
+  it('counts the form fields held while the form is read: a form of fields past the budget is shed', async () => {
+    const field = 'p'.repeat(250 * 1024);
+    const parts = Array.from({ length: 40 }, (_, i) => `--B\r\nContent-Disposition: form-data; name="meta_${i}"\r\n\r\n${field}\r\n`);
+    const body = Buffer.from(parts.join('') + '--B--\r\n');
+    const res = await fetch(`${gw.url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=B', connection: 'close' },
+      body: new Uint8Array(body),
+    });
+    expect(res.status).toBe(503);
+    expect((await res.json()).error).toMatchObject({ type: 'server_error', code: 'overloaded' });
+  });
+});
