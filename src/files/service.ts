@@ -120,8 +120,10 @@ export class FilesService {
 
   async delete(ctx: AuthContext, id: string): Promise<JsonObject> {
     const rec = await this.record(ctx.account.id, id);
-    if (!(await this.store.deleteFile(rec.id, ctx.account.id))) throw errors.notFound(`No file '${id}'.`, 'file_not_found');
+    // The bytes first, as in purgeExpired: if removing them fails the file is still listed and the
+    // client's retry removes both, where a row removed first would leave bytes no one can reach or purge.
     await this.blobs.delete(rec.blob);
+    if (!(await this.store.deleteFile(rec.id, ctx.account.id))) throw errors.notFound(`No file '${id}'.`, 'file_not_found');
     return { id: rec.id, object: 'file', deleted: true };
   }
 

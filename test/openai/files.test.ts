@@ -111,6 +111,30 @@ describe('Files API with the official SDK', () => {
     }
   });
 
+  it('a delete whose blob removal fails leaves the file whole, and a retry removes both the file and its bytes', async () => {
+    const { key, account } = await gw.newKey(100);
+    const c = client(key);
+    const f = await c.files.create({ file: await png(), purpose: 'vision' });
+    const blobs = gw.services.video.deps.blobs;
+    const blob = `files/${(await gw.services.store.getAccountByName(account))!.id}/${f.id}`;
+    const realDelete = blobs.delete.bind(blobs);
+    // The blob store fails once, as an S3 outage would.
+    blobs.delete = async () => {
+      blobs.delete = realDelete;
+      throw new Error('connect ECONNREFUSED');
+    };
+    try {
+      const failed = await call(gw, 'DELETE', `/v1/files/${f.id}`, { key });
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      blobs.delete = realDelete;
+    }
+    // Not half deleted: still listed, still readable, still the account's to delete.
+    expect((await c.files.retrieve(f.id)).id).toBe(f.id);
+    expect(await c.files.delete(f.id)).toEqual({ id: f.id, object: 'file', deleted: true });
+    expect(await blobs.size(blob)).toBeUndefined();
+  });
+
   it('an upload over video.files.max_bytes is 413 upload_too_large', async () => {
     const small = await startTestGateway({ ...upstreamsFor([{ module: wan, sim: sims.wan }]), video: { files: { max_bytes: 100 } } });
     try {
