@@ -243,6 +243,8 @@ export class ChatService {
           forwardUsageChunk,
           redact: (event) => redactor.text(event),
           scrub: (text) => redactor.ownCredentials(text),
+          // The same bound as on the upstream's side of the stream (a stall of twice its timeout).
+          clientStallMs: 2 * upstream.timeoutMs,
           // Billed when the usage chunk passes, so that chunk carries the very amount the ledger records.
           settleUsage: async (usage) => {
             await this.settle(r, usage, upstream);

@@ -36,6 +36,12 @@ export interface RelayOptions {
    * `usage.cost`. So the client's figure is the one the ledger recorded, not a second computation.
    */
   settleUsage?: (usage: ChatUsage) => Promise<number>;
+  /**
+   * How long a write may wait for the client to take it. A client that stops reading is cut after it,
+   * as an upstream that stops sending is: otherwise it would hold the upstream stream, and what the
+   * request reserved, for as long as it keeps the connection open.
+   */
+  clientStallMs?: number;
 }
 
 const BOUNDARY = /\r?\n\r?\n/;
@@ -78,7 +84,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
         if (verdict === 'drop') continue;
         if (verdict !== 'pass') {
           // The usage chunk: what went before it leaves first, then it waits for the charge.
-          if (out) await write(sink, scrub(out, opts));
+          if (out) await write(sink, scrub(out, opts), opts.clientStallMs);
           out = '';
           const priced = await priceUsageChunk(verdict, opts, result);
           if (priced !== undefined && !result.clientGone) out += priced;
@@ -86,7 +92,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
         }
         out += opts.redact && ERROR_FIELD.test(event) ? opts.redact(event) : event;
       }
-      if (out) await write(sink, scrub(out, opts));
+      if (out) await write(sink, scrub(out, opts), opts.clientStallMs);
       if (result.clientGone) break;
       if (pending.length > MAX_EVENT_CHARS) {
         oversized = true;
@@ -96,7 +102,7 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
     }
     if (!oversized) {
       pending += decoder.end();
-      if (pending && !result.clientGone) await write(sink, scrub(opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending, opts));
+      if (pending && !result.clientGone) await write(sink, scrub(opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending, opts), opts.clientStallMs);
       result.finished = !result.clientGone;
     }
   } catch {
@@ -169,10 +175,13 @@ function scrub(text: string, opts: RelayOptions): string {
   return opts.scrub ? opts.scrub(text) : text;
 }
 
-function write(sink: Writable, data: string): Promise<void> | void {
+function write(sink: Writable, data: string, stallMs: number | undefined): Promise<void> | void {
   if (sink.write(data)) return;
   return new Promise((resolve) => {
+    // Destroying the sink closes it: the 'close' handlers end the wait and cancel the upstream.
+    const timer = stallMs === undefined ? undefined : setTimeout(() => sink.destroy(), stallMs);
     const done = () => {
+      clearTimeout(timer);
       sink.off('drain', done);
       sink.off('close', done);
       resolve();

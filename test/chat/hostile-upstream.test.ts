@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -22,7 +23,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const { port } = upstream.address() as { port: number };
   gw = await startTestGateway({
-    upstreams: [{ name: 'raw', vendor: 'openai', base_url: `http://127.0.0.1:${port}`, api_key: UPSTREAM_KEY, models: ['gpt-4o'], timeout_ms: 2_000 }],
+    upstreams: [{ name: 'raw', vendor: 'openai', base_url: `http://127.0.0.1:${port}`, api_key: UPSTREAM_KEY, models: ['gpt-4o'], timeout_ms: 500 }],
     models: { 'gpt-4o': { capabilities: ['chat'], price: { per_million_input_tokens: 1, per_million_output_tokens: 4 } } },
   });
 });
@@ -88,5 +89,52 @@ describe('a streaming request answered with something other than a stream', () =
     const out = await streamChat(key);
     expect(out.status).toBe(200);
     expect(out.text).toContain(chunk('ok'));
+  });
+});
+
+describe('a client that stops reading a stream', () => {
+  it('is cut after the stall timeout: the upstream stream is cancelled and what went out is billed once', async () => {
+    const { key, account } = await gw.newKey(10);
+    const before = await gw.balance(account);
+    let upstreamClosed = false;
+    answer = async (_req, res) => {
+      res.on('close', () => (upstreamClosed = true));
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Far more than the sockets between here and the client can buffer.
+      for (let i = 0; i < 100_000 && !res.destroyed; i++) {
+        if (!res.write(chunk('x'.repeat(1000)))) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
+      }
+      if (!res.destroyed) res.end('data: [DONE]\n\n');
+    };
+    const body = JSON.stringify({ model: 'gpt-4o', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const client = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    let clientClosed = false;
+    client.on('close', () => (clientClosed = true));
+    client.on('error', () => undefined);
+    client.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    // Never reads a byte of the answer.
+    client.pause();
+    try {
+      // The stall bound is twice the upstream's timeout_ms (500 ms here).
+      for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(upstreamClosed).toBe(true);
+      // The gateway closed the connection: reading what it had buffered reaches the end.
+      client.resume();
+      for (let i = 0; i < 100 && !clientClosed; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(clientClosed).toBe(true);
+    } finally {
+      client.destroy();
+    }
+    let charges: unknown[] = [];
+    for (let i = 0; i < 50 && charges.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const a = await gw.services.store.getAccountByName(account);
+      charges = (await gw.services.store.listLedger(a!.id)).filter((e) => e.kind === 'charge');
+    }
+    expect(charges).toHaveLength(1);
+    expect(await gw.balance(account)).toBeLessThan(before);
   });
 });
