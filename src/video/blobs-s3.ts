@@ -14,7 +14,18 @@ export interface S3BlobSettings {
   forcePathStyle: boolean;
   accessKeyId?: string;
   secretAccessKey?: string;
+  /** How long an S3 connection may sit without a byte either way before it is given up (IDLE_TIMEOUT_MS). */
+  idleTimeoutMs?: number;
 }
+
+/**
+ * The S3 client keeps at most 50 connections, and a read holds one until its body is consumed. A
+ * download whose client stops reading stops our reading too, so without a bound 50 such clients (of
+ * any accounts) would hold every connection and stall every blob read and write of the process. An
+ * idle connection is therefore cut: the stalled download ends (as for an upstream that stalls) and
+ * its connection is free again.
+ */
+const IDLE_TIMEOUT_MS = 60_000;
 
 const isMissing = (e: unknown) =>
   e instanceof S3ServiceException && (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata.httpStatusCode === 404);
@@ -28,6 +39,7 @@ export class S3BlobStore implements BlobStore {
       region: s.region,
       endpoint: s.endpoint,
       forcePathStyle: s.forcePathStyle,
+      requestHandler: { socketTimeout: s.idleTimeoutMs ?? IDLE_TIMEOUT_MS },
       // Explicit keys when configured; otherwise the SDK's own chain (environment, instance role).
       ...(s.accessKeyId && s.secretAccessKey ? { credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey } } : {}),
     });

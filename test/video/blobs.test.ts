@@ -60,6 +60,27 @@ describe.each(['local', 's3'])('blob store: %s', (kind) => {
 });
 
 describe('S3 blob store failures', () => {
+  it('reads whose bodies nobody consumes cannot hold every S3 connection: idle ones are cut and others go on', async () => {
+    const c = s3.config('stalled/') as Record<string, string>;
+    const store = new S3BlobStore({
+      bucket: c.bucket!, prefix: c.prefix!, endpoint: c.endpoint!, region: 'us-east-1', forcePathStyle: true,
+      accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', idleTimeoutMs: 500,
+    });
+    try {
+      await store.put('big', Buffer.alloc(8 * 1024 * 1024, 1), 'application/octet-stream');
+      await store.put('small', Buffer.from('hi'), 'text/plain');
+      // As many reads as the client keeps connections, each left unread (a download whose client stopped reading).
+      const stalled = await Promise.all(Array.from({ length: 50 }, () => store.open('big')));
+      for (const s of stalled) s!.on('error', () => undefined);
+      const answer = await Promise.race([store.size('small'), new Promise((r) => setTimeout(() => r('still waiting'), 5_000))]);
+      expect(answer).toBe(2);
+      for (const s of stalled) s!.destroy();
+    } finally {
+      store.close();
+    }
+  }, 20_000);
+
+
   it('a stopped S3 server is an error, not a missing blob', async () => {
     const other = await startLocalS3('gone');
     const c = other.config('p/') as Record<string, string>;
