@@ -19,7 +19,7 @@ describe('embeddings through Bedrock (TwelveLabs Marengo)', () => {
 
   beforeAll(async () => {
     sim = await bedrock.simulator.start();
-    h = await startHarness([{ module: bedrock, sim }]);
+    h = await startHarness([{ module: bedrock, sim, options: { s3_input_prefixes: ['s3://bucket/'] } }]);
     ({ key } = await h.newKey(100));
   });
   afterAll(async () => {
@@ -70,6 +70,37 @@ describe('embeddings through Bedrock (TwelveLabs Marengo)', () => {
     expect(bodies).toContainEqual({ inputType: 'image', mediaSource: { s3Location: { uri: 's3://bucket/cat.png', bucketOwner: '123456789012' } } });
     expect(asFloat32(r.json.data[0].embedding)).toEqual(marengoSimVector(M27, 'image', PNG_B64));
     expect(asFloat32(r.json.data[1].embedding)).toEqual(marengoSimVector(M27, 'image', 's3://bucket/cat.png'));
+  });
+
+  it('refuses s3:// locations outside s3_input_prefixes (Bedrock reads them as the gateway), before any call or charge', async () => {
+    const { key: k, accountId } = await h.newKey(1);
+    const refused = [
+      { input: 's3://other-bucket/secret.png', param: 'input' },
+      { input: 's3://bucket-evil/x.png', param: 'input' },
+      { input: '  S3://other-bucket/x.png', param: 'input' },
+      // Native fields merge over the gateway's body: a location there would be read the same way.
+      { input: `data:image/png;base64,${PNG_B64}`, extra_body: { mediaSource: { s3Location: { uri: 's3://other-bucket/secret.png' } } }, param: 'extra_body' },
+    ];
+    for (const { param, ...body } of refused) {
+      const r = await post(h, k, { model: M27, input_type: 'image', ...body });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'media_location_not_allowed', param });
+    }
+    expect(sim.requests).toHaveLength(0);
+    expect(await h.balance(accountId)).toBe(toMicros(1));
+
+    // An upstream that lists none takes no s3:// input at all.
+    const h2 = await startHarness([{ module: bedrock, sim }]);
+    try {
+      const { key: k2 } = await h2.newKey(1);
+      const r = await post(h2, k2, { model: M27, input: 's3://bucket/cat.png', input_type: 'image' });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatchObject({ code: 'media_location_not_allowed', param: 'input' });
+      expect(r.json.error.message).toContain('base64');
+      expect(sim.requests).toHaveLength(0);
+    } finally {
+      await h2.close();
+    }
   });
 
   it('uses the nested Marengo 3.0 request shape', async () => {

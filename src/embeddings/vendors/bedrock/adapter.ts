@@ -10,8 +10,8 @@ import { invokeModelId } from './inference-profile.js';
  * TwelveLabs Marengo on Amazon Bedrock through `InvokeModel` (`POST {base_url}/model/{modelId}/invoke`),
  * one input per call. `input_type` becomes Marengo's `inputType`:
  * - `text`: the input is the text (2.7: `inputText`, 3.0: `text.inputText`);
- * - `image`: the input is base64 bytes, a `data:` URL, or an `s3://` URI (bucket owner from
- *   `extra_body.bucketOwner` or the upstream option `bucket_owner`);
+ * - `image`: the input is base64 bytes, a `data:` URL, or an `s3://` URI under one of the upstream's
+ *   `s3_input_prefixes` (bucket owner from `extra_body.bucketOwner` or the upstream option `bucket_owner`);
  * - `video`, `audio`: refused with 400 `unsupported_input_type` before any upstream call, because
  *   Bedrock serves them only through the asynchronous StartAsyncInvoke API with results written to S3,
  *   which a synchronous embeddings call cannot wait for.
@@ -34,7 +34,7 @@ export const bedrockVendor: EmbeddingVendor = {
   id: 'bedrock',
   label: 'Amazon Bedrock',
 
-  validate(req: EmbeddingRequest, modelId: string) {
+  validate(req: EmbeddingRequest, modelId: string, up: Upstream) {
     if (req.inputs.some((i) => typeof i !== 'string'))
       throw errors.invalidRequest(`Model '${req.model}' takes text or media inputs, not token arrays.`, 'input');
     if (req.inputType === 'video' || req.inputType === 'audio')
@@ -44,6 +44,7 @@ export const bedrockVendor: EmbeddingVendor = {
         'input_type',
         'unsupported_input_type',
       );
+    checkS3Locations(req, up);
     if (req.dimensions !== undefined) {
       const fixed = MARENGO_DIMS.find(([re]) => re.test(modelId))?.[1];
       if (req.dimensions !== fixed)
@@ -130,6 +131,36 @@ export const bedrockVendor: EmbeddingVendor = {
     return defaultVerdict(res, message);
   },
 };
+
+/**
+ * Bedrock reads an `s3://` location with the upstream's AWS identity, not the client's: a location
+ * a client names (as an input, or anywhere in `extra_body`, which merges into the body) must lie
+ * under one the operator listed in `s3_input_prefixes`.
+ */
+function checkS3Locations(req: EmbeddingRequest, up: Upstream): void {
+  const listed = Array.isArray(up.options['s3_input_prefixes']) ? (up.options['s3_input_prefixes'] as unknown[]).filter((p): p is string => typeof p === 'string') : [];
+  const allowed = (uri: string): boolean => listed.some((p) => uri === p || uri.startsWith(p.endsWith('/') ? p : `${p}/`));
+  const refuse = (param: string): never => {
+    throw errors.invalidRequest(
+      listed.length === 0
+        ? `Model '${req.model}' takes no s3:// inputs on this gateway; send the image as base64 or a data: URL.`
+        : `An s3:// input must lie under one of the locations this gateway allows: ${listed.join(', ')}.`,
+      param,
+      'media_location_not_allowed',
+    );
+  };
+  for (const input of req.inputs) if (typeof input === 'string' && isS3(input) && !allowed(input.trim())) refuse('input');
+  const walk = (v: unknown, depth: number): void => {
+    if (typeof v === 'string') {
+      if (isS3(v) && !allowed(v.trim())) refuse('extra_body');
+    } else if (depth < 128 && v !== null && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  // The body's nesting is already bounded (64 levels, http/json-depth.ts); the cap only keeps the walk finite.
+  walk(req.extra, 0);
+}
+
+/** S3 URIs in any letter case or with leading blanks, as Bedrock might still read them. */
+const isS3 = (s: string): boolean => /^\s*s3:\/\//i.test(s);
 
 function mediaSource(input: string, bucketOwner: unknown): JsonObject {
   if (input.startsWith('s3://')) {

@@ -10,6 +10,12 @@ export const bedrockOptionsSchema = z
     secret_access_key: z.string().min(1).optional(),
     session_token: z.string().min(1).optional(),
     bucket_owner: z.string().min(1).optional(),
+    /**
+     * The S3 locations clients may name as image inputs (`s3://bucket/prefix`). Bedrock reads an
+     * `s3://` input with the upstream's own AWS identity, so without a list any client could have
+     * any object that identity can read embedded; none listed: `s3://` inputs are refused.
+     */
+    s3_input_prefixes: z.array(z.string().regex(/^s3:\/\/[^/]+(\/.*)?$/, 'must be an s3://bucket[/prefix] location')).optional(),
   })
   .strict()
   .refine((o) => (o.access_key_id === undefined) === (o.secret_access_key === undefined), {
