@@ -74,7 +74,8 @@ export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Aut
   app.get<{ Params: { id: string } }>('/v1/files/:id/content', async (req, reply) => {
     deps.authorizer.action(req.auth, 'video');
     const out = await deps.files.content(req.auth, req.params.id);
-    reply.headers(out.headers);
+    // A client's bytes, served from the gateway's origin: a browser must keep to the sniffed type.
+    reply.headers(out.headers).header('x-content-type-options', 'nosniff');
     return reply.send(collectAsStreamed(out.body));
   });
 }

@@ -138,7 +138,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
     const size = await deps.video.deps.blobs.size(name);
     const body = size === undefined ? undefined : await deps.video.deps.blobs.open(name);
     if (size === undefined || !body) throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
-    reply.headers({ 'content-type': uploads.mimeOf(name), 'content-length': String(size) });
+    reply.headers({ 'content-type': uploads.mimeOf(name), 'content-length': String(size), 'x-content-type-options': 'nosniff' });
     return reply.send(collectAsStreamed(body));
   });
 }

@@ -36,7 +36,8 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
       const out = await deps.video.content(accountId, req.params.id, index, req.headers.range, req.abortSignal, variant);
       // A long download is not a timed-out request: once bytes flow, it runs to its end.
       req.commit();
-      reply.code(out.status).headers(out.headers);
+      // Bytes from a vendor, served from the gateway's origin: a browser must keep to the declared type.
+      reply.code(out.status).headers(out.headers).header('x-content-type-options', 'nosniff');
       return reply.send(collectAsStreamed(out.body));
     },
   );

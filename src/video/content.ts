@@ -217,6 +217,12 @@ export function vendorMakesVariant(deps: VideoDeps, job: JobRecord, variant: 'th
   return !!(deps.capabilities(job.model)?.variants.includes(variant) && deps.vendors.get(job.vendor)?.buildVariant && up);
 }
 
+/**
+ * The image types a vendor's preview is passed on as: raster formats only. An SVG is a document a
+ * browser runs scripts in, and it would be served from the gateway's own origin (the console's).
+ */
+const PREVIEW_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
+
 export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thumbnail' | 'spritesheet', signal: AbortSignal): Promise<ContentReply> {
   if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
   const vendor = deps.vendors.get(job.vendor);
@@ -226,10 +232,10 @@ export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thu
   const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up));
   const res = await followRedirects(deps, req, signal, up, job.id);
   const type = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (res.status !== 200 || !type.startsWith('image/')) {
+  if (res.status !== 200 || !PREVIEW_TYPES.has(type)) {
     discard(res.body);
     if (res.status === 404 || res.status === 410) throw errors.notFound(`The vendor no longer has this video's ${variant}.`, 'video_expired');
-    throw errors.upstreamError(res.status === 200 ? `The vendor's ${variant} is not an image.` : `The vendor answered ${res.status} for the ${variant}.`);
+    throw errors.upstreamError(res.status === 200 ? `The vendor's ${variant} is not a PNG, JPEG, WebP or GIF image.` : `The vendor answered ${res.status} for the ${variant}.`);
   }
   const headers: Record<string, string> = { 'content-type': type };
   const length = res.headers['content-length'];

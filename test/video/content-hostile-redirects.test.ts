@@ -22,11 +22,11 @@ interface Target {
   hits: string[];
 }
 
-async function startTarget(body: Buffer | string): Promise<Target> {
+async function startTarget(body: Buffer | string, type = 'video/mp4'): Promise<Target> {
   const t: Target = { server: createServer(), port: 0, hits: [] };
   t.server.on('request', (req, res) => {
     t.hits.push(`${req.method} ${req.url}`);
-    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(Buffer.byteLength(body)) });
+    res.writeHead(200, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) });
     res.end(body);
   });
   await new Promise<void>((r) => t.server.listen(0, '127.0.0.1', () => r()));
@@ -47,6 +47,9 @@ let soraSim: SimServer;
 let wanSim: SimServer;
 let internal: Target;
 let cdn: Target;
+/** A listed origin whose "thumbnail" is an SVG document with a script in it. */
+let svgHost: Target;
+const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>fetch("/console/api/keys")</script></svg>';
 let gw: TestGateway;
 let key: string;
 let soraJob: string;
@@ -56,6 +59,7 @@ beforeAll(async () => {
   internal = await startTarget(SECRET);
   // A loopback "CDN" the operator listed in video.media.allowed_origins.
   cdn = await startTarget(sampleMp4());
+  svgHost = await startTarget(SVG, 'image/svg+xml');
   soraSim = await sora.simulator.start({ taskMs: 30 });
   wanSim = await wan.simulator.start({ taskMs: 30 });
   gw = await startTestGateway(
@@ -65,7 +69,7 @@ beforeAll(async () => {
         { module: wan, sim: wanSim },
       ]),
       log_level: 'info',
-      video: { media: { allow_private_networks: false, allowed_origins: [`http://127.0.0.1:${cdn.port}`] } },
+      video: { media: { allow_private_networks: false, allowed_origins: [`http://127.0.0.1:${cdn.port}`, `http://127.0.0.1:${svgHost.port}`] } },
     },
     { logSink: { write: (line: string) => lines.push(line) } },
   );
@@ -79,7 +83,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.close();
-  await Promise.all([soraSim?.close(), wanSim?.close(), stopTarget(internal), stopTarget(cdn)]);
+  await Promise.all([soraSim?.close(), wanSim?.close(), stopTarget(internal), stopTarget(cdn), stopTarget(svgHost)]);
 });
 
 beforeEach(() => {
@@ -168,6 +172,25 @@ describe('what stays allowed', () => {
     expect(r.status).toBe(200);
     expect(r.bytes.equals(first.bytes)).toBe(true);
     expect(soraSim.lastReceived('GET', CONTENT)!.query.get('again')).toBe('1');
+  });
+
+  it('a preview asset that is not a raster image (an SVG, which a browser runs scripts in) is refused, never served from the gateway origin', async () => {
+    redirectTo(`http://127.0.0.1:${svgHost.port}/thumb.svg`);
+    const r = await call(gw, 'GET', `/v1/videos/${soraJob}/content?variant=thumbnail`, { key });
+    expect(r.status, r.text).toBe(502);
+    expect(r.json?.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+    expect(r.text).not.toContain('<script>');
+    expect(svgHost.hits).toEqual(['GET /thumb.svg']);
+  });
+
+  it('downloads are marked nosniff, so a browser keeps to the declared type', async () => {
+    const video = await download(`${gw.url}/v1/videos/${soraJob}/content`, { authorization: `Bearer ${key}` });
+    expect(video.status).toBe(200);
+    expect(video.headers.get('x-content-type-options')).toBe('nosniff');
+    const thumb = await download(`${gw.url}/v1/videos/${soraJob}/content?variant=thumbnail`, { authorization: `Bearer ${key}` });
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('image/png');
+    expect(thumb.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
   it('a redirect to an origin listed in video.media.allowed_origins is followed, without the vendor key', async () => {
