@@ -139,6 +139,12 @@ export const errors = {
       code: 'overloaded',
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     }),
+  /** The database could not be reached (see StoreUnavailableError); retrying shortly is expected to work. */
+  storeUnavailable: (retryAfterSeconds = 1) =>
+    new GatewayError(503, 'server_error', 'The gateway cannot reach its database right now; retry shortly.', {
+      code: 'store_unavailable',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    }),
   /** A vendor callback reached an instance that is draining: the vendor retries, or polling settles the job. */
   shuttingDown: (retryAfterSeconds = 5) =>
     new GatewayError(503, 'server_error', 'This gateway instance is shutting down; retry shortly.', {
@@ -159,6 +165,20 @@ export const errors = {
   upstreamTimeout: (message = 'Timed out waiting for the upstream.') =>
     new GatewayError(504, 'server_error', message, { code: 'upstream_timeout' }),
 } as const;
+
+/**
+ * The database connection failed (refused, reset, ended by the server mid-transaction): nothing of
+ * the statement or transaction it ended was applied. Deliberately not a GatewayError: the store's
+ * GatewayErrors are verdicts on one write (its account deleted meanwhile) that the charge queue
+ * drops, while this is a moment's outage that it retries. The error renderer answers it with
+ * `errors.storeUnavailable()` (503), never the 500 of an unknown failure.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`database unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
 
 export function isGatewayError(e: unknown): e is GatewayError {
   return e instanceof GatewayError;

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, GatewayError, isGatewayError } from '../core/errors.js';
+import { errors, GatewayError, isGatewayError, StoreUnavailableError } from '../core/errors.js';
 import { toTransportError } from './executor.js';
 import { TransportError } from './types.js';
 
@@ -17,6 +17,8 @@ export function toGatewayError(err: unknown, bodyLimit: number): GatewayError {
   // An upstream that failed: a transport failure from the executor, or a body that broke before
   // the first byte reached the client (e.g. a video download).
   if (err instanceof TransportError) return fromTransport(err);
+  // Before the stream codes below: a database connection reset is not an upstream's failure.
+  if (err instanceof StoreUnavailableError) return errors.storeUnavailable();
   if (typeof e?.code === 'string' && UPSTREAM_STREAM_CODES.test(e.code)) return fromTransport(toTransportError(err, true));
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { errors } from '../core/errors.js';
+import { errors, StoreUnavailableError } from '../core/errors.js';
 import { toDollarParams, type Row, type SqlDriver, type SqlExecutor, type SqlValue } from './driver.js';
 
 export interface PostgresOptions {
@@ -85,10 +85,22 @@ class PostgresDriver implements SqlDriver {
   }
 
   async exec(script: string): Promise<void> {
-    await this.pool.query(script);
+    try {
+      await this.pool.query(script);
+    } catch (e) {
+      throw connectionFailure(e);
+    }
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    try {
+      return await this.transactionOnce(fn);
+    } catch (e) {
+      throw connectionFailure(e);
+    }
+  }
+
+  private async transactionOnce<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     // A checked-out client has no listener of the pool's: a connection the server ends mid-transaction
@@ -135,13 +147,40 @@ class PostgresDriver implements SqlDriver {
 
   private async rows(on: Queryable, sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
     const p = this.prepared(sql);
-    const res = await on.query<Row>({ name: p.name, text: p.text, values: [...params] });
-    return res.rows;
+    try {
+      const res = await on.query<Row>({ name: p.name, text: p.text, values: [...params] });
+      return res.rows;
+    } catch (e) {
+      throw connectionFailure(e);
+    }
   }
 
   private async count(on: Queryable, sql: string, params: readonly SqlValue[] = []): Promise<number> {
     const p = this.prepared(sql);
-    const res = await on.query({ name: p.name, text: p.text, values: [...params] });
-    return res.rowCount ?? 0;
+    try {
+      const res = await on.query({ name: p.name, text: p.text, values: [...params] });
+      return res.rowCount ?? 0;
+    } catch (e) {
+      throw connectionFailure(e);
+    }
   }
+}
+
+/** Socket-level codes of a connection that could not be made or was lost. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** SQLSTATEs of a server that ended or refused the session: admin/crash shutdown, cannot connect now, too many connections. */
+const SESSION_ENDED = new Set(['57P01', '57P02', '57P03', '53300']);
+/** What pg itself says when the socket closed under a query, or a client it gave out is dead. */
+const LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
+/**
+ * A failure of the connection rather than of the statement becomes a StoreUnavailableError (a 503
+ * for the client, a retry for queued charges); anything else (a constraint, a bad statement, the
+ * store's own verdicts) is passed on as it is.
+ */
+function connectionFailure(e: unknown): unknown {
+  if (e instanceof StoreUnavailableError || !(e instanceof Error)) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || SESSION_ENDED.has(code) || code.startsWith('08'))) return new StoreUnavailableError(e);
+  return LOST.test(e.message) ? new StoreUnavailableError(e) : e;
 }
