@@ -181,6 +181,7 @@ export function jobOps(db: SqlDriver): JobOps {
         const state = rows.length ? String(rows[0].state) : 'missing';
         await recordReconcile({ jobId, upstream: p.upstream, reason: `upstream accepted task ${p.taskId} while the job was ${state}`, now: p.now });
       }
+      return changed === 1;
     },
 
     async rejectJob(jobId, reason, now) {

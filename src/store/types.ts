@@ -284,11 +284,15 @@ export interface Store extends WebhookStore, FileStore {
    * the budget, deduct it, write the hold entry and insert the job as 'submitting'.
    */
   createJobWithHold(job: NewJob, hold: Micros, now: number): Promise<'ok' | 'insufficient' | 'key_budget'>;
-  /** submitting -> processing, pinned to the upstream that accepted it. */
+  /**
+   * submitting -> processing, pinned to the upstream that accepted it. False when the job was no
+   * longer submitting (settled as an interrupted create meanwhile): the task is then recorded for
+   * reconciliation, and nothing tracks it.
+   */
   markJobSubmitted(
     jobId: string,
     p: { upstream: string; taskId: string; publicId: string; taskMeta: JsonObject; nextPollAt: number; now: number },
-  ): Promise<void>;
+  ): Promise<boolean>;
   /** submitting -> rejected, releasing the hold exactly once. */
   rejectJob(jobId: string, reason: string, now: number): Promise<void>;
   getJob(jobId: string): Promise<JobRecord | undefined>;

@@ -140,6 +140,7 @@ export async function createVideoJob(
   const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};
   if (unreachable) return deferFailure(deps, jobId, ctx.account.id, candidates[0]!, vendor.id, model.name, estSeconds, unreachable, surface);
 
+  let submitted = false;
   try {
     const { value, upstream } = await withFailover(
       candidates,
@@ -154,7 +155,7 @@ export async function createVideoJob(
       j: jobId, a: ctx.account.id, u: upstream.name, v: vendor.id, m: model.name, d: estSeconds, t: value.taskId, ...surface,
     });
     const at = deps.clock.now();
-    await deps.store.markJobSubmitted(jobId, {
+    submitted = await deps.store.markJobSubmitted(jobId, {
       upstream: upstream.name,
       taskId: value.taskId,
       publicId,
@@ -162,15 +163,21 @@ export async function createVideoJob(
       nextPollAt: at + deps.settings.pollIntervalMs,
       now: at,
     });
-    const job = await deps.store.getJob(jobId);
-    if (!job) throw errors.internal();
-    return job;
+    if (submitted) {
+      const job = await deps.store.getJob(jobId);
+      if (!job) throw errors.internal();
+      return job;
+    }
   } catch (e) {
     await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now());
     videoSettlements.inc({ model: model.name, outcome: 'rejected', code: '' });
     moneyReleased.inc({ model: model.name }, units(hold));
     throw e;
   }
+  // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process
+  // left: the hold is released and the vendor's task recorded (markJobSubmitted). No job tracks the
+  // task, so no id can be given; answering the row as it is would be a 200 with an empty id.
+  throw errors.upstreamTimeout('The video create took longer than the gateway waits for one; nothing was held or charged. Retry the request.');
 }
 
 /**
