@@ -43,6 +43,9 @@ const OPENED_AGAIN_WITHIN_MS = 10_000;
 
 export class IdSealer {
   private readonly keys = new Map<number, Buffer>();
+  /** Per key id of an id's header: the keys every configured secret derives for it (see `keysFor`). */
+  private readonly derived = new Map<number, readonly Buffer[]>();
+  private readonly secrets: readonly string[];
   private readonly opened = new Map<string, VideoIdClaims>();
   private readonly recent = new RecentKeys(OPENED_AGAIN_WITHIN_MS);
   private readonly currentKeyId: number;
@@ -55,10 +58,29 @@ export class IdSealer {
     if (secrets.length === 0 || secrets.length > 255) throw new Error('IdSealer needs 1 to 255 secrets');
     secrets.forEach((s, i) => {
       if (s.length < 16) throw new Error('each id secret must be at least 16 characters');
-      const key = Buffer.from(hkdfSync('sha256', s, 'video-id-salt', `video-id-key-${i}`, 32));
-      this.keys.set(i, key);
+      this.keys.set(i, deriveKey(s, i));
     });
+    this.secrets = [...secrets];
     this.currentKeyId = secrets.length - 1;
+  }
+
+  /**
+   * The keys an id whose header says `keyId` may have been sealed with: the secret now at that
+   * position first, then every other configured secret as derived for that position. The key id is
+   * the secret's position when the id was sealed, and a rotation finished by dropping the old secret
+   * (`[old, new]`, then `[new]`) moves the new one from position 1 to 0: looked up by position alone,
+   * every id sealed since the rotation began would stop opening. GCM's tag tells the right key; the
+   * header byte is authenticated, so nothing opens that a configured secret did not seal.
+   */
+  private keysFor(keyId: number): readonly Buffer[] {
+    let keys = this.derived.get(keyId);
+    if (!keys) {
+      const own = this.keys.get(keyId);
+      keys = [...(own ? [own] : []), ...this.secrets.filter((_, i) => i !== keyId).map((s) => deriveKey(s, keyId))];
+      // At most 256 header values, each holding a 32-byte key per secret.
+      this.derived.set(keyId, keys);
+    }
+    return keys;
   }
 
   seal(claims: VideoIdClaims): string {
@@ -94,21 +116,36 @@ export class IdSealer {
     // character, so up to 16 strings would open to the same claims and each be an id of its own.
     if (raw.toString('base64url') !== token) return undefined;
     if (raw[0] !== VERSION) return undefined;
-    const key = this.keys.get(raw[1]!);
-    if (!key) return undefined;
-    try {
-      const iv = raw.subarray(HEADER_LEN, HEADER_LEN + IV_LEN);
-      const tag = raw.subarray(raw.length - TAG_LEN);
-      const body = raw.subarray(HEADER_LEN + IV_LEN, raw.length - TAG_LEN);
-      const decipher = createDecipheriv('aes-256-gcm', key, iv);
-      decipher.setAAD(raw.subarray(0, HEADER_LEN));
-      decipher.setAuthTag(tag);
-      const json = Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
-      const c = JSON.parse(json) as VideoIdClaims;
-      if (typeof c.j !== 'string' || typeof c.a !== 'string' || typeof c.t !== 'string') return undefined;
-      return c;
-    } catch {
-      return undefined;
+    for (const key of this.keysFor(raw[1]!)) {
+      const json = openWith(key, raw);
+      if (json === undefined) continue;
+      try {
+        const c = JSON.parse(json) as VideoIdClaims;
+        if (typeof c.j !== 'string' || typeof c.a !== 'string' || typeof c.t !== 'string') return undefined;
+        return c;
+      } catch {
+        return undefined;
+      }
     }
+    return undefined;
+  }
+}
+
+function deriveKey(secret: string, keyId: number): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'video-id-salt', `video-id-key-${keyId}`, 32));
+}
+
+/** The plaintext of a sealed id under `key`, or undefined when the tag does not verify. */
+function openWith(key: Buffer, raw: Buffer): string | undefined {
+  try {
+    const iv = raw.subarray(HEADER_LEN, HEADER_LEN + IV_LEN);
+    const tag = raw.subarray(raw.length - TAG_LEN);
+    const body = raw.subarray(HEADER_LEN + IV_LEN, raw.length - TAG_LEN);
+    const decipher = createDecipheriv('aes-256-gcm', key, iv);
+    decipher.setAAD(raw.subarray(0, HEADER_LEN));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
   }
 }

@@ -57,6 +57,15 @@ describe('sealed video ids', () => {
     expect(rotated.open(fresh)).toEqual(claims);
   });
 
+  it('keeps opening ids sealed under the new secret once the old one is dropped, and nothing under a secret not configured', () => {
+    const rotating = new IdSealer(['first-secret-0123456', 'second-secret-0123456']);
+    const id = rotating.seal(claims);
+    const done = new IdSealer(['second-secret-0123456']);
+    expect(done.open(id)).toEqual(claims);
+    expect(new IdSealer(['first-secret-0123456']).open(id)).toBeUndefined();
+    expect(new IdSealer(['third-secret-0123456', 'first-secret-0123456']).open(id)).toBeUndefined();
+  });
+
   it('remembers the claims of an id opened again within ten seconds, not of one opened once', () => {
     let now = 0;
     const s = new IdSealer(['0123456789abcdef-secret'], () => now);
