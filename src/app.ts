@@ -64,7 +64,9 @@ export function buildApp(s: Services): FastifyInstance {
     logController: new AccessLog(s.logger as FastifyBaseLogger),
     // req.log is made only when a request logs through it; the access line needs none.
     childLoggerFactory: lazyRequestLogger,
-    return503OnClosing: true,
+    // Fastify's own drain answer is a 503 outside the error shape; the first onRequest hook below
+    // refuses requests that arrive during a drain instead (503 shutting_down).
+    return503OnClosing: false,
     // Slow headers (a client trickling its request head to hold a connection) are cut off; Node
     // checks every 30 s by default, which would let the timeout run far past its value.
     http: { headersTimeout: server.headers_timeout_ms, connectionsCheckingInterval: Math.min(1_000, server.headers_timeout_ms) },
@@ -116,6 +118,12 @@ export function buildApp(s: Services): FastifyInstance {
   // path: an async hook costs a promise and a microtask hop on every request.)
   app.addHook('onRequest', (req, reply, done) => {
     reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
+    // Draining (SIGTERM): a request on a connection that was already open starts no new work. The
+    // connection closes after this answer, so the client's retry goes to another instance.
+    if (s.shutdown.isShuttingDown()) {
+      reply.raw.setHeader('connection', 'close');
+      return done(errors.shuttingDown(1));
+    }
     done(repeatedQueryParameter(req.query as Record<string, unknown> | undefined));
   });
   installServerSpans(app);

@@ -68,7 +68,8 @@ export function logError(req: FastifyRequest, original: unknown, rendered: Gatew
   // gateway does itself (e.g. making a thumbnail) ends the same way, with an AbortError.
   if (original instanceof TransportError && original.reason === 'aborted') return;
   if ((original as { name?: unknown } | null)?.name === 'AbortError' && clientGone(req)) return;
-  if (rendered.status >= 500) req.log.error({ err: original }, 'request failed');
+  // A request refused because the instance is draining is the drain working, not a failure.
+  if (rendered.status >= 500 && rendered.code !== 'shutting_down') req.log.error({ err: original }, 'request failed');
 }
 
 function clientGone(req: FastifyRequest): boolean {
