@@ -122,7 +122,7 @@ export function buildApp(s: Services): FastifyInstance {
     // connection closes after this answer, so the client's retry goes to another instance.
     if (s.shutdown.isShuttingDown()) {
       reply.raw.setHeader('connection', 'close');
-      return done(errors.shuttingDown(1));
+      return done(errors.shuttingDown());
     }
     done(repeatedQueryParameter(req.query as Record<string, unknown> | undefined));
   });
