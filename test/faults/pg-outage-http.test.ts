@@ -1,10 +1,11 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAISimulator } from '../../src/embeddings/vendors/openai/simulator.js';
 import type { SimServer } from '../../src/sim/framework.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
-import { balanceOf, ledgerSum, postgresBackend } from '../store/harness.js';
+import { balanceOf, ledgerSum, PG_URL, postgresBackend } from '../store/harness.js';
 import type { SqlStore } from '../../src/store/index.js';
 
 /**
@@ -23,10 +24,12 @@ let key: string;
 let accountId: string;
 let videoModel: string;
 let jobId: string;
+let schema: string;
 
 beforeAll(async () => {
   const fresh = await backend.fresh();
   direct = fresh.store;
+  schema = new URL(fresh.url).searchParams.get('schema')!;
   await relay.start();
   const url = new URL(fresh.url);
   url.hostname = '127.0.0.1';
@@ -74,22 +77,23 @@ describe('PostgreSQL unreachable while the gateway serves', () => {
     const before = await balanceOf(direct, accountId);
     const jobsBefore = (await direct.driver.query('SELECT COUNT(*) AS n FROM jobs'))[0]!.n;
     await relay.stop();
-
-    // A video create holds money in a transaction: it must fail whole, with a retryable answer.
-    expectStoreUnavailable(
-      await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: videoModel, prompt: 'during the outage', seconds: 4 } }),
-      'video create',
-    );
-    // A poll reads the job's row (not cached: the cache keeps rows for at most a second).
-    await new Promise((r) => setTimeout(r, 1_100));
-    expectStoreUnavailable(await call(gw, 'GET', `/v1/videos/${jobId}`, { key }), 'video poll');
-    // The admin surface reads the store too.
-    expectStoreUnavailable(
-      await call(gw, 'GET', '/admin/accounts', { headers: { authorization: `Bearer ${gw.adminToken}` } }),
-      'admin accounts',
-    );
-
-    await relay.start();
+    try {
+      // A video create holds money in a transaction: it must fail whole, with a retryable answer.
+      expectStoreUnavailable(
+        await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: videoModel, prompt: 'during the outage', seconds: 4 } }),
+        'video create',
+      );
+      // A poll reads the job's row (not cached: the cache keeps rows for at most a second).
+      await new Promise((r) => setTimeout(r, 1_100));
+      expectStoreUnavailable(await call(gw, 'GET', `/v1/videos/${jobId}`, { key }), 'video poll');
+      // The admin surface reads the store too.
+      expectStoreUnavailable(
+        await call(gw, 'GET', '/admin/accounts', { headers: { authorization: `Bearer ${gw.adminToken}` } }),
+        'admin accounts',
+      );
+    } finally {
+      await relay.start();
+    }
     // Nothing of the refused create stuck: no job row, no hold.
     expect((await direct.driver.query('SELECT COUNT(*) AS n FROM jobs'))[0]!.n).toBe(jobsBefore);
     expect(await balanceOf(direct, accountId)).toBe(before);
@@ -102,5 +106,40 @@ describe('PostgreSQL unreachable while the gateway serves', () => {
     const after = await balanceOf(direct, accountId);
     expect(after).toBe(before - 400_000);
     expect(await ledgerSum(direct, accountId)).toBe(after);
+  }, 30_000);
+
+  it('a connection the server ends in the middle of a create: 503 store_unavailable, and neither the job nor its hold is left', async () => {
+    const admin = new pg.Client({ connectionString: PG_URL });
+    const blocker = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    await blocker.connect();
+    try {
+      const before = await balanceOf(direct, accountId);
+      const jobsBefore = (await direct.driver.query('SELECT COUNT(*) AS n FROM jobs'))[0]!.n;
+      // Another session holds the account row: the create's transaction stops inside, after its job row.
+      const blockerPid = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT id FROM "${schema}".accounts WHERE id = $1 FOR UPDATE`, [accountId]);
+      const pending = call(gw, 'POST', '/v1/videos/generations', { key, body: { model: videoModel, prompt: 'cut mid-transaction', seconds: 4 } });
+      let waiter: number | undefined;
+      for (let i = 0; i < 500 && waiter === undefined; i++) {
+        const r = await admin.query('SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [blockerPid]);
+        waiter = r.rows[0]?.pid as number | undefined;
+        if (waiter === undefined) await new Promise((res) => setTimeout(res, 20));
+      }
+      expect(waiter, 'the create never waited on the account row').toBeDefined();
+      await admin.query('SELECT pg_terminate_backend($1)', [waiter]);
+      await blocker.query('ROLLBACK');
+      expectStoreUnavailable(await pending, 'create cut mid-transaction');
+      expect((await direct.driver.query('SELECT COUNT(*) AS n FROM jobs'))[0]!.n).toBe(jobsBefore);
+      expect(await balanceOf(direct, accountId)).toBe(before);
+      expect(await ledgerSum(direct, accountId)).toBe(before);
+      // The pool replaced the dead connection.
+      const again = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: videoModel, prompt: 'after the cut', seconds: 4 } });
+      expect(again.status, again.text).toBe(200);
+    } finally {
+      await blocker.end();
+      await admin.end();
+    }
   }, 30_000);
 });
