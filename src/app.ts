@@ -54,6 +54,9 @@ function repeatedQueryParameter(q: Record<string, unknown> | undefined): Gateway
 }
 
 /** Builds the HTTP app from the services; no business logic lives here. */
+/** Routes that answer during a drain (probes and metrics), unlike every other. */
+const DRAIN_PROBES = new Set(['/health', '/ready', '/metrics']);
+
 export function buildApp(s: Services): FastifyInstance {
   const { server } = s.config;
   const app = Fastify({
@@ -120,7 +123,9 @@ export function buildApp(s: Services): FastifyInstance {
     reply.raw.setHeader(REQUEST_ID_HEADER, req.id);
     // Draining (SIGTERM): a request on a connection that was already open starts no new work. The
     // connection closes after this answer, so the client's retry goes to another instance.
-    if (s.shutdown.isShuttingDown()) {
+    // The probes still answer: /ready says "failing: shutting down" to the load balancer, /health
+    // and /metrics what they always say.
+    if (s.shutdown.isShuttingDown() && !DRAIN_PROBES.has(req.routeOptions.url ?? '')) {
       reply.raw.setHeader('connection', 'close');
       return done(errors.shuttingDown());
     }
