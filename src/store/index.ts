@@ -32,6 +32,14 @@ export async function openStore(url: string, opts: OpenStoreOptions): Promise<Sq
   return store;
 }
 
+/** A whole number of milliseconds from the database URL's query string (the gateway's own parameters). */
+function msParam(url: URL, name: string): number | undefined {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return undefined;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) === 0) throw errors.internal(`The database URL's ${name} must be a positive whole number of milliseconds.`);
+  return Number(raw);
+}
+
 export async function openDriver(url: string, opts: OpenStoreOptions): Promise<SqlDriver> {
   if (url.startsWith('sqlite:')) {
     let path = url.slice('sqlite:'.length);
@@ -41,10 +49,12 @@ export async function openDriver(url: string, opts: OpenStoreOptions): Promise<S
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;
-    parsed.searchParams.delete('schema');
+    const connectTimeoutMs = msParam(parsed, 'connect_timeout_ms');
+    const queryTimeoutMs = msParam(parsed, 'query_timeout_ms');
+    for (const own of ['schema', 'connect_timeout_ms', 'query_timeout_ms']) parsed.searchParams.delete(own);
     // pg (about 16 MB of RSS) is imported only by a gateway configured for PostgreSQL.
     const { openPostgres } = await import('./pg-driver.js');
-    return openPostgres({ connectionString: parsed.toString(), schema });
+    return openPostgres({ connectionString: parsed.toString(), schema, connectTimeoutMs, queryTimeoutMs });
   }
   // Never echo the URL: it may carry a password.
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? '(none)';

@@ -10,7 +10,23 @@ export interface PostgresOptions {
   max?: number;
   /** Connections kept open however long they sit idle (see `KEPT_CONNECTIONS`). */
   min?: number;
+  /** The longest a query waits for a connection, the connection's set-up included (ms). */
+  connectTimeoutMs?: number;
+  /** The longest a statement waits for its answer (ms); see `QUERY_TIMEOUT_MS`. */
+  queryTimeoutMs?: number;
 }
+
+/**
+ * A database that stops answering without closing its connections (a network partition, a host
+ * that died, a firewall dropping packets) would otherwise hold each statement, and the connection
+ * it runs on, until TCP gives up, minutes later: the pool's ten connections run out and every
+ * request waits for its own deadline. A statement past this fails (503 store_unavailable) and its
+ * connection is discarded, so the pool starts a fresh one; a transaction cut this way is rolled
+ * back by the server when the connection goes. 30 s is far above any statement the gateway runs.
+ */
+const QUERY_TIMEOUT_MS = 30_000;
+/** How long a query waits for a free connection or a new one to be set up. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Connections the pool keeps open through idle spells; the others close after pg's 10 s idle
@@ -37,6 +53,8 @@ export async function openPostgres(opts: PostgresOptions): Promise<SqlDriver> {
     // timeout (minutes). TCP keep-alive probes keep the flow known and find a dead one.
     keepAlive: true,
     keepAliveInitialDelayMillis: 30_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    query_timeout: opts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
     // Set at connection start-up, so no pooled connection can ever run a query on another schema.
     options: schema ? `-c search_path=${schema}` : undefined,
   });
@@ -171,7 +189,7 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMED
 /** SQLSTATEs of a server that ended or refused the session: admin/crash shutdown, cannot connect now, too many connections. */
 const SESSION_ENDED = new Set(['57P01', '57P02', '57P03', '53300']);
 /** What pg itself says when the socket closed under a query, or a client it gave out is dead. */
-const LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+const LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout)/;
 
 /**
  * A failure of the connection rather than of the statement becomes a StoreUnavailableError (a 503
