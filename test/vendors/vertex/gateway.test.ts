@@ -119,6 +119,21 @@ describe('embeddings through Vertex AI :predict', () => {
     expect(sim.lastReceived('POST', PREDICT)!.json.parameters).toEqual({ autoTruncate: false });
   });
 
+  it('refuses a gs:// location anywhere in extra_body (Vertex would read it as the gateway), before any call or charge', async () => {
+    const { key: own, accountId } = await h.newKey(1);
+    sim.reset();
+    for (const extra_body of [
+      { instances: [{ image: { gcsUri: 'gs://private-bucket/secret.png' } }] },
+      { instances: [{ video: { gcsUri: '  GS://private-bucket/clip.mp4' } }] },
+    ]) {
+      const r = await post(h, own, { model: 'text-embedding-005', input: 'x', extra_body });
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'media_location_not_allowed', param: 'extra_body' });
+    }
+    expect(sim.requests).toHaveLength(0);
+    expect(await h.balance(accountId)).toBe(toMicros(1));
+  });
+
   it('an answer with an empty vector or vectors of different sizes is an upstream failure: 502, nothing charged', async () => {
     const { key: own, accountId } = await h.newKey(100);
     const before = await h.balance(accountId);

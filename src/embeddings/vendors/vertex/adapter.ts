@@ -28,6 +28,14 @@ export function oneInstancePerCall(model: string): boolean {
   return /^gemini-embedding/.test(model);
 }
 
+/** Whether a gs:// URI is anywhere in `v` (the body's nesting is already bounded at 64 levels). */
+function hasCloudStorageUri(v: unknown, depth: number): boolean {
+  if (typeof v === 'string') return /^\s*gs:\/\//i.test(v);
+  if (depth > 128 || v === null || typeof v !== 'object') return false;
+  for (const x of Object.values(v)) if (hasCloudStorageUri(x, depth + 1)) return true;
+  return false;
+}
+
 export const vertexVendor: EmbeddingVendor = {
   id: 'vertex',
   label: 'Vertex AI',
@@ -43,6 +51,14 @@ export const vertexVendor: EmbeddingVendor = {
       );
     if (req.title !== undefined && req.taskType !== 'RETRIEVAL_DOCUMENT')
       throw errors.invalidRequest("'title' is only accepted with task_type RETRIEVAL_DOCUMENT.", 'title');
+    // Vertex reads a gs:// object with the upstream's service account, not the client's: these
+    // models embed text only, so no client-named Cloud Storage location has a use here.
+    if (hasCloudStorageUri(req.extra, 0))
+      throw errors.invalidRequest(
+        `Model '${req.model}' embeds text only; extra_body may not name a gs:// location (Vertex would read it as the gateway).`,
+        'extra_body',
+        'media_location_not_allowed',
+      );
   },
 
   limits(model, up): BatchLimits {
