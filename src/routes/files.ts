@@ -35,6 +35,7 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.uploadTooLarge(maxBytes, 'file');
     if (code === 'FST_FILES_LIMIT') throw errors.invalidRequest('Send one file.', 'file', 'too_many_files');
     if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw errors.invalidRequest('Too many form fields.', undefined, 'too_many_fields');
+    if (code === 'FST_PROTO_VIOLATION') throw errors.invalidRequest('A form field name is a forbidden key.', undefined, 'forbidden_key');
     throw isGatewayError(e) ? e : errors.unreadableForm();
   }
   if (!file) throw errors.invalidRequest("'file' is required.", 'file', 'missing_required_parameter');

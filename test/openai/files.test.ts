@@ -89,6 +89,12 @@ describe('Files API with the official SDK', () => {
     expect([json.status, json.json.error.code]).toEqual([400, 'unsupported_media_type']);
     expect((await call(gw, 'GET', '/v1/files?limit=0', { key })).json.error.param).toBe('limit');
     expect((await call(gw, 'GET', '/v1/files?after=file-nope', { key })).json.error.code).toBe('invalid_cursor');
+    // A field named like a prototype key: refused as such (as on POST /v1/videos), not as an unreadable form.
+    const proto = new FormData();
+    proto.set('__proto__', 'x');
+    proto.set('purpose', 'vision');
+    const r = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: proto });
+    expect([r.status, (await r.json()).error.code]).toEqual([400, 'forbidden_key']);
   });
 
   it('expires_after shortens the life of a file; expired files disappear and the refresher removes them', async () => {
