@@ -191,7 +191,7 @@ async function deferFailure(
 ): Promise<JobRecord> {
   const at = deps.clock.now();
   const publicId = deps.sealer.seal({ j: jobId, a: accountId, u: up.name, v: vendorId, m: model, d: seconds, t: '', ...surface });
-  await deps.store.markJobSubmitted(jobId, {
+  const submitted = await deps.store.markJobSubmitted(jobId, {
     upstream: up.name,
     taskId: '',
     publicId,
@@ -199,6 +199,8 @@ async function deferFailure(
     nextPollAt: at,
     now: at,
   });
+  // As in createVideo: a row the refresher took for abandoned has had its hold released, and has no id to give.
+  if (!submitted) throw errors.upstreamTimeout('The video create took longer than the gateway waits for one; nothing was held or charged. Retry the request.');
   const job = await deps.store.getJob(jobId);
   if (!job) throw errors.internal();
   return job;
