@@ -176,6 +176,10 @@ function scrub(text: string, opts: RelayOptions): string {
 }
 
 function write(sink: Writable, data: string, stallMs: number | undefined): Promise<void> | void {
+  // A closed client takes nothing, and its 'close' has already been emitted: waiting for one would
+  // never end (events read behind the usage chunk after the client was cut, say), and the request's
+  // reservations would be held for good.
+  if (sink.destroyed) return;
   if (sink.write(data)) return;
   return new Promise((resolve) => {
     // Destroying the sink closes it: the 'close' handlers end the wait and cancel the upstream.

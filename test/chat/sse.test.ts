@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { relayEvents } from '../../src/chat/sse.js';
 
@@ -150,5 +150,23 @@ describe('relayEvents settling on the usage chunk', () => {
     expect(calls).toBe(0);
     expect(r.settled).toBe(false);
     expect(r.finished).toBe(false);
+  });
+});
+
+describe('relayEvents with a client that stops reading', () => {
+  it('returns when the stalled client is cut while the usage chunk arrives with more events behind it', async () => {
+    // A client that never takes a byte: every write past the first few bytes waits for a drain.
+    const sink = new Writable({ highWaterMark: 16, write: () => undefined });
+    const source = new PassThrough();
+    let settled = 0;
+    const done = relayEvents(source, sink, { forwardUsageChunk: true, clientStallMs: 30, settleUsage: async () => (settled++, 0.001) });
+    // The last read of a stream: content, the usage chunk and [DONE] together. The content's write
+    // stalls until the client is cut; [DONE] is then left for a sink that has already closed.
+    source.end(chunk('x'.repeat(200)) + usageChunk + 'data: [DONE]\n\n');
+    const r = await Promise.race([done, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 1_000))]);
+    expect(r).not.toBe('hung');
+    expect(settled).toBe(1);
+    expect((r as Awaited<typeof done>).clientGone).toBe(true);
+    expect(sink.destroyed).toBe(true);
   });
 });
