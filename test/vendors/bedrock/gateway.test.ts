@@ -103,6 +103,14 @@ describe('embeddings through Bedrock (TwelveLabs Marengo)', () => {
     }
   });
 
+  it('embeds a text input that reads like an s3:// location as the text it is (Bedrock reads no location from inputText)', async () => {
+    const text = 's3://other-bucket/reports/2024.pdf';
+    const r = await post(h, key, { model: M27, input: text });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(sim.received('POST', INVOKE_27)[0]!.json).toEqual({ inputType: 'text', inputText: text });
+    expect(asFloat32(r.json.data[0].embedding)).toEqual(marengoSimVector(M27, 'text', text));
+  });
+
   it('uses the nested Marengo 3.0 request shape', async () => {
     const r = await post(h, key, { model: M30, input: 'a dog on a skateboard', encoding_format: 'base64' });
     expect(r.status).toBe(200);

@@ -149,7 +149,9 @@ function checkS3Locations(req: EmbeddingRequest, up: Upstream): void {
       'media_location_not_allowed',
     );
   };
-  for (const input of req.inputs) if (typeof input === 'string' && isS3(input) && !allowed(input.trim())) refuse('input');
+  // A text input is sent as inputText, which Bedrock embeds as text and never reads a location from.
+  if ((req.inputType ?? 'text') !== 'text')
+    for (const input of req.inputs) if (typeof input === 'string' && isS3(input) && !allowed(input.trim())) refuse('input');
   const walk = (v: unknown, depth: number): void => {
     if (typeof v === 'string') {
       if (isS3(v) && !allowed(v.trim())) refuse('extra_body');
