@@ -16,7 +16,7 @@ function openaiBody(model: string, embedding: string): Buffer {
 describe('forwardOpenAIBody', () => {
   it('forwards the very same bytes and reads usage from the tail', () => {
     const raw = openaiBody('text-embedding-3-small', `"${b64}"`);
-    const out = forwardOpenAIBody(raw, 'text-embedding-3-small', 'base64')!;
+    const out = forwardOpenAIBody(raw, 'text-embedding-3-small', 'base64', 1)!;
     expect(out.raw).toBe(raw);
     expect(out.model).toBeUndefined();
     expect(out.promptTokens).toBe(8);
@@ -25,7 +25,7 @@ describe('forwardOpenAIBody', () => {
 
   it('replaces a different model name and keeps the rest byte for byte', () => {
     const raw = openaiBody('my-azure-deployment', '[0.5,-0.25]');
-    const out = forwardOpenAIBody(raw, 'text-embedding-3-small', 'float')!;
+    const out = forwardOpenAIBody(raw, 'text-embedding-3-small', 'float', 1)!;
     const parsed = JSON.parse(bodyOf(out).toString());
     expect(parsed.model).toBe('text-embedding-3-small');
     expect(parsed.data[0].embedding).toEqual([0.5, -0.25]);
@@ -34,19 +34,34 @@ describe('forwardOpenAIBody', () => {
 
   it('handles servers that write model first, or none at all', () => {
     const first = Buffer.from(`{"id":"x","object":"list","model":"other","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
-    expect(JSON.parse(bodyOf(forwardOpenAIBody(first, 'pub', 'base64')).toString()).model).toBe('pub');
+    expect(JSON.parse(bodyOf(forwardOpenAIBody(first, 'pub', 'base64', 1)).toString()).model).toBe('pub');
     const none = Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
-    const fixed = JSON.parse(bodyOf(forwardOpenAIBody(none, 'pub', 'base64')).toString());
+    const fixed = JSON.parse(bodyOf(forwardOpenAIBody(none, 'pub', 'base64', 1)).toString());
     expect(fixed.model).toBe('pub');
     expect(fixed.usage.prompt_tokens).toBe(3);
   });
 
   it('declines (so the caller parses) when usage is missing or the vectors are in the other form', () => {
     const noUsage = Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"model":"m"}`);
-    expect(forwardOpenAIBody(noUsage, 'm', 'base64')).toBeUndefined();
-    expect(forwardOpenAIBody(openaiBody('m', '[0.5]'), 'm', 'base64')).toBeUndefined();
-    expect(forwardOpenAIBody(openaiBody('m', `"${b64}"`), 'm', 'float')).toBeUndefined();
-    expect(forwardOpenAIBody(Buffer.from('{"usage": {"prompt_tokens": 1'), 'm', 'float')).toBeUndefined();
+    expect(forwardOpenAIBody(noUsage, 'm', 'base64', 1)).toBeUndefined();
+    expect(forwardOpenAIBody(openaiBody('m', '[0.5]'), 'm', 'base64', 1)).toBeUndefined();
+    expect(forwardOpenAIBody(openaiBody('m', `"${b64}"`), 'm', 'float', 1)).toBeUndefined();
+    expect(forwardOpenAIBody(Buffer.from('{"usage": {"prompt_tokens": 1'), 'm', 'float', 1)).toBeUndefined();
+  });
+
+  it('forwards several vectors only when there is one per input, none empty, base64 ones of one length', () => {
+    const body = (vectors: string[]) =>
+      Buffer.from(`{"object":"list","data":[${vectors.map((v, i) => `{"object":"embedding","index":${i},"embedding": ${v}}`).join(',')}],"model":"m","usage":{"prompt_tokens":3,"total_tokens":3}}`);
+    const q = (v: string) => `"${v}"`;
+    expect(forwardOpenAIBody(body([q(b64), q(b64), q(b64)]), 'm', 'base64', 3)).toBeDefined();
+    expect(forwardOpenAIBody(body(['[0.5]', '[ 0.5, 1 ]']), 'm', 'float', 2)).toBeDefined();
+    expect(forwardOpenAIBody(body([q(b64), q(b64)]), 'm', 'base64', 3)).toBeUndefined();
+    expect(forwardOpenAIBody(body([q(b64), q(b64)]), 'm', 'base64', 1)).toBeDefined(); // one input: its vector is looked at alone
+    expect(forwardOpenAIBody(body([q(b64), q(b64), q(b64)]), 'm', 'base64', 2)).toBeUndefined();
+    expect(forwardOpenAIBody(body([q(b64), q(floatsToBase64([1]))]), 'm', 'base64', 2)).toBeUndefined();
+    expect(forwardOpenAIBody(body([q(b64), '""']), 'm', 'base64', 2)).toBeUndefined();
+    expect(forwardOpenAIBody(body(['[0.5]', '[ ]']), 'm', 'float', 2)).toBeUndefined();
+    expect(forwardOpenAIBody(body(['[]']), 'm', 'float', 1)).toBeUndefined();
   });
 
   it('puts the usage member first in usage and the public model in place, in one body, wherever model sits', () => {
@@ -65,7 +80,7 @@ describe('forwardOpenAIBody', () => {
       [` {"object":"list",${data},${usage}}`, ` {"model":"pub","object":"list",${data},${withCost}}`],
     ];
     for (const [upstream, expected] of cases) {
-      const out = forwardOpenAIBody(Buffer.from(upstream), 'pub', 'base64');
+      const out = forwardOpenAIBody(Buffer.from(upstream), 'pub', 'base64', 1);
       expect(out?.promptTokens).toBe(3);
       expect(forwardedBody(out!, cost).toString()).toBe(expected);
     }

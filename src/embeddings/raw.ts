@@ -33,9 +33,8 @@ export interface RawAnswer {
  * Returns what to forward and its usage, or undefined when the scan cannot vouch for the answer
  * (no usage block, odd layout); the caller then parses it in full.
  */
-export function forwardOpenAIBody(raw: Buffer, publicModel: string, format: EncodingFormat): RawAnswer | undefined {
-  // A server that ignored encoding_format must not hand floats to a client expecting base64.
-  if (vectorForm(raw) !== format) return undefined;
+export function forwardOpenAIBody(raw: Buffer, publicModel: string, format: EncodingFormat, inputs: number): RawAnswer | undefined {
+  if (!vectorsVouched(raw, format, inputs)) return undefined;
   const usage = readUsage(raw);
   if (!usage) return undefined;
   const model = modelSplice(raw, publicModel);
@@ -57,23 +56,40 @@ export function forwardedBody(a: RawAnswer, usageMember: Buffer): Buffer {
   return Buffer.concat([raw.subarray(0, atUsage), usageMember, raw.subarray(atUsage, model.start), model.insert, raw.subarray(model.end)]);
 }
 
-/** The form of the first vector: a string is base64, an array is floats. */
-function vectorForm(raw: Buffer): EncodingFormat | undefined {
+/**
+ * Whether the vectors can be forwarded unread: in the form asked for (a server that ignored
+ * encoding_format must not hand floats to a client expecting base64), none empty, and one per input.
+ * A single input's vector is looked at alone (no scan of the body). Several are found by a byte
+ * search for their keys, and base64 ones must be of one length; float vectors are not counted
+ * element by element (that would cost what this path saves). Anything else is left to the full parse,
+ * whose checks turn it into a malformed answer (run.ts).
+ */
+function vectorsVouched(raw: Buffer, format: EncodingFormat, inputs: number): boolean {
+  let found = 0;
+  let size = -1;
   let from = 0;
   // `"embedding"` is also the value of each item's `object`; the key is the one followed by a colon.
-  for (let tries = 0; tries < 4; tries++) {
-    const at = raw.indexOf(EMBEDDING_KEY, from);
-    if (at < 0) return undefined;
-    let i = skipSpace(raw, at + EMBEDDING_KEY.length);
-    if (raw[i] === 0x3a) {
-      i = skipSpace(raw, i + 1);
-      if (raw[i] === 0x22) return 'base64';
-      if (raw[i] === 0x5b /* [ */) return 'float';
-      return undefined;
-    }
+  for (let at = raw.indexOf(EMBEDDING_KEY, from); at >= 0; at = raw.indexOf(EMBEDDING_KEY, from)) {
     from = at + EMBEDDING_KEY.length;
+    let i = skipSpace(raw, from);
+    if (raw[i] !== 0x3a /* : */) continue;
+    i = skipSpace(raw, i + 1);
+    if (format === 'base64') {
+      if (raw[i] !== 0x22 /* " */) return false;
+      // Base64 holds no quote or backslash: the next quote ends the string.
+      const end = raw.indexOf(0x22, i + 1);
+      if (end <= i + 1 || (size >= 0 && end - i - 1 !== size)) return false;
+      size = end - i - 1;
+      from = end + 1;
+    } else {
+      if (raw[i] !== 0x5b /* [ */ || raw[skipSpace(raw, i + 1)] === 0x5d /* ] */) return false;
+      from = i + 1;
+    }
+    found++;
+    if (inputs === 1) return true;
+    if (found > inputs) return false;
   }
-  return undefined;
+  return found === inputs;
 }
 
 function readUsage(raw: Buffer): { promptTokens: number; open: number } | undefined {

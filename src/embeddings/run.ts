@@ -126,7 +126,7 @@ async function callOnce(
   const ok = res.status >= 200 && res.status < 300;
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
-    const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat);
+    const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat, batch.inputs.length);
     if (forward) return { ok: true, value: { forward, promptTokens: forward.promptTokens } };
   }
 

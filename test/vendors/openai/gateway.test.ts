@@ -159,6 +159,36 @@ describe('embeddings through an OpenAI-compatible upstream', () => {
     expect((await h.store.listLedger(acct)).filter((e) => e.kind === 'charge')).toHaveLength(0);
     expect(await h.balance(acct)).toBe(toMicros(3));
   });
+
+  it('an answer forwarded as it came must still hold one non-empty vector per input: else 502, nothing charged', async () => {
+    const { key: k, accountId: acct } = await h.newKey(3);
+    const answer = (embeddings: unknown[]) => ({
+      object: 'list',
+      data: embeddings.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+      model: MODEL,
+      usage: { prompt_tokens: 5, total_tokens: 5 },
+    });
+    const b64 = (n: number) => Buffer.from(new Float32Array(n).buffer).toString('base64');
+    const cases: [string, unknown[], number][] = [
+      ['float', [[]], 1],
+      ['base64', [''], 1],
+      ['float', [[], []], 2],
+      ['base64', ['', ''], 2],
+      // Fewer vectors than inputs, each sound.
+      ['float', [[0.1, 0.2]], 2],
+      ['base64', [b64(2)], 3],
+      // Base64 vectors of different sizes.
+      ['base64', [b64(2), b64(3)], 2],
+    ];
+    for (const [encoding_format, embeddings, inputs] of cases) {
+      sim.inject({ kind: 'status', status: 200, json: answer(embeddings) });
+      const r = await post(h, k, { model: MODEL, input: Array.from({ length: inputs }, (_, i) => `text ${i}`), encoding_format });
+      expect(r.status, `${encoding_format} ${JSON.stringify(embeddings)}: ${JSON.stringify(r.json)}`).toBe(502);
+      expect(r.json.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+    }
+    expect((await h.store.listLedger(acct)).filter((e) => e.kind === 'charge')).toHaveLength(0);
+    expect(await h.balance(acct)).toBe(toMicros(3));
+  });
 });
 
 describe('the OpenAI simulator', () => {
