@@ -53,10 +53,10 @@ function repeatedQueryParameter(q: Record<string, unknown> | undefined): Gateway
   return undefined;
 }
 
-/** Builds the HTTP app from the services; no business logic lives here. */
 /** Routes that answer during a drain (probes and metrics), unlike every other. */
 const DRAIN_PROBES = new Set(['/health', '/ready', '/metrics']);
 
+/** Builds the HTTP app from the services; no business logic lives here. */
 export function buildApp(s: Services): FastifyInstance {
   const { server } = s.config;
   const app = Fastify({
