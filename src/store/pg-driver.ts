@@ -138,10 +138,15 @@ class PostgresDriver implements SqlDriver {
         await client.query('COMMIT');
         return result;
       } catch (e) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          // A connection that cannot roll back must not go back into the pool.
-          broken = rollbackError;
-        });
+        // A connection that failed (lost, or a statement past the query timeout: pg keeps waiting for
+        // its answer, so a ROLLBACK would queue behind it and time out as well) is not rolled back
+        // over: it is dropped, and the server rolls the transaction back when it goes.
+        if (connectionFailure(e) instanceof StoreUnavailableError) broken ??= e as Error;
+        else
+          await client.query('ROLLBACK').catch((rollbackError: Error) => {
+            // A connection that cannot roll back must not go back into the pool.
+            broken = rollbackError;
+          });
         throw e;
       }
     } finally {

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const url = new URL(fresh.url);
   url.hostname = '127.0.0.1';
   url.port = String(relay.port);
-  url.searchParams.set('query_timeout_ms', '800');
+  url.searchParams.set('query_timeout_ms', '2000');
   url.searchParams.set('connect_timeout_ms', '2000');
   sim = await sora.simulator.start({ taskMs: 60_000 });
   const d = sora.simulator.demo(sim);
@@ -66,8 +66,10 @@ describe('PostgreSQL stalls with its connections open', () => {
     expect(r.status, r.text).toBe(503);
     expect(r.json.error).toMatchObject({ type: 'server_error', code: 'store_unavailable' });
     expect(r.text).not.toMatch(/timeout|127\.0\.0\.1/i);
-    // Bounded by the query timeout (a statement and its rollback), not by TCP's minutes.
-    expect(waited).toBeLessThan(10_000);
+    // Bounded by one query timeout, not by TCP's minutes: the stalled connection is dropped, not
+    // rolled back over (a ROLLBACK would queue behind the stalled statement and time out in turn).
+    expect(waited).toBeGreaterThanOrEqual(1_900);
+    expect(waited).toBeLessThan(3_800);
 
     // The stalled connections were dropped: connections made now are relayed as usual.
     let again = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'after the stall', seconds: 4 } });
