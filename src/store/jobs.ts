@@ -185,7 +185,7 @@ export function jobOps(db: SqlDriver): JobOps {
     },
 
     async rejectJob(jobId, reason, now) {
-      await settle(
+      return settle(
         db,
         async (tx) =>
           settledFrom(

@@ -294,7 +294,8 @@ export interface Store extends WebhookStore, FileStore {
     p: { upstream: string; taskId: string; publicId: string; taskMeta: JsonObject; nextPollAt: number; now: number },
   ): Promise<boolean>;
   /** submitting -> rejected, releasing the hold exactly once. */
-  rejectJob(jobId: string, reason: string, now: number): Promise<void>;
+  /** True when this call settled the job (it was still submitting): its hold was released here. */
+  rejectJob(jobId: string, reason: string, now: number): Promise<boolean>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** The processing job a vendor callback token belongs to. */
   getJobByCallbackToken(token: string): Promise<JobRecord | undefined>;

@@ -169,9 +169,11 @@ export async function createVideoJob(
       return job;
     }
   } catch (e) {
-    await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now());
-    videoSettlements.inc({ model: model.name, outcome: 'rejected', code: '' });
-    moneyReleased.inc({ model: model.name }, units(hold));
+    // The refresher may have released it already (a create past video.stale_submitting_ms): counted once.
+    if (await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now())) {
+      videoSettlements.inc({ model: model.name, outcome: 'rejected', code: '' });
+      moneyReleased.inc({ model: model.name }, units(hold));
+    }
     throw e;
   }
   // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
+import { registry } from '../../src/ops/metrics.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -36,6 +37,12 @@ afterAll(async () => {
   await sim?.close();
 });
 
+/** The sum of a counter's series for one model (this file's gateway is the process's only one). */
+async function counted(name: string, model: string, labels: Record<string, string> = {}): Promise<number> {
+  const m = (await registry.getMetricsAsJSON()).find((x) => x.name === name) as { values?: Array<{ value: number; labels: Record<string, string> }> } | undefined;
+  return (m?.values ?? []).filter((v) => v.labels.model === model && Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((a, v) => a + v.value, 0);
+}
+
 describe('a create that outlives video.stale_submitting_ms', () => {
   it('answers an error, not a 200 without an id; the hold is released once and the task recorded', async () => {
     const { key, account } = await gw.newKey(10);
@@ -43,6 +50,8 @@ describe('a create that outlives video.stale_submitting_ms', () => {
     // accepts after 350 ms, when the row is already 750 ms old.
     sim.inject({ kind: 'timeout' }, 1, CREATE);
     sim.inject({ kind: 'latency', ms: 350 }, 1, CREATE);
+    const releasedBefore = await counted('gateway_money_released_total', model);
+    const rejectedBefore = await counted('gateway_video_settlements_total', model, { outcome: 'rejected' });
     const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'slow create', seconds: 4 } });
     expect(sim.received('POST', CREATE).length).toBe(2);
     expect(r.status, r.text).not.toBe(200);
@@ -59,5 +68,24 @@ describe('a create that outlives video.stale_submitting_ms', () => {
     const notes = (await store.listReconcile(100)).filter((n) => n.jobId === jobId).map((n) => n.reason);
     expect(notes.some((n) => /accepted task/.test(n)), JSON.stringify(notes)).toBe(true);
     expect((await call(gw, 'GET', '/v1/videos', { key })).json.data).toEqual([]);
+    // The hold moved once (the refresher's release), so the metrics count it once: 0.4 released, one rejection.
+    expect((await counted('gateway_money_released_total', model)) - releasedBefore).toBeCloseTo(0.4, 6);
+    expect((await counted('gateway_video_settlements_total', model, { outcome: 'rejected' })) - rejectedBefore).toBe(1);
+  }, 20_000);
+
+  it('when every upstream then fails, the release is still counted once (the refresher made it)', async () => {
+    const { key, account } = await gw.newKey(10);
+    const releasedBefore = await counted('gateway_money_released_total', model);
+    const rejectedBefore = await counted('gateway_video_settlements_total', model, { outcome: 'rejected' });
+    // Both upstreams time out (400 ms each): the create fails after the refresher released the row at 600 ms.
+    sim.inject({ kind: 'timeout' }, 2, CREATE);
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'slow failure', seconds: 4 } });
+    expect(r.status, r.text).toBeGreaterThanOrEqual(500);
+    const acct = (await gw.services.store.getAccountByName(account))!;
+    const entries = (await gw.services.store.listLedger(acct.id)).filter((e) => e.kind !== 'credit');
+    expect(entries.map((e) => e.kind).sort()).toEqual(['hold', 'release']);
+    expect(await gw.balance(account)).toBe(10_000_000);
+    expect((await counted('gateway_money_released_total', model)) - releasedBefore).toBeCloseTo(0.4, 6);
+    expect((await counted('gateway_video_settlements_total', model, { outcome: 'rejected' })) - rejectedBefore).toBe(1);
   }, 20_000);
 });

@@ -65,14 +65,14 @@ export function jobCases(ctx: () => Ctx): void {
     const a = await makeAccount(store, 1_000);
     const job = newJob(a.id);
     expect(await store.createJobWithHold(job, 400, T0)).toBe('ok');
-    await store.rejectJob(job.id, 'all upstreams refused', T0 + 5);
-    await store.rejectJob(job.id, 'again', T0 + 6);
+    expect(await store.rejectJob(job.id, 'all upstreams refused', T0 + 5)).toBe(true);
+    expect(await store.rejectJob(job.id, 'again', T0 + 6)).toBe(false);
     expect(await store.getJob(job.id)).toMatchObject({ state: 'rejected', errorMessage: 'all upstreams refused', completedAt: T0 + 5 });
     expect(await balanceOf(store, a.id)).toBe(1_000);
     expect(await store.listLedger(a.id, { ref: job.id })).toHaveLength(2);
 
     const processing = await processingJob(store, a.id, 100);
-    await store.rejectJob(processing, 'too late', T0);
+    expect(await store.rejectJob(processing, 'too late', T0)).toBe(false);
     expect((await store.getJob(processing))?.state).toBe('processing');
     expect(await balanceOf(store, a.id)).toBe(900);
   });
