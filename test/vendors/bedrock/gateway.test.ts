@@ -78,6 +78,8 @@ describe('embeddings through Bedrock (TwelveLabs Marengo)', () => {
       { input: 's3://other-bucket/secret.png', param: 'input' },
       { input: 's3://bucket-evil/x.png', param: 'input' },
       { input: '  S3://other-bucket/x.png', param: 'input' },
+      { input: 's3://bucket/../other-bucket/x.png', param: 'input' },
+      { input: 's3://bucket/a/./x.png', param: 'input' },
       // Native fields merge over the gateway's body: a location there would be read the same way.
       { input: `data:image/png;base64,${PNG_B64}`, extra_body: { mediaSource: { s3Location: { uri: 's3://other-bucket/secret.png' } } }, param: 'extra_body' },
     ];

@@ -139,7 +139,10 @@ export const bedrockVendor: EmbeddingVendor = {
  */
 function checkS3Locations(req: EmbeddingRequest, up: Upstream): void {
   const listed = Array.isArray(up.options['s3_input_prefixes']) ? (up.options['s3_input_prefixes'] as unknown[]).filter((p): p is string => typeof p === 'string') : [];
-  const allowed = (uri: string): boolean => listed.some((p) => uri === p || uri.startsWith(p.endsWith('/') ? p : `${p}/`));
+  // S3 keys are literal, but a `.` or `..` segment is refused anyway: nothing should depend on how a
+  // reader might normalise it.
+  const allowed = (uri: string): boolean =>
+    !/\/\.{1,2}(\/|$)/.test(uri.slice(5)) && listed.some((p) => uri === p || uri.startsWith(p.endsWith('/') ? p : `${p}/`));
   const refuse = (param: string): never => {
     throw errors.invalidRequest(
       listed.length === 0
