@@ -6,7 +6,7 @@ import type { SimServer } from '../../src/sim/framework.js';
 import { openStore } from '../../src/store/index.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call } from '../helpers/gateway.js';
-import { startGatewayProcess, waitFor, type GatewayProcess } from '../helpers/process.js';
+import { killLeftover, soraProcessConfig, startGatewayProcess, waitFor, type GatewayProcess } from '../helpers/process.js';
 
 /**
  * kill -9 of the gateway while a video create waits for the vendor's answer (the job row is
@@ -25,8 +25,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gw-create-kill-'));
 });
 afterEach(async () => {
-  if (gw && gw.child.exitCode === null && gw.child.signalCode === null) gw.child.kill('SIGKILL');
-  await gw?.exited;
+  await killLeftover(gw);
   gw = undefined;
 });
 afterAll(async () => {
@@ -36,16 +35,13 @@ afterAll(async () => {
 
 function config(): Record<string, unknown> {
   const d = sora.simulator.demo(sim);
-  return {
-    database: `sqlite:${join(dir, 'gateway.db')}`,
-    data_dir: join(dir, 'data'),
+  const base = soraProcessConfig(dir, sim, d, {
     admin_token: ADMIN,
     secret: 'create-kill-secret-0123456789abcdef',
-    log_level: 'warn',
     video: { poll_interval_ms: 100, refresher_interval_ms: 100, lease_ms: 1_000, stale_submitting_ms: 1_500 },
-    upstreams: [{ ...d.options, name: 'sora-sim', vendor: 'sora', base_url: sim.url, api_key: d.apiKey, models: d.models.map((m) => m.name), timeout_ms: 1_000 }],
-    models: Object.fromEntries(d.models.map((m) => [m.name, { capabilities: ['video'], price: { per_second: 0.1 } }])),
-  };
+  });
+  // The vendor's answer must come after the kill: the upstream waits at most 1 s for it.
+  return { ...base, upstreams: (base.upstreams as Record<string, unknown>[]).map((u) => ({ ...u, timeout_ms: 1_000 })) };
 }
 
 async function ledgerOf(accountName: string) {

@@ -7,7 +7,7 @@ import type { SimServer } from '../../src/sim/framework.js';
 import { openStore } from '../../src/store/index.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call } from '../helpers/gateway.js';
-import { startGatewayProcess, waitFor, type GatewayProcess } from '../helpers/process.js';
+import { killLeftover, soraProcessConfig, startGatewayProcess, waitFor, type GatewayProcess } from '../helpers/process.js';
 import { listenOnLoopback, shutReceiver } from '../webhooks/receiver.js';
 
 /**
@@ -43,8 +43,7 @@ beforeAll(async () => {
   receiverUrl = `${await listenOnLoopback(receiver)}/hook`;
 });
 afterEach(async () => {
-  if (gw && gw.child.exitCode === null && gw.child.signalCode === null) gw.child.kill('SIGKILL');
-  await gw?.exited;
+  await killLeftover(gw);
   gw = undefined;
 });
 afterAll(async () => {
@@ -54,19 +53,13 @@ afterAll(async () => {
 });
 
 function config(): Record<string, unknown> {
-  const d = sora.simulator.demo(sim);
-  return {
-    database: `sqlite:${join(dir, 'gateway.db')}`,
-    data_dir: join(dir, 'data'),
+  return soraProcessConfig(dir, sim, sora.simulator.demo(sim), {
     admin_token: ADMIN,
     secret: 'webhook-kill-secret-0123456789abcdef',
-    log_level: 'warn',
     video: { poll_interval_ms: 100, refresher_interval_ms: 100 },
     // The shortest lease the config allows for a 1 s attempt: the restarted process takes the row over after it.
     webhooks: { allow_private_networks: true, interval_ms: 100, timeout_ms: 1_000, lease_ms: 7_000, retry_base_ms: 1_000 },
-    upstreams: [{ ...d.options, name: 'sora-sim', vendor: 'sora', base_url: sim.url, api_key: d.apiKey, models: d.models.map((m) => m.name) }],
-    models: Object.fromEntries(d.models.map((m) => [m.name, { capabilities: ['video'], price: { per_second: 0.1 } }])),
-  };
+  });
 }
 
 async function outbox(): Promise<{ state: string; lease_until: number | null; attempts: number }[]> {

@@ -77,3 +77,29 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what: str
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** Kills a gateway a test left running (a failed assertion before its own stop) and waits for it to go. */
+export async function killLeftover(gw: GatewayProcess | undefined): Promise<void> {
+  if (gw && gw.child.exitCode === null && gw.child.signalCode === null) gw.child.kill('SIGKILL');
+  await gw?.exited;
+}
+
+/**
+ * The config of a gateway process on the SQLite file `dir/gateway.db`, in front of one Sora
+ * simulator (`sim`, its demo models priced at 0.1 per second); `extra` is merged over it.
+ */
+export function soraProcessConfig(
+  dir: string,
+  sim: { url: string },
+  demo: { options: Record<string, unknown>; apiKey?: string; models: Array<{ name: string }> },
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    database: `sqlite:${join(dir, 'gateway.db')}`,
+    data_dir: join(dir, 'data'),
+    log_level: 'warn',
+    upstreams: [{ ...demo.options, name: 'sora-sim', vendor: 'sora', base_url: sim.url, api_key: demo.apiKey, models: demo.models.map((m) => m.name) }],
+    models: Object.fromEntries(demo.models.map((m) => [m.name, { capabilities: ['video'], price: { per_second: 0.1 } }])),
+    ...extra,
+  };
+}
