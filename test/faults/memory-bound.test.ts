@@ -50,13 +50,20 @@ let upstream: Server;
 let gw: ChildGateway;
 let key: string;
 const answer = embeddingsAnswer(ANSWER_BYTES);
+/** For the near-limit bodies (2,048 inputs): one small vector per input, as a sound upstream answers. */
+const perInput = Buffer.from(
+  `{"object":"list","data":[${Array.from({ length: 2048 }, (_, i) => `{"object":"embedding","index":${i},"embedding":[0.5,-0.5,0.25,0.125]}`).join(',')}],"model":"emb","usage":{"prompt_tokens":3,"total_tokens":3}}`,
+);
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
-    req.resume();
+    // The body's size tells the two kinds of request apart without parsing 9 MB of JSON here.
+    let received = 0;
+    req.on('data', (chunk: Buffer) => (received += chunk.length));
     req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(answer.length) });
-      res.end(answer);
+      const body = received > 1024 * 1024 ? perInput : answer;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+      res.end(body);
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
