@@ -42,3 +42,10 @@ export async function download(url: string, headers: Record<string, string> = {}
   const res = await fetch(url, { headers });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
+
+/** Creates a video job (spec route), expects 200, and returns the answer with the store's job id behind the sealed id. */
+export async function createVideo(gw: TestGateway, key: string, body: Record<string, unknown>): Promise<{ created: { status: number; json: any; text: string }; jobId: string }> {
+  const created = await call(gw, 'POST', '/v1/videos/generations', { key, body });
+  if (created.status !== 200) throw new Error(`video create answered ${created.status}: ${created.text}`);
+  return { created, jobId: gw.services.video.deps.sealer.open(created.json.id)!.j };
+}

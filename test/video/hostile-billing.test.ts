@@ -4,7 +4,7 @@ import { settleSeconds } from '../../src/video/duration.js';
 import { videoModule as azureSora } from '../../src/video/vendors/azure-sora/index.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
+import { createVideo, pollUntilDone, upstreamsFor } from '../helpers/video.js';
 
 /**
  * A vendor that lies about how long the finished video is, over real HTTP: the job must settle,
@@ -144,10 +144,8 @@ describe('a Sora vendor reporting a duration it cannot have made', () => {
 describe('an Azure vendor reporting impossible durations per generation', () => {
   it('bills two variants at most at the held seconds, skipping a negative figure', async () => {
     const { key, account } = await gw.newKey(1);
-    const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora', prompt: 'a fox', n_seconds: 5, n_variants: 2 } });
-    expect(created.status, created.text).toBe(200);
+    const { created, jobId } = await createVideo(gw, key, { model: 'sora', prompt: 'a fox', n_seconds: 5, n_variants: 2 });
     expect(created.json.usage).toEqual({ held: 1 });
-    const jobId = gw.services.video.deps.sealer.open(created.json.id)!.j;
     everyPollAnswers(azureSim, AZURE_POLL, {
       object: 'video.generation.job',
       id: 'task_hostile',

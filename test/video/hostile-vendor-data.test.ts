@@ -7,7 +7,7 @@ import { videoModule as azureSora } from '../../src/video/vendors/azure-sora/ind
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { videoModule as veo } from '../../src/video/vendors/veo/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
+import { createVideo, pollUntilDone, upstreamsFor } from '../helpers/video.js';
 
 /**
  * A vendor whose poll answers are far larger than any job object, over real HTTP. What the gateway
@@ -103,9 +103,7 @@ describe('a huge poll answer under the poll cap', () => {
 
   it('is bounded for every vendor by the same rule (Azure, on a completed job)', async () => {
     const { key, account } = await gw.newKey(0.5);
-    const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora', prompt: 'a fox', n_seconds: 5 } });
-    expect(created.status, created.text).toBe(200);
-    const jobId = gw.services.video.deps.sealer.open(created.json.id)!.j;
+    const { created, jobId } = await createVideo(gw, key, { model: 'sora', prompt: 'a fox', n_seconds: 5 });
     everyPollAnswers(azureSim, AZURE_POLL, {
       object: 'video.generation.job',
       id: 'task_hostile',
