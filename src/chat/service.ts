@@ -1,106 +1,26 @@
-import { timeOrderedUuid } from '../core/time-ordered-id.js';
 import { Reservations } from '../billing/reservations.js';
-import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets, type BudgetSettle } from '../billing/key-budgets.js';
 import { costUnits } from '../billing/usage-cost.js';
-import type { Writable } from 'node:stream';
 import type { AuthContext } from '../auth/types.js';
-import type { Clock } from '../core/clock.js';
 import { errors, GatewayError } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { redactorFor } from '../core/redact.js';
-import type { Executor, StreamResponse } from '../http/executor.js';
+import type { StreamResponse } from '../http/executor.js';
 import { STATIC_AUTH, UpstreamClient } from '../http/upstream-client.js';
 import { discard } from '../http/streams.js';
 import { TransportError, type Upstream } from '../http/types.js';
 import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
-import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
-import type { Catalog, ModelInfo } from '../routing/catalog.js';
+import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
-import type { Store } from '../store/types.js';
+import { ChatBilling } from './billing.js';
 import { relayEvents } from './sse.js';
 import { admittedOutputTokens, holdRefusals } from './output-hold.js';
 import { chatTokenCounter, DEFAULT_OUTPUT_RESERVE_TOKENS, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
+import type { ChatCall, ChatLogger, ChatResult, ChatServiceDeps, Reservation } from './types.js';
 import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
-import { chatCost, readUsage, type ChatUsage } from './usage.js';
+import { chatCost, readUsage } from './usage.js';
 import { validateChatBody } from './validate.js';
-import { countCharged } from '../ops/metrics.js';
-import { annotateRequest, tracingOn } from '../ops/tracing.js';
-
-export interface ChatLogger {
-  warn(msg: string): void;
-  error(msg: string): void;
-}
-
-export interface ChatServiceDeps {
-  catalog: Catalog;
-  store: Pick<Store, 'charge' | 'canAfford' | 'getAccount' | 'reserveKeySpend' | 'adjustKeySpend'>;
-  executor: Executor;
-  /** The one upstream client; defaults to one over `executor`. */
-  client?: UpstreamClient;
-  limiter: RateLimiter;
-  clock: Clock;
-  /** The configured chat quota (limits.defaults.chat). */
-  defaults: Quota;
-  /**
-   * Output tokens per choice held for a request without max_tokens whose model declares no
-   * max_output_tokens (config chat.default_output_reserve_tokens).
-   */
-  defaultOutputReserveTokens?: number;
-  logger?: ChatLogger;
-  /** In-flight spending shared with embeddings; defaults to one of its own. */
-  reservations?: Reservations;
-  /**
-   * Batches concurrent charges into one transaction; defaults to charging one by one. A charge whose
-   * write failed for the database's sake is handed to its background queue (`submit`), retried there.
-   */
-  charges?: Pick<ChargeBatcher, 'charge' | 'submit'>;
-  /** Per-key budgets; defaults to one over `store`. */
-  budgets?: KeyBudgets;
-}
-
-export type ChatResult =
-  | { kind: 'json'; status: number; headers: Record<string, string>; body: Buffer }
-  | {
-      kind: 'stream';
-      status: number;
-      headers: Record<string, string>;
-      /** Writes the head and every event to `sink`, then bills; resolves when the stream is over. */
-      relay(sink: StreamSink): Promise<void>;
-    };
-
-/** What the stream is written to: an http.ServerResponse in production. */
-export type StreamSink = Writable & {
-  writeHead(status: number, headers: Record<string, string>): unknown;
-  flushHeaders?(): void;
-};
-
-/** What one request has reserved, so every exit path settles it exactly once. */
-interface Reservation {
-  ctx: AuthContext;
-  model: ModelInfo;
-  scopes: LimitScope[];
-  /** Tokens counted at admission (prompt estimate and output allowance), corrected by the real usage. */
-  estimate: number;
-  /** The admission's window second, handed back with the token correction (RateLimiter.adjustTokens). */
-  admittedSecond: number | undefined;
-  promptEstimate: number;
-  /** What was charged once settled (lowers this process's view of the balance). */
-  charged?: number;
-  /** The request's x-request-id, sent on as OpenAI's X-Client-Request-Id. */
-  requestId?: string;
-}
-
-/** One chat completion on its way upstream: the reservation, where it may go, and what to send. */
-interface ChatCall {
-  r: Reservation;
-  candidates: Upstream[];
-  body: JsonObject;
-  /** The rate-limit headers of the admission, returned with the answer. */
-  limitHeaders: Record<string, string>;
-  signal?: AbortSignal;
-}
 
 const MAX_ERROR_BODY = 64 * 1024;
 
@@ -115,12 +35,14 @@ export class ChatService {
   private readonly client: UpstreamClient;
   private readonly budgets: KeyBudgets;
   private readonly defaultOutputTokens: number;
+  private readonly billing: ChatBilling;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.defaultOutputTokens = deps.defaultOutputReserveTokens ?? DEFAULT_OUTPUT_RESERVE_TOKENS;
     this.log = deps.logger ?? { warn: (m) => console.warn(m), error: (m) => console.error(m) };
     this.reservations = deps.reservations ?? new Reservations(deps.store);
     this.client = deps.client ?? new UpstreamClient(deps.executor);
+    this.billing = new ChatBilling(deps, this.log);
     this.budgets =
       deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now(), (e) => this.log.error(`key budget correction failed: ${(e as Error).message}`));
   }
@@ -169,7 +91,7 @@ export class ChatService {
       // an upstream's 400, load shedding) the request too (limits/refusal.ts).
       if (refusalGivesBack(e))
         limiter.release('chat', r.scopes, r.estimate).catch((err: unknown) => this.log.warn(`rate-limit give-back failed: ${(err as Error).message}`));
-      else this.correct(r, -r.estimate);
+      else this.billing.correct(r, -r.estimate);
       if (e instanceof GatewayError) for (const [k, v] of Object.entries(admission.headers)) e.headers[k] ??= v;
       throw e;
     }
@@ -199,7 +121,7 @@ export class ChatService {
     const usage = readUsage(value.json.usage) ?? { promptTokens: r.promptEstimate, completionTokens: await generatedText(value.json), reported: false };
     // The client hung up or timed out before the answer: it receives nothing and is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
-    await this.settle(r, usage, upstream);
+    await this.billing.settle(r, usage, upstream);
     // usage.cost is added to the vendor's usage; every other field is passed on as it came.
     const priced = isObject(value.json.usage) ? Buffer.from(JSON.stringify({ ...value.json, usage: { ...value.json.usage, cost: costUnits(r.charged ?? 0) } })) : value.raw;
     return { kind: 'json', status: 200, headers: { ...limitHeaders }, body: priced };
@@ -247,69 +169,16 @@ export class ChatService {
           clientStallMs: 2 * upstream.timeoutMs,
           // Billed when the usage chunk passes, so that chunk carries the very amount the ledger records.
           settleUsage: async (usage) => {
-            await this.settle(r, usage, upstream);
+            await this.billing.settle(r, usage, upstream);
             return costUnits(r.charged ?? 0);
           },
         });
         if (out.settled) return;
         // Without a usage chunk (client left, stream broke) each content chunk stands for about one token.
         const usage = out.usage ?? { promptTokens: r.promptEstimate, completionTokens: out.chunks, reported: false };
-        await this.settle(r, usage, upstream);
+        await this.billing.settle(r, usage, upstream);
       },
     };
-  }
-
-  /** Bills the usage and corrects the limiter's estimate with it. */
-  private async settle(r: Reservation, usage: ChatUsage, upstream: Upstream): Promise<void> {
-    this.correct(r, usage.promptTokens + usage.completionTokens - r.estimate);
-    if (tracingOn())
-      annotateRequest({
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.system': upstream.vendor,
-        'gen_ai.request.model': r.model.name,
-        'gen_ai.usage.input_tokens': usage.promptTokens,
-        'gen_ai.usage.output_tokens': usage.completionTokens,
-      });
-    const cost = chatCost(r.model.price, usage.promptTokens, usage.completionTokens);
-    if (cost <= 0) return;
-    const note =
-      `chat ${r.model.name} via ${upstream.name}: ${usage.promptTokens} input + ${usage.completionTokens} output tokens` +
-      (usage.reported ? '' : ' (estimated; the upstream reported no usage)');
-    r.charged = cost;
-    const by = { keyId: r.ctx.key.id, model: r.model.name, upstream: upstream.name };
-    // Time-ordered refs land on the last pages of the ledger's unique (ref, kind) index (see time-ordered-id.ts).
-    const now = this.deps.clock.now();
-    const ref = `chat:${timeOrderedUuid(now)}`;
-    const { charges } = this.deps;
-    try {
-      await (charges ?? this.deps.store).charge(r.ctx.account.id, cost, ref, note, now, by);
-      countCharged(r.model.name, cost);
-      return;
-    } catch (e) {
-      // The store's verdict on the charge itself (its account is gone): nothing to retry.
-      if (e instanceof GatewayError || !charges) return this.billingFailed(r, cost, e);
-    }
-    // The database failed (the answer was produced and delivered either way): the same charge, under
-    // the same ref so that it can never land twice, goes to the queue that retries until it is written.
-    try {
-      await charges.submit(r.ctx.account.id, cost, ref, note, now, by);
-      countCharged(r.model.name, cost);
-      this.log.warn(`chat charge ${ref} for account ${r.ctx.account.id} (${cost} micros) could not be written at once; it is retried in the background`);
-    } catch (e) {
-      this.billingFailed(r, cost, e);
-    }
-  }
-
-  private billingFailed(r: Reservation, cost: number, e: unknown): void {
-    // Losing the client's response over a ledger write would not un-spend it: the answer stands.
-    this.log.error(`chat billing failed for account ${r.ctx.account.id} (${cost} micros): ${(e as Error).message}`);
-  }
-
-  private correct(r: Reservation, delta: number): void {
-    if (delta === 0) return;
-    this.deps.limiter.adjustTokens('chat', r.scopes, delta, r.admittedSecond).catch((e: unknown) => {
-      this.log.warn(`chat limiter correction failed: ${(e as Error).message}`);
-    });
   }
 
   private failoverOptions() {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
-import type { ChatResult, ChatService } from '../chat/service.js';
+import type { ChatService } from '../chat/service.js';
+import type { ChatResult } from '../chat/types.js';
 import { errors } from '../core/errors.js';
 import { isObject } from '../core/json.js';
 
