@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
-import { checkVendors } from '../../src/services.js';
+import { checkVendors } from '../../src/vendor-check.js';
 import { embeddingModules } from '../../src/embeddings/vendors/registry.js';
 import { videoModules } from '../../src/video/vendors/registry.js';
 

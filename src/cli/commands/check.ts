@@ -32,7 +32,7 @@ export const checkCommand: CliCommand = {
       .action(
         run(async (o: { config: string; json?: boolean; probe?: boolean }) => {
           // Loaded on use: the same checks `serve` runs at start, vendor registries included.
-          const [{ checkVendors }, { Catalog }] = await Promise.all([import('../../services.js'), import('../../routing/catalog.js')]);
+          const [{ checkVendors }, { Catalog }] = await Promise.all([import('../../vendor-check.js'), import('../../routing/catalog.js')]);
           let cfg;
           try {
             cfg = loadConfigFile(o.config);
