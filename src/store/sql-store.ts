@@ -1,6 +1,7 @@
 import { accountOps } from './accounts.js';
 import { budgetOps } from './budgets.js';
 import type { SqlDriver } from './driver.js';
+import { jobReadOps } from './job-reads.js';
 import { jobOps } from './jobs.js';
 import { keyOps } from './keys.js';
 import { ledgerOps } from './ledger.js';
@@ -33,6 +34,7 @@ export function createSqlStore(raw: SqlDriver): SqlStore {
     ...keyOps(driver),
     ...ledgerOps(driver),
     ...jobOps(driver),
+    ...jobReadOps(driver),
     ...budgetOps(driver),
     ...webhookOps(driver),
     ...fileOps(driver),
