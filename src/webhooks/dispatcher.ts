@@ -1,10 +1,11 @@
-import type { Agent, Dispatcher } from 'undici';
+import type { Agent } from 'undici';
 import type { Clock } from '../core/clock.js';
 import { guardedAgent } from '../http/guarded-agent.js';
 import type { Store } from '../store/types.js';
-import type { OutboxRecord, WebhookEndpoint } from '../store/webhook-types.js';
-import { signedHeaders } from './signing.js';
+import type { OutboxRecord } from '../store/webhook-types.js';
+import { postDelivery, type PostResult } from './delivery-post.js';
 import { ReceiverSlots, slotOf, type Slot } from './receiver-slots.js';
+import { signingEndpoint } from './signing-endpoint.js';
 import { webhookDeliveries, webhookDeliveryDuration } from '../ops/metrics.js';
 
 export interface DispatcherSettings {
@@ -41,22 +42,8 @@ interface Log {
 /** Event types the metrics name; anything else is counted as `other` (labels stay a bounded set). */
 const KNOWN_EVENTS = new Set(['video.completed', 'video.failed', 'video.cancelled']);
 
-/** Bytes of a receiver's answer read at most (it is discarded; only the status matters). */
-const MAX_ANSWER_BYTES = 64 * 1024;
-
-/** Time spent at most reading (and dropping) the body of an answer once its status has arrived. */
-const DRAIN_MS = 1_000;
-
 const DEFAULT_PER_ORIGIN = 4;
 const DEFAULT_PER_ACCOUNT = 2;
-
-/** What one POST came to: the status, why it failed, and whether the receiver never answered at all. */
-interface PostResult {
-  status: number | null;
-  error: string | null;
-  /** A timeout before any answer or a connection failure: counts towards the receiver's back-off. */
-  unreachable: boolean;
-}
 
 /** Delay before attempt `n + 1` after `n` failures: exponential with ±25 % jitter, so retries of many events spread out. */
 export function retryDelay(failures: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
@@ -69,7 +56,7 @@ export function retryDelay(failures: number, baseMs: number, maxMs: number, rand
  * instances exactly one attempts a delivery at a time, and an attempt's outcome is recorded only
  * while its lease still holds; every attempt is logged (status, latency, error); a 2xx ends it,
  * anything else is retried with backoff until `maxAttempts`. Targets are reached through an
- * SSRF-guarded agent (IP literals are checked here, before connecting), with a deadline per attempt,
+ * SSRF-guarded agent (IP literals are checked before connecting), with a deadline per attempt,
  * and redirects are not followed.
  *
  * Slots are shared fairly: at most `perAccountConcurrency` deliveries of one account and
@@ -209,8 +196,8 @@ export class WebhookDispatcher {
   private async deliver(row: OutboxRecord, slot: Slot): Promise<void> {
     const attempt = row.attempts + 1;
     const started = this.clock.now();
-    const signing = await this.signer(row);
-    const result: PostResult = signing.endpoint ? await this.post(row, signing.endpoint.secret) : { status: null, error: signing.refusal, unreachable: false };
+    const signing = await signingEndpoint(this.store, row);
+    const result: PostResult = signing.endpoint ? await postDelivery(this.agent, row, signing.endpoint.secret, this.attemptMs, this.clock) : { status: null, error: signing.refusal, unreachable: false };
     const now = this.clock.now();
     if (signing.endpoint) this.slots.note(slot, result.status !== null, result.unreachable, now);
     const { status, error } = result;
@@ -230,90 +217,5 @@ export class WebhookDispatcher {
     // Counted once the attempt is recorded, so the metric never runs ahead of the delivery log.
     const event = KNOWN_EVENTS.has(row.eventType) ? row.eventType : 'other';
     webhookDeliveries.inc({ event, outcome: outcome.state === 'pending' ? 'retrying' : outcome.state === 'failed' ? 'gave_up' : 'delivered' });
-  }
-
-  /**
-   * The endpoint whose secret signs the delivery, or why nothing may be sent. An endpoint's own
-   * event (the row's URL is the endpoint's) stops when the endpoint is disabled. A job's own target
-   * is signed by the account's active endpoint: the one it was filed under while that is active,
-   * else the account's first active one; with none left it fails, so a disabled endpoint's secret
-   * never signs anything again.
-   */
-  private async signer(row: OutboxRecord): Promise<{ endpoint: WebhookEndpoint; refusal: null } | { endpoint: null; refusal: string }> {
-    const own = row.endpointId ? await this.store.getWebhookEndpoint(row.endpointId) : undefined;
-    if (row.endpointId && !own) return { endpoint: null, refusal: 'the signing endpoint no longer exists' };
-    if (own && own.url === row.url) return own.disabledAt === null ? { endpoint: own, refusal: null } : { endpoint: null, refusal: 'the endpoint was disabled' };
-    if (own && own.disabledAt === null) return { endpoint: own, refusal: null };
-    const active = (await this.store.listWebhookEndpoints(row.accountId)).find((e) => e.disabledAt === null);
-    return active ? { endpoint: active, refusal: null } : { endpoint: null, refusal: 'the account has no active webhook endpoint to sign with' };
-  }
-
-  private async post(row: OutboxRecord, secret: string): Promise<PostResult> {
-    let url: URL;
-    try {
-      url = new URL(row.url);
-    } catch {
-      return { status: null, error: 'invalid URL', unreachable: false };
-    }
-    const headers = { 'content-type': 'application/json', 'user-agent': 'video-embeddings-gateway-webhooks', ...signedHeaders(secret, row.id, row.payload, new Date(this.clock.now())) };
-    const deadline = AbortSignal.timeout(this.attemptMs);
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await this.agent.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: 'POST',
-        headers,
-        body: row.payload,
-        headersTimeout: this.attemptMs,
-        bodyTimeout: this.attemptMs,
-        signal: deadline,
-      });
-    } catch (e) {
-      const code = (e as { code?: string }).code;
-      // The guarded agent refuses a private address before connecting: a literal one at once, a name on the address it resolves to.
-      if (code === 'EBLOCKED' || String((e as Error).message).includes('not allowed')) return { status: null, error: 'the target is or resolves to a private or local address', unreachable: false };
-      if ((e as Error).name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT')
-        return { status: null, error: `no answer within ${this.attemptMs} ms`, unreachable: true };
-      return { status: null, error: `connection failed${code ? ` (${code})` : ''}`, unreachable: true };
-    }
-    // Only the status matters. The body is read a little (so the connection can be reused) and
-    // dropped; a receiver that has answered 2xx has taken the event, however slowly the rest comes.
-    const body = await drain(res.body, DRAIN_MS, deadline);
-    if (body === 'broke') {
-      // Broken off (reset, truncated) before its end: we cannot tell the receiver took the event,
-      // so the attempt counts as failed and is retried (receivers dedupe on webhook-id).
-      return { status: res.statusCode, error: 'the connection broke before the answer ended', unreachable: false };
-    }
-    return { status: res.statusCode, error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirects are not followed' : null, unreachable: false };
-  }
-}
-
-/**
- * Reads and drops an answer's body until it ends, MAX_ANSWER_BYTES have come or `ms` have passed
- * (or the attempt's deadline fired): 'ended', or 'cut' when it was stopped early; 'broke' when the
- * connection failed first.
- */
-async function drain(body: Dispatcher.ResponseData['body'], ms: number, deadline: AbortSignal): Promise<'ended' | 'cut' | 'broke'> {
-  let cut = false;
-  const timer = setTimeout(() => {
-    cut = true;
-    body.destroy();
-  }, ms);
-  let read = 0;
-  try {
-    for await (const chunk of body) {
-      read += (chunk as Buffer).length;
-      if (read > MAX_ANSWER_BYTES) {
-        cut = true;
-        break;
-      }
-    }
-    return cut ? 'cut' : 'ended';
-  } catch {
-    return cut || deadline.aborted ? 'cut' : 'broke';
-  } finally {
-    clearTimeout(timer);
-    if (cut) body.destroy();
   }
 }
