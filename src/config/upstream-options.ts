@@ -1,6 +1,7 @@
 import type { ZodTypeAny } from 'zod';
 import { keyPath } from './load.js';
-import { COMMON_UPSTREAM_KEYS, type ConfigFile } from './schema.js';
+import { COMMON_UPSTREAM_KEYS } from './schema-catalog.js';
+import type { ConfigFile } from './schema.js';
 
 /**
  * Checks each upstream's vendor options (the keys of an upstream entry beyond the common ones) against

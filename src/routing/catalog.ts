@@ -1,4 +1,5 @@
-import { COMMON_UPSTREAM_KEYS, type ConfigFile } from '../config/schema.js';
+import { COMMON_UPSTREAM_KEYS } from '../config/schema-catalog.js';
+import type { ConfigFile } from '../config/schema.js';
 import type { JsonObject } from '../core/json.js';
 import { toMicros, type Micros } from '../core/money.js';
 import type { Upstream } from '../http/types.js';
