@@ -102,7 +102,13 @@ describe('a client that stops reading a stream', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       // Far more than the sockets between here and the client can buffer.
       for (let i = 0; i < 100_000 && !res.destroyed; i++) {
-        if (!res.write(chunk('x'.repeat(1000)))) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
+        if (res.write(chunk('x'.repeat(1000)))) continue;
+        // One listener of each at a time: a wait's leftover 'close' listener would pile up across drains.
+        await new Promise<void>((r) => {
+          const done = (): void => (res.off('drain', done), res.off('close', done), r());
+          res.once('drain', done);
+          res.once('close', done);
+        });
       }
       if (!res.destroyed) res.end('data: [DONE]\n\n');
     };
