@@ -172,9 +172,9 @@ export function buildApp(s: Services): FastifyInstance {
       metricsHere: s.config.metrics.enabled && s.config.metrics.port === undefined,
     });
     registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
-    registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
-    registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video });
-    registerFileRoutes(api, { authorizer: s.authorizer, files: s.video.deps.files });
+    registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video, downloadStallMs: server.download_stall_ms });
+    registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video, downloadStallMs: server.download_stall_ms });
+    registerFileRoutes(api, { authorizer: s.authorizer, files: s.video.deps.files, downloadStallMs: server.download_stall_ms });
     registerCallbackRoutes(api, { video: s.video, shutdown: s.shutdown });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });

@@ -19,6 +19,8 @@ export const serverSchema = z
     shutdown_timeout_ms: z.number().int().positive().default(25_000),
     /** A client that has not sent its full request head by then is answered 408 and closed (slow headers). */
     headers_timeout_ms: z.number().int().positive().default(15_000),
+    /** A download (video, file, upload) whose client has taken no byte for this long, its buffers full, is cut. */
+    download_stall_ms: z.number().int().positive().default(60_000),
     /**
      * Which X-Forwarded-* entries to believe. The client address they give keys the sign-in limits, so
      * `true` (believe every entry, including those the client wrote itself) is refused: false (none,

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
-import { collectAsStreamed } from '../http/stream-collect.js';
+import { sendDownload } from '../http/download.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
 import type { FilesService, NewFile } from '../files/service.js';
@@ -43,7 +43,7 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
 }
 
 /** OpenAI's Files API (the part its SDKs use to pass a video create an `input_reference: {file_id}`). */
-export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; files: FilesService }): void {
+export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; files: FilesService; downloadStallMs?: number }): void {
   const maxBytes = deps.files.settings.maxBytes;
   app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, parts: MAX_FIELDS + 1, fieldSize: 1024 } });
@@ -77,6 +77,6 @@ export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Aut
     const out = await deps.files.content(req.auth, req.params.id);
     // A client's bytes, served from the gateway's origin: a browser must keep to the sniffed type.
     reply.headers(out.headers).header('x-content-type-options', 'nosniff');
-    return reply.send(collectAsStreamed(out.body));
+    return sendDownload(reply, out.body, deps.downloadStallMs);
   });
 }

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
-import { collectAsStreamed } from '../http/stream-collect.js';
+import { sendDownload } from '../http/download.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
 import { isObject, type JsonObject } from '../core/json.js';
@@ -71,7 +71,7 @@ async function readCreate(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
  * input_reference), list, delete, remix. Retrieve and content share the spec's routes
  * (GET /v1/videos/{id} answers each job in the dialect it was created in).
  */
-export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService }): void {
+export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService; downloadStallMs?: number }): void {
   const { settings, uploads } = deps.video.deps;
   // Images and videos share the one file field; each kind's own limit is checked once it is sniffed.
   const maxUpload = Math.max(settings.uploadMaxBytes, settings.uploadVideoMaxBytes);
@@ -139,7 +139,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
     const body = size === undefined ? undefined : await deps.video.deps.blobs.open(name);
     if (size === undefined || !body) throw errors.notFound('No such upload, or the link has expired.', 'upload_not_found');
     reply.headers({ 'content-type': uploads.mimeOf(name), 'content-length': String(size), 'x-content-type-options': 'nosniff' });
-    return reply.send(collectAsStreamed(body));
+    return sendDownload(reply, body, deps.downloadStallMs);
   });
 }
 

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
-import { collectAsStreamed } from '../http/stream-collect.js';
+import { sendDownload } from '../http/download.js';
 import { isObject } from '../core/json.js';
 import type { VideoService } from '../video/service.js';
 
-export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService }): void {
+export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService; downloadStallMs?: number }): void {
   app.post('/v1/videos/generations', async (req, reply) => {
     const body = req.body;
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.', undefined, 'invalid_body');
@@ -38,7 +38,7 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
       req.commit();
       // Bytes from a vendor, served from the gateway's origin: a browser must keep to the declared type.
       reply.code(out.status).headers(out.headers).header('x-content-type-options', 'nosniff');
-      return reply.send(collectAsStreamed(out.body));
+      return sendDownload(reply, out.body, deps.downloadStallMs);
     },
   );
 }
