@@ -10,6 +10,7 @@ import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
 import { parseRange, sliceBody } from './range.js';
 import { taskRefOf } from './refresh.js';
+import { videoMediaType } from './media-type.js';
 import type { VideoOutput } from './types.js';
 
 export interface ContentReply {
@@ -36,7 +37,8 @@ export async function openContent(
   if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
   const out = job.outputs[index];
   if (!out || !isObject(out)) throw errors.notFound(`This job has no video at index ${index}.`, 'video_not_found');
-  const mime = typeof out.mimeType === 'string' && out.mimeType.startsWith('video/') ? out.mimeType : 'video/mp4';
+  // Jobs stored before the type was checked at settlement are checked here too.
+  const mime = videoMediaType(out.mimeType);
 
   if (typeof out.blob === 'string') {
     const gone = () => errors.notFound('The stored video is no longer available.', 'video_not_found');

@@ -7,6 +7,7 @@ import { moneyCaptured, moneyReleased, units, videoSettlements } from '../ops/me
 import type { JobRecord } from '../store/types.js';
 import type { VideoDeps } from './deps.js';
 import { settleSeconds } from './duration.js';
+import { videoMediaType } from './media-type.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
 import { boundVendorData, pollAnswerLimit } from './vendors/answers.js';
 
@@ -199,13 +200,13 @@ async function afterSettle(deps: VideoDeps, job: JobRecord): Promise<void> {
 /** Inline results are written to the gateway's blob store once; URLs are kept as references. */
 async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, index: number): Promise<JsonObject> {
   if (out.inlineBase64) {
-    const mimeType = out.mimeType ?? 'video/mp4';
+    const mimeType = videoMediaType(out.mimeType);
     const blob = await deps.blobs.put(`${job.id}-${index}.mp4`, Buffer.from(out.inlineBase64, 'base64'), mimeType);
     return { blob: blob.name, size: blob.size, mimeType };
   }
   const kept: JsonObject = {};
   if (out.url) kept.url = out.url;
-  if (out.mimeType) kept.mimeType = out.mimeType;
+  if (out.mimeType) kept.mimeType = videoMediaType(out.mimeType);
   return kept;
 }
 
