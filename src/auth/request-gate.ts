@@ -13,19 +13,25 @@ export interface RequestGateDeps {
 }
 
 /**
- * Who is calling, for every matched /v1 and /admin route, in one hook: first a console session
+ * Who is calling, for every matched /v1 and /admin route, in one hook (which also marks their
+ * answers `Cache-Control: no-store`): first a console session
  * (cookie) stands in for the bearer credential on both, then every /v1 route needs a bearer key
  * (or, where the route allows it, a signed link); /admin routes check their token in their own
  * plugin. A callback hook, not an async one: a key found in the authenticator's cache (nearly every
  * request) is accepted without a promise or a microtask hop, and the route's options are read once.
  */
 export function installRequestGate(app: FastifyInstance, deps: RequestGateDeps): void {
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     const route = req.routeOptions;
     const url = route.url;
     if (url === undefined) return done();
     const v1 = url.startsWith('/v1/');
     if (!v1 && !url.startsWith('/admin/')) return done();
+    // Answers here are one caller's and may hold secrets (a new key, a webhook secret, a signed
+    // output_url): no cache, the browser's or a proxy's, may keep them. A console session's requests
+    // carry a cookie, not an Authorization header, so a shared cache would not know to leave them
+    // alone. The video bytes behind a signed link are the exception: the link is the capability.
+    if (!route.config.signedLinks) reply.header('cache-control', 'no-store');
     let pending: Promise<void> | undefined;
     try {
       useConsoleSession(req, deps.sessions, !v1, route.config.signedLinks);
