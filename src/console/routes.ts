@@ -96,8 +96,16 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
   }
 
   app.get('/console/session', async (req, reply) => {
-    const s = deps.sessions.get(sessionIdOf(req));
+    const id = sessionIdOf(req);
+    const s = deps.sessions.get(id);
     if (!s) throw errors.unauthenticated('No console session: sign in.');
+    // A key holder's session is only as good as its key: once the key is revoked or has expired the
+    // session ends here too, rather than answering as live (with its CSRF token) until it idles out.
+    if (s.role === 'key' && !(await deps.authenticator.authenticate(`Bearer ${s.credential}`).catch(() => undefined))) {
+      deps.sessions.delete(id);
+      setSessionCookie(reply, req, undefined, deps.clock.now());
+      throw errors.unauthenticated('The API key behind this session was revoked or has expired: sign in again.');
+    }
     reply.header('cache-control', 'no-store');
     return describeSession(s);
   });

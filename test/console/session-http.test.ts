@@ -148,6 +148,12 @@ describe('the session cookie on /v1 and /admin', () => {
     await gw.services.admin.revokeKey(rec.id);
     gw.services.authenticator.invalidate();
     expect((await call(gw, 'GET', '/v1/usage', { headers: { cookie: s2.cookie } })).status).toBe(401);
+    // The session itself has ended: it no longer answers as live, with its CSRF token, and its cookie is cleared.
+    const who = await call(gw, 'GET', '/console/session', { headers: { cookie: s2.cookie } });
+    expect(who.status).toBe(401);
+    expect(who.json.error).toMatchObject({ type: 'authentication_error' });
+    expect(who.text).not.toContain(s2.csrf);
+    expect(who.headers.get('set-cookie')).toMatch(/^gw_console=; Max-Age=0/);
   });
 
   it('a garbage or oversized cookie is no session', async () => {
