@@ -1,4 +1,5 @@
 import { errors } from '../core/errors.js';
+import { queryTime } from '../core/query-time.js';
 import { formatMicros } from '../core/money.js';
 import { costUnits } from '../billing/usage-cost.js';
 import type { Account, ApiKeyRecord, Store, UsageFilter, UsageRow } from '../store/types.js';
@@ -7,24 +8,14 @@ const DAY_MS = 86_400_000;
 /** Longest range one report may cover (bounded work per request). */
 const MAX_RANGE_DAYS = 366;
 
-/** Parses `YYYY-MM-DD` (a UTC day) or an ISO 8601 timestamp into Unix ms. */
-function parseTime(v: unknown, param: string): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  const text = String(v);
-  const t = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T/.test(text) ? Date.parse(text) : NaN;
-  if (!Number.isFinite(t)) throw errors.invalidRequest(`'${param}' must be a date (YYYY-MM-DD) or an ISO 8601 timestamp.`, param);
-  return t;
-}
-
 /**
  * A report's range [from, to): `from` defaults to the start of the current UTC month, `to` to the end
  * of today; a bare date as `to` includes that whole day.
  */
 export function parseRange(q: { from?: unknown; to?: unknown }, now: number): { from: number; to: number } {
   const d = new Date(now);
-  const from = parseTime(q.from, 'from') ?? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-  let to = parseTime(q.to, 'to') ?? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) + DAY_MS;
-  if (typeof q.to === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(q.to)) to += DAY_MS;
+  const from = queryTime(q.from, 'from') ?? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const to = queryTime(q.to, 'to', true) ?? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) + DAY_MS;
   if (to <= from) throw errors.invalidRequest("'to' must be after 'from'.", 'to');
   if (to - from > MAX_RANGE_DAYS * DAY_MS) throw errors.invalidRequest(`A report covers at most ${MAX_RANGE_DAYS} days.`, 'from');
   return { from, to };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { adminGetJob, adminListJobs, type AdminJobQuery } from '../admin/jobs.js';
 import { view, type AdminService } from '../admin/service.js';
 import { errors } from '../core/errors.js';
+import { queryTime } from '../core/query-time.js';
 import { upstreamHealth } from '../ops/upstream-health.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { LedgerFilter, LedgerKind } from '../store/types.js';
@@ -28,14 +29,6 @@ export interface LedgerQuery {
   before?: string;
 }
 
-function time(v: string | undefined, param: string, dayEnd: boolean): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  const day = /^\d{4}-\d{2}-\d{2}$/.test(v);
-  const t = day ? Date.parse(`${v}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
-  if (!Number.isFinite(t)) throw errors.invalidRequest(`'${param}' must be a date (YYYY-MM-DD) or an ISO 8601 timestamp.`, param);
-  return day && dayEnd ? t + 86_400_000 : t;
-}
-
 /** The ledger's filters: kind, model, a time range (a bare `to` date is inclusive) and an id cursor. */
 export function parseLedgerQuery(q: LedgerQuery): LedgerFilter {
   const limit = Math.min(1000, Math.max(1, Number(q.limit ?? 100) || 100));
@@ -45,8 +38,8 @@ export function parseLedgerQuery(q: LedgerQuery): LedgerFilter {
     out.kind = q.kind as LedgerKind;
   }
   if (q.model) out.model = q.model.slice(0, 200);
-  out.from = time(q.from, 'from', false);
-  out.to = time(q.to, 'to', true);
+  out.from = queryTime(q.from, 'from');
+  out.to = queryTime(q.to, 'to', true);
   if (q.before !== undefined && q.before !== '') {
     const before = Number(q.before);
     if (!Number.isSafeInteger(before) || before < 1) throw errors.invalidRequest("'before' must be a ledger entry id.", 'before', 'invalid_cursor');

@@ -1,22 +1,12 @@
 import { errors } from '../core/errors.js';
+import { queryTime } from '../core/query-time.js';
 import type { JobListFilter } from '../store/types.js';
-
-const DAY_MS = 86_400_000;
 
 export interface JobFilterQuery {
   status?: string;
   model?: string;
   from?: string;
   to?: string;
-}
-
-/** `YYYY-MM-DD` (a UTC day; as `to` the whole day is included) or an ISO 8601 timestamp, to Unix ms. */
-function parseTime(v: string | undefined, param: 'from' | 'to'): number | undefined {
-  if (v === undefined || v === '') return undefined;
-  const day = /^\d{4}-\d{2}-\d{2}$/.test(v);
-  const t = day ? Date.parse(`${v}T00:00:00Z`) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : NaN;
-  if (!Number.isFinite(t)) throw errors.invalidRequest(`'${param}' must be a date (YYYY-MM-DD) or an ISO 8601 timestamp.`, param);
-  return day && param === 'to' ? t + DAY_MS : t;
 }
 
 /**
@@ -35,8 +25,8 @@ export function parseJobFilter(q: JobFilterQuery): Pick<JobListFilter, 'state' |
     if (q.model.length > 200) throw errors.invalidRequest("'model' is too long.", 'model');
     out.model = q.model;
   }
-  out.from = parseTime(q.from, 'from');
-  out.to = parseTime(q.to, 'to');
+  out.from = queryTime(q.from, 'from');
+  out.to = queryTime(q.to, 'to', true);
   if (out.from !== undefined && out.to !== undefined && out.to <= out.from) throw errors.invalidRequest("'to' must be after 'from'.", 'to');
   return out;
 }
