@@ -1,3 +1,5 @@
+import { isIPv4, isIPv6 } from 'node:net';
+
 /** One attempt counted by SignInLimiter.begin(). */
 export interface SignInAttempt {
   /** 0 when the attempt may go ahead (it is counted); else the whole seconds until the address may try again (not counted). */
@@ -7,7 +9,38 @@ export interface SignInAttempt {
 }
 
 /**
- * Failed sign-ins per client address in a fixed window: enough for a person who mistypes, far too
+ * Whose attempts an address counts with. An IPv4 address is its own; an IPv6 address counts with its
+ * /64, the block one subscriber or one server is given: a host picks any of its 2^64 addresses at
+ * will, so counted one by one they would let it guess without limit. An IPv4 address written as IPv6
+ * (`::ffff:192.0.2.1`, as a dual-stack socket reports IPv4 clients) is that IPv4 address, not a share
+ * of the /64 every IPv4 client would then have in common.
+ */
+export function addressBucket(address: string): string {
+  if (isIPv4(address) || !isIPv6(address)) return address;
+  const mapped = /^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:(?:(\d{1,3}(?:\.\d{1,3}){3})|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
+  if (mapped) {
+    if (mapped[1]) return mapped[1];
+    const hi = parseInt(mapped[2]!, 16);
+    const lo = parseInt(mapped[3]!, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight hextets of an IPv6 address (a zone and an embedded IPv4 tail are read too), lower-case, unpadded. */
+function expandIPv6(address: string): string[] {
+  let text = address.split('%')[0]!.toLowerCase();
+  const v4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (v4) text = `${text.slice(0, v4.index)}${((+v4[1]! << 8) | +v4[2]!).toString(16)}:${((+v4[3]! << 8) | +v4[4]!).toString(16)}`;
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const zeros = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...zeros, ...right].map((h) => parseInt(h, 16).toString(16));
+}
+
+/**
+ * Failed sign-ins per client address (an IPv6 one by its /64, see addressBucket) in a fixed window: enough for a person who mistypes, far too
  * few to guess a token. Once an address reaches the limit it may not try at all (not even the right
  * token) until the window ends: otherwise the answer to the right token would tell a guesser it was
  * right. Successful sign-ins do not count: an operator who signs in often is no attacker, and live
@@ -28,7 +61,8 @@ export class SignInLimiter {
    * a failure only after an awaited key lookup let every guess sent at once through (300 concurrent
    * wrong keys were all looked up): counted up front, the attempts in flight take the places themselves.
    */
-  begin(address: string): SignInAttempt {
+  begin(client: string): SignInAttempt {
+    const address = addressBucket(client);
     const wait = this.retryAfter(address);
     if (wait > 0) return { retryAfter: wait, succeeded: () => undefined };
     const w = this.count(address);
@@ -45,18 +79,19 @@ export class SignInLimiter {
   }
 
   /** 0 when the address may try; else the whole seconds until it may. */
-  retryAfter(address: string): number {
-    const w = this.windows.get(address);
+  retryAfter(client: string): number {
+    const w = this.windows.get(addressBucket(client));
     const at = this.now();
     if (!w || at - w.start >= this.windowMs || w.count < this.maxFailures) return 0;
     return Math.max(1, Math.ceil((w.start + this.windowMs - at) / 1000));
   }
 
   /** Counts one failed attempt (for checks that complete without awaiting anything). */
-  fail(address: string): void {
-    this.count(address);
+  fail(client: string): void {
+    this.count(addressBucket(client));
   }
 
+  /** `address` is a bucket (addressBucket) already. */
   private count(address: string): { start: number; count: number } {
     const at = this.now();
     let w = this.windows.get(address);
