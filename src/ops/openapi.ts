@@ -151,10 +151,35 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
+    // The page shares the console's origin: the same framing refusal, and scripts only from the
+    // gateway (the plugin hashes its own inline parts). Its default CSP would upgrade every request
+    // to https, which breaks a gateway served over plain http, and would allow a validator host.
+    staticCSP: true,
+    transformStaticCSP: docsCsp,
     // The page's routes include /docs/json and /docs/yaml, which build the document.
-    uiHooks: { onRequest: (_req, _reply, done) => void loadDescriptions().then(() => done(), done) },
+    uiHooks: {
+      onRequest: (_req, reply, done) => {
+        reply.headers({ 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' });
+        void loadDescriptions().then(() => done(), done);
+      },
+    },
   });
 }
+/** The docs page's CSP: the plugin's own scripts only, never framed, nothing fetched from elsewhere, plain http allowed. */
+export function docsCsp(header: string): string {
+  return header
+    .split(';')
+    .map((d) => d.trim())
+    .filter((d) => d !== '' && d !== 'upgrade-insecure-requests')
+    .map((d) => {
+      if (d.startsWith('frame-ancestors')) return "frame-ancestors 'none'";
+      // Swagger UI sets style attributes from its scripts, which no hash can cover; styles cannot run code.
+      if (d.startsWith('style-src')) return "style-src 'self' 'unsafe-inline'";
+      return d.replace(/ validator\.swagger\.io/g, '').replace(/ https:/g, '');
+    })
+    .join('; ');
+}
+
 // Not encapsulated (what fastify-plugin does): the swagger plugin must see routes registered by the
 // app's other plugins, not only those inside this one.
 (registerOpenApi as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;

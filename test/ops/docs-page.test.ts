@@ -36,11 +36,22 @@ describe('GET /docs', () => {
       return route.abort();
     });
     page.on('requestfailed', (r) => failed.push(r.url()));
+    // The page runs under its CSP (src/ops/openapi.ts): nothing of it may be blocked by it.
+    const blocked: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) blocked.push(m.text());
+    });
     page.on('response', (r) => {
       if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
     });
     const res = await page.goto(`${gw.url}/docs`, { waitUntil: 'load' });
     expect(res?.status()).toBe(200);
+    // Same origin as the console: never framed, and no https upgrade that would break plain http.
+    const csp = res?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('upgrade-insecure-requests');
+    expect(res?.headers()['x-frame-options']).toBe('DENY');
     await page.waitForSelector('.opblock', { timeout: 20_000 });
     const paths = await page.$$eval('.opblock .opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path') ?? e.textContent ?? ''));
     expect(paths).toEqual(expect.arrayContaining(['/v1/videos/generations', '/v1/videos/{id}', '/v1/embeddings']));
@@ -52,6 +63,7 @@ describe('GET /docs', () => {
     expect(await page.textContent('#operations-embeddings-postV1Embeddings .opblock-body')).toContain('encoding_format');
     expect(foreign).toEqual([]);
     expect(failed).toEqual([]);
+    expect(blocked).toEqual([]);
     await page.close();
   }, 60_000);
 });
