@@ -23,6 +23,7 @@ function insideTransaction(tx: SqlExecutor): SqlDriver {
     run: (sql, params) => tx.run(sql, params),
     exec: (script) => tx.exec(script),
     transaction: (fn) => fn(tx),
+    session: (fn) => fn({ ...tx, transaction: (body) => body(tx) }),
     close: async () => undefined,
   };
 }

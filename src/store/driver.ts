@@ -16,6 +16,12 @@ export interface SqlExecutor {
   exec(script: string): Promise<void>;
 }
 
+/** One connection held for a piece of work: statements outside any transaction, or in one it opens. */
+export interface SqlSession extends SqlExecutor {
+  /** As `SqlDriver.transaction`, on the session's connection. */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+}
+
 export interface SqlDriver extends SqlExecutor {
   readonly dialect: Dialect;
   /**
@@ -24,6 +30,13 @@ export interface SqlDriver extends SqlExecutor {
    * transaction to end, i.e. forever.
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` on a connection of its own, for work that must not run inside a transaction or must
+   * hold a session-level lock across several (the migrations on PostgreSQL: CREATE INDEX
+   * CONCURRENTLY). PostgreSQL opens a connection outside the pool, without the pool's statement
+   * timeout, and closes it after; SQLite has one connection, and `fn` runs on the driver itself.
+   */
+  session<T>(fn: (s: SqlSession) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -7,7 +7,8 @@ import { createSqlStore, type SqlStore } from './sql-store.js';
 export type { Store } from './types.js';
 export type { SqlDriver, SqlExecutor, Dialect } from './driver.js';
 export { createSqlStore, type SqlStore } from './sql-store.js';
-export { MIGRATIONS, migrate } from './migrations.js';
+export { MIGRATIONS } from './migrations.js';
+export { migrate } from './migrate.js';
 
 export interface OpenStoreOptions {
   /** Where `sqlite:` with no path puts its file (gateway.db). */

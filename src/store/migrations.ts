@@ -1,5 +1,4 @@
-import type { Dialect, SqlDriver } from './driver.js';
-import { int } from './rows.js';
+import type { Dialect } from './driver.js';
 
 /**
  * Versioned schema changes. A migration, once released, is never edited: add a new one.
@@ -7,20 +6,40 @@ import { int } from './rows.js';
  * JSON is stored as TEXT on both so values round-trip byte for byte (JSONB would reorder keys
  * and refuse \u0000), and timestamps are integer unix milliseconds.
  */
-interface Types {
+export interface Types {
   /** Auto-increment 64-bit primary key. */
   serialKey: string;
 }
 
-const TYPES: Record<Dialect, Types> = {
+export const TYPES: Record<Dialect, Types> = {
   sqlite: { serialKey: 'INTEGER PRIMARY KEY AUTOINCREMENT' },
   postgres: { serialKey: 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY' },
 };
 
-export interface Migration {
+/**
+ * One index on a table that may already hold many rows. PostgreSQL builds it with CREATE INDEX
+ * CONCURRENTLY, outside any transaction, so that writes to the table go on while it builds (a plain
+ * CREATE INDEX keeps them waiting for the whole build); SQLite builds it in the migration's
+ * transaction like any other step. See migrate.ts.
+ */
+export interface IndexBuild {
+  name: string;
+  table: string;
+  /** The column list, as written between the parentheses. */
+  columns: string;
+}
+
+interface Versioned {
   version: number;
   name: string;
-  sql(t: Types): string;
+}
+
+export type Migration = Versioned & ({ sql(t: Types): string } | { index: IndexBuild });
+
+/** The plain statements of a migration, as run inside a transaction. */
+export function migrationSql(m: Migration, dialect: Dialect): string {
+  if ('sql' in m) return m.sql(TYPES[dialect]);
+  return `CREATE INDEX ${m.index.name} ON ${m.index.table} (${m.index.columns});`;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -230,32 +249,9 @@ CREATE INDEX files_expiry ON files (expires_at);
     name: "webhook claims: each account's pending deliveries in due order",
     // The dispatcher's claim walks this per account (webhook-due.ts) instead of sorting every due
     // row. `state` leads, not a partial index's WHERE, so that SQLite picks it without statistics
-    // (the store never runs ANALYZE) over webhook_outbox_due, which purging still uses.
-    sql: () => `CREATE INDEX webhook_outbox_account_due ON webhook_outbox (state, account_id, next_attempt_at, id);`,
+    // (the store never runs ANALYZE) over webhook_outbox_due, which purging still uses. First released
+    // as a plain CREATE INDEX; the index is the same, but PostgreSQL now builds it without holding
+    // up outbox writes (IndexBuild).
+    index: { name: 'webhook_outbox_account_due', table: 'webhook_outbox', columns: 'state, account_id, next_attempt_at, id' },
   },
 ];
-
-/**
- * Applies every migration not yet recorded, all in one transaction, so a failure leaves the
- * schema as it was. Safe to run from several processes at once: SQLite's BEGIN IMMEDIATE and a
- * PostgreSQL advisory lock (scoped to the current schema) let one of them migrate at a time.
- */
-export async function migrate(db: SqlDriver, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  return db.transaction(async (tx) => {
-    if (db.dialect === 'postgres') {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext('gateway-migrate:' || current_schema()))");
-    }
-    await tx.exec(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
-    );
-    const done = new Set((await tx.query('SELECT version FROM schema_migrations')).map((r) => int(r.version)));
-    const applied: number[] = [];
-    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (done.has(m.version)) continue;
-      await tx.exec(m.sql(TYPES[db.dialect]));
-      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, Date.now()]);
-      applied.push(m.version);
-    }
-    return applied;
-  });
-}

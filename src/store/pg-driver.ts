@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { errors, StoreUnavailableError } from '../core/errors.js';
-import { toDollarParams, type Row, type SqlDriver, type SqlExecutor, type SqlValue } from './driver.js';
+import { toDollarParams, type Row, type SqlDriver, type SqlExecutor, type SqlSession, type SqlValue } from './driver.js';
 
 export interface PostgresOptions {
   connectionString: string;
@@ -44,24 +44,27 @@ export async function openPostgres(opts: PostgresOptions): Promise<SqlDriver> {
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw errors.internal(`Invalid PostgreSQL schema name: ${schema}`);
   }
-  const pool = new pg.Pool({
+  const connection: pg.ClientConfig = {
     connectionString: opts.connectionString,
-    max: opts.max ?? 10,
-    min: Math.min(opts.min ?? KEPT_CONNECTIONS, opts.max ?? 10),
     // Kept connections sit idle for as long as traffic pauses; a NAT or firewall that silently drops
     // an idle flow would otherwise leave the next query waiting on a dead socket for TCP's own
     // timeout (minutes). TCP keep-alive probes keep the flow known and find a dead one.
     keepAlive: true,
     keepAliveInitialDelayMillis: 30_000,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
-    query_timeout: opts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
     // Set at connection start-up, so no pooled connection can ever run a query on another schema.
     options: schema ? `-c search_path=${schema}` : undefined,
+  };
+  const pool = new pg.Pool({
+    ...connection,
+    max: opts.max ?? 10,
+    min: Math.min(opts.min ?? KEPT_CONNECTIONS, opts.max ?? 10),
+    query_timeout: opts.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would crash the process. The pool drops the client and the next query reports the failure.
   pool.on('error', () => {});
-  const driver = new PostgresDriver(pool);
+  const driver = new PostgresDriver(pool, connection);
   try {
     if (schema) {
       // CREATE SCHEMA IF NOT EXISTS is not safe against itself: two instances starting together
@@ -85,14 +88,18 @@ interface Prepared {
   text: string;
 }
 
-type Queryable = pg.Pool | pg.PoolClient;
+type Queryable = pg.Pool | pg.ClientBase;
 
 class PostgresDriver implements SqlDriver {
   readonly dialect = 'postgres' as const;
   /** `?` -> `$n` rewrites, each under a stable name so every connection prepares it once. */
   private readonly statements = new Map<string, Prepared>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** How a session's connection is made: the pool's settings without its statement timeout. */
+    private readonly sessionConnection: pg.ClientConfig,
+  ) {}
 
   query(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
     return this.rows(this.pool, sql, params);
@@ -127,31 +134,68 @@ class PostgresDriver implements SqlDriver {
     const onError = (e: Error) => (broken ??= e);
     client.on('error', onError);
     try {
-      const tx: SqlExecutor = {
-        query: (sql, params) => this.rows(client, sql, params),
-        run: (sql, params) => this.count(client, sql, params),
-        exec: async (script) => void (await client.query(script)),
-      };
-      try {
-        await client.query('BEGIN');
-        const result = await fn(tx);
-        await client.query('COMMIT');
-        return result;
-      } catch (e) {
-        // A connection that failed (lost, or a statement past the query timeout: pg keeps waiting for
-        // its answer, so a ROLLBACK would queue behind it and time out as well) is not rolled back
-        // over: it is dropped, and the server rolls the transaction back when it goes.
-        if (connectionFailure(e) instanceof StoreUnavailableError) broken ??= e as Error;
-        else
-          await client.query('ROLLBACK').catch((rollbackError: Error) => {
-            // A connection that cannot roll back must not go back into the pool.
-            broken = rollbackError;
-          });
-        throw e;
-      }
+      return await this.transactionOn(client, fn, onError);
     } finally {
       client.off('error', onError);
       client.release(broken);
+    }
+  }
+
+  /** BEGIN, `fn`, COMMIT on `client`; `broken` hears of a connection that must not be used again. */
+  private async transactionOn<T>(client: pg.ClientBase, fn: (tx: SqlExecutor) => Promise<T>, broken: (e: Error) => void): Promise<T> {
+    const tx: SqlExecutor = {
+      query: (sql, params) => this.rows(client, sql, params),
+      run: (sql, params) => this.count(client, sql, params),
+      exec: async (script) => void (await client.query(script)),
+    };
+    try {
+      await client.query('BEGIN');
+      const result = await fn(tx);
+      await client.query('COMMIT');
+      return result;
+    } catch (e) {
+      // A connection that failed (lost, or a statement past the query timeout: pg keeps waiting for
+      // its answer, so a ROLLBACK would queue behind it and time out as well) is not rolled back
+      // over: it is dropped, and the server rolls the transaction back when it goes.
+      if (connectionFailure(e) instanceof StoreUnavailableError) broken(e as Error);
+      // A connection that cannot roll back must not go back into the pool.
+      else await client.query('ROLLBACK').catch(broken);
+      throw e;
+    }
+  }
+
+  async session<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    const client = new pg.Client(this.sessionConnection);
+    // A lost connection fails the statement in progress; the event itself must not end the process.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+    } catch (e) {
+      await client.end().catch(() => {});
+      throw connectionFailure(e);
+    }
+    try {
+      return await fn({
+        query: (sql, params) => this.rows(client, sql, params),
+        run: (sql, params) => this.count(client, sql, params),
+        exec: async (script) => {
+          try {
+            await client.query(script);
+          } catch (e) {
+            throw connectionFailure(e);
+          }
+        },
+        transaction: async (body) => {
+          try {
+            return await this.transactionOn(client, body, () => {});
+          } catch (e) {
+            throw connectionFailure(e);
+          }
+        },
+      });
+    } finally {
+      // Ends the server's session too, and with it any session-level lock taken on it.
+      await client.end().catch(() => {});
     }
   }
 

@@ -5,7 +5,7 @@ import { jobReadOps } from './job-reads.js';
 import { jobOps } from './jobs.js';
 import { keyOps } from './keys.js';
 import { ledgerOps } from './ledger.js';
-import { migrate } from './migrations.js';
+import { migrate } from './migrate.js';
 import { operationsOps } from './ops.js';
 import { tracedTransactions } from './traced.js';
 import type { Store } from './types.js';

@@ -2,7 +2,7 @@ import { Checkpointer, type CheckpointOptions } from './sqlite-checkpointer.js';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Row, SqlDriver, SqlExecutor, SqlValue } from './driver.js';
+import type { Row, SqlDriver, SqlExecutor, SqlSession, SqlValue } from './driver.js';
 import { Mutex } from './mutex.js';
 
 type Db = InstanceType<typeof Database>;
@@ -122,6 +122,11 @@ class SqliteDriver implements SqlDriver {
     } finally {
       release();
     }
+  }
+
+  /** One connection already: the session is the driver itself (its statements and transactions take the file's lock). */
+  session<T>(fn: (s: SqlSession) => Promise<T>): Promise<T> {
+    return fn(this);
   }
 
   async close(): Promise<void> {

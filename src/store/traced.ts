@@ -15,6 +15,7 @@ export function tracedTransactions(inner: SqlDriver): SqlDriver {
     run: (sql, params) => inner.run(sql, params),
     exec: (script) => inner.exec(script),
     transaction: (fn) => traced('store transaction', attributes, () => inner.transaction(fn), SpanKind.CLIENT),
+    session: (fn) => inner.session(fn),
     close: () => inner.close(),
   };
 }

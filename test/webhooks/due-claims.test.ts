@@ -69,6 +69,7 @@ function noting(db: SqlDriver, seen: Array<{ sql: string; params: readonly SqlVa
     run: (sql, params) => db.run(sql, params),
     exec: (script) => db.exec(script),
     transaction: (fn) => db.transaction(fn),
+    session: (fn) => db.session(fn),
     close: () => db.close(),
   };
 }

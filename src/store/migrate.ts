@@ -1,0 +1,112 @@
+import type { Dialect, SqlDriver, SqlExecutor, SqlSession } from './driver.js';
+import { MIGRATIONS, migrationSql, type IndexBuild, type Migration } from './migrations.js';
+import { int } from './rows.js';
+
+const CREATE_VERSIONS = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)';
+const RECORD_VERSION = 'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)';
+/** One migration lock per schema, so that gateways on different schemas of one database migrate independently. */
+const PG_LOCK_KEY = "hashtext('gateway-migrate:' || current_schema())";
+/** How often an instance that finds the migration lock taken asks again (see `lockMigrations`). */
+const PG_LOCK_POLL_MS = 100;
+
+/**
+ * Applies every migration not yet recorded in schema_migrations, in version order, and returns the
+ * versions it applied. Safe to run from several processes at once: one of them migrates at a time,
+ * and the others then find nothing left to do.
+ *
+ * SQLite: everything in one BEGIN IMMEDIATE transaction (which is also the lock), so a failure
+ * leaves the schema as it was.
+ *
+ * PostgreSQL: on a connection of its own, under a session-level advisory lock. The migrations run in
+ * one transaction, as on SQLite, except an index build (`IndexBuild`) on a database that already
+ * has data: that one runs alone, outside any transaction, with CREATE INDEX CONCURRENTLY, and is
+ * recorded once it has finished. The transaction before it is committed first; a failure then leaves
+ * the schema at the last recorded version, and the next start carries on from there.
+ */
+export async function migrate(db: SqlDriver, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const ordered = [...migrations].sort((a, b) => a.version - b.version);
+  if (db.dialect === 'sqlite') {
+    return db.transaction(async (tx) => applyInTransaction(tx, 'sqlite', (await pending(tx, ordered)).todo));
+  }
+  return db.session((s) => migratePostgres(s, ordered));
+}
+
+async function pending(db: SqlExecutor, ordered: readonly Migration[]): Promise<{ todo: Migration[]; fresh: boolean }> {
+  await db.exec(CREATE_VERSIONS);
+  const done = new Set((await db.query('SELECT version FROM schema_migrations')).map((r) => int(r.version)));
+  return { todo: ordered.filter((m) => !done.has(m.version)), fresh: done.size === 0 };
+}
+
+async function applyInTransaction(tx: SqlExecutor, dialect: Dialect, steps: readonly Migration[]): Promise<number[]> {
+  for (const m of steps) {
+    await tx.exec(migrationSql(m, dialect));
+    await tx.run(RECORD_VERSION, [m.version, m.name, Date.now()]);
+  }
+  return steps.map((m) => m.version);
+}
+
+async function migratePostgres(s: SqlSession, ordered: readonly Migration[]): Promise<number[]> {
+  await lockMigrations(s);
+  try {
+    const { todo, fresh } = await pending(s, ordered);
+    const applied: number[] = [];
+    let batch: Migration[] = [];
+    const commitBatch = async () => {
+      const steps = batch;
+      batch = [];
+      if (steps.length > 0) applied.push(...(await s.transaction((tx) => applyInTransaction(tx, 'postgres', steps))));
+    };
+    for (const m of todo) {
+      // A new database (nothing recorded) builds its indexes in the one transaction: its tables are
+      // new and nobody writes to them, while a concurrent build would wait out every statement
+      // running anywhere in the database (it waits for older snapshots to go).
+      if (!('index' in m) || fresh) {
+        batch.push(m);
+        continue;
+      }
+      await commitBatch();
+      await buildIndexConcurrently(s, m.index);
+      await s.run(RECORD_VERSION, [m.version, m.name, Date.now()]);
+      applied.push(m.version);
+    }
+    await commitBatch();
+    return applied;
+  } finally {
+    // Closing the session would release it too; this lets the next instance in at once.
+    await s.query(`SELECT pg_advisory_unlock(${PG_LOCK_KEY})`).catch(() => {});
+  }
+}
+
+/**
+ * Takes the migration lock, asking again every PG_LOCK_POLL_MS while another instance holds it. Not
+ * pg_advisory_lock, which waits inside one statement: a statement holds a snapshot while it waits,
+ * and a concurrent index build in the lock's holder waits for every older snapshot to go, so the
+ * two would wait for each other (PostgreSQL would end one of them as a deadlock).
+ */
+async function lockMigrations(s: SqlSession): Promise<void> {
+  for (;;) {
+    const [r] = await s.query(`SELECT pg_try_advisory_lock(${PG_LOCK_KEY}) AS locked`);
+    if (r?.locked === true) return;
+    await new Promise((resolve) => setTimeout(resolve, PG_LOCK_POLL_MS));
+  }
+}
+
+/**
+ * CREATE INDEX CONCURRENTLY, after what an earlier attempt may have left. A build that failed or was
+ * cut off (an error, a cancelled statement, a process killed mid-build) leaves the index in the
+ * catalog marked invalid: never used, but still updated by every write; it is dropped and built
+ * again. A valid one was finished by an attempt that stopped before recording it, and is kept. No
+ * build of ours can still be running: its session would hold the migration lock.
+ */
+async function buildIndexConcurrently(s: SqlSession, ix: IndexBuild): Promise<void> {
+  const [found] = await s.query(
+    `SELECT i.indisvalid AS valid FROM pg_index i
+       JOIN pg_class c ON c.oid = i.indexrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relname = ?`,
+    [ix.name],
+  );
+  if (found?.valid === true) return;
+  if (found) await s.exec(`DROP INDEX CONCURRENTLY ${ix.name}`);
+  await s.exec(`CREATE INDEX CONCURRENTLY ${ix.name} ON ${ix.table} (${ix.columns})`);
+}
