@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { FastCounter, FastHistogram, type CounterSeries } from './fast-metrics.js';
+import { BACKLOG_COUNT_CAP, BACKLOG_SHARED_MS } from './outbox-backlog.js';
 
 /**
  * Every Prometheus metric of the gateway, in one registry per process (prom-client's own model:
@@ -128,12 +129,12 @@ export const webhookDeliveryDuration = new Histogram({
 
 export const webhookBacklog = new Gauge({
   name: 'gateway_webhook_outbox_pending',
-  help: 'Webhook deliveries waiting in the outbox, due or backing off (read from the store at scrape time).',
+  help: `Webhook deliveries waiting in the outbox, due or backing off; exact up to ${BACKLOG_COUNT_CAP}, and ${BACKLOG_COUNT_CAP} when more (read from the store at scrape time, at most every ${BACKLOG_SHARED_MS / 1000} s).`,
   registers: [registry],
 });
 
 export const webhookOldestPending = new Gauge({
   name: 'gateway_webhook_outbox_oldest_pending_seconds',
-  help: 'Age of the oldest webhook delivery still waiting in the outbox; 0 when none is (read at scrape time).',
+  help: `Age of the oldest webhook delivery still waiting in the outbox; 0 when none is (read at scrape time, at most every ${BACKLOG_SHARED_MS / 1000} s).`,
   registers: [registry],
 });

@@ -3,6 +3,7 @@ import { adminTokenGuard } from '../auth/admin-token.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import { circuitState, registry, videoJobs, webhookBacklog, webhookOldestPending } from './metrics.js';
+import { sharedBacklog } from './outbox-backlog.js';
 import type { Readiness } from './readiness.js';
 import type { SignInLimiter } from '../console/sign-in-limit.js';
 
@@ -28,7 +29,7 @@ export async function scrape(deps: Pick<OpsDeps, 'store' | 'catalog'>): Promise<
   let timer: NodeJS.Timeout | undefined;
   try {
     const [counts, backlog] = await Promise.race([
-      Promise.all([deps.store.countJobsByState(), deps.store.outboxBacklog()]),
+      Promise.all([deps.store.countJobsByState(), sharedBacklog(deps.store)]),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('timeout')), SCRAPE_STORE_TIMEOUT_MS);
       }),

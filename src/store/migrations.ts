@@ -254,4 +254,11 @@ CREATE INDEX files_expiry ON files (expires_at);
     // up outbox writes (IndexBuild).
     index: { name: 'webhook_outbox_account_due', table: 'webhook_outbox', columns: 'state, account_id, next_attempt_at, id' },
   },
+  {
+    version: 9,
+    name: 'the outbox backlog gauges: pending deliveries by age',
+    // The oldest pending delivery is this index's first pending entry, where MIN(created_at) over
+    // the other indexes read every pending row on each /metrics scrape (store/ops.ts).
+    index: { name: 'webhook_outbox_pending_age', table: 'webhook_outbox', columns: 'state, created_at' },
+  },
 ];

@@ -15,10 +15,19 @@ export function operationsOps(db: SqlDriver): OperationsOps {
       for (const r of await db.query('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state')) out[String(r.state)] = int(r.n);
       return out;
     },
-    async outboxBacklog() {
-      // Served by the (state, next_attempt_at) index the dispatcher claims with.
-      const [r] = await db.query(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_outbox WHERE state = 'pending'`);
-      return { pending: int(r?.n ?? 0), oldestCreatedAt: r?.oldest === null || r?.oldest === undefined ? null : int(r.oldest) };
+    async outboxBacklog(countCap) {
+      // Both read the index (state, created_at) from its first pending entry, and stop: a backlog of
+      // millions costs a scrape `countCap` index entries and one seek (test/webhooks/backlog-gauges.test.ts).
+      // The count's ORDER BY holds PostgreSQL to that index: without it, a sequential scan that stops
+      // at the LIMIT looks as cheap to the planner, but reads every finished row on its way. (Its
+      // choice rests on the table's statistics: one that autovacuum has not analyzed since it grew by
+      // far more than 10% may have its pending rows read and sorted instead, once per scrape, until
+      // it is.)
+      const [counted] = await db.query(`SELECT COUNT(*) AS n FROM (SELECT created_at FROM webhook_outbox WHERE state = 'pending' ORDER BY created_at LIMIT ?) capped`, [
+        Math.max(1, Math.floor(countCap)),
+      ]);
+      const [oldest] = await db.query(`SELECT created_at FROM webhook_outbox WHERE state = 'pending' ORDER BY created_at LIMIT 1`);
+      return { pending: int(counted?.n ?? 0), oldestCreatedAt: oldest ? int(oldest.created_at) : null };
     },
   };
 }

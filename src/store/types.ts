@@ -217,6 +217,14 @@ export interface LedgerFilter {
   before?: number;
 }
 
+/** The outbox's pending deliveries, for the backlog gauges. */
+export interface OutboxBacklog {
+  /** How many, exact up to the cap asked for, and that cap when there are more. */
+  pending: number;
+  /** When the oldest was written (ms); null when none is pending. */
+  oldestCreatedAt: number | null;
+}
+
 export interface ReconcileRecord {
   id: number;
   jobId: string;
@@ -356,6 +364,9 @@ export interface Store extends WebhookStore, FileStore {
   appliedMigrations(): Promise<number[]>;
   /** Number of jobs in each state (the jobs-by-state gauge, read at scrape time). */
   countJobsByState(): Promise<Record<string, number>>;
-  /** Webhook deliveries not yet delivered or given up, and when the oldest of them was written (ms). */
-  outboxBacklog(): Promise<{ pending: number; oldestCreatedAt: number | null }>;
+  /**
+   * Webhook deliveries not yet delivered or given up, counted up to `countCap` (a larger backlog
+   * reads as `countCap`), and when the oldest of them was written (ms).
+   */
+  outboxBacklog(countCap: number): Promise<OutboxBacklog>;
 }

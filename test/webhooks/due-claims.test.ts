@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqlDriver, SqlValue } from '../../src/store/driver.js';
+import type { SqlValue } from '../../src/store/driver.js';
 import type { SqlStore } from '../../src/store/index.js';
 import { webhookOps } from '../../src/store/webhooks.js';
+import { noting, rowsReadFrom, type PlanNode } from '../helpers/sql-plan.js';
 import { postgresBackend, sqliteBackend, type Backend } from '../store/harness.js';
 
 /**
@@ -60,19 +61,6 @@ function expected(rows: Row[], now: number, limit: number, perAccount: number): 
 
 const ids = async (store: SqlStore, now: number, limit: number, perAccount: number) =>
   (await store.dueDeliveries(now, { limit, perAccount })).map((d) => d.id);
-
-/** A driver that notes the statements run through it, to look at the claim's plan. */
-function noting(db: SqlDriver, seen: Array<{ sql: string; params: readonly SqlValue[] }>): SqlDriver {
-  return {
-    dialect: db.dialect,
-    query: (sql, params = []) => (seen.push({ sql, params }), db.query(sql, params)),
-    run: (sql, params) => db.run(sql, params),
-    exec: (script) => db.exec(script),
-    transaction: (fn) => db.transaction(fn),
-    session: (fn) => db.session(fn),
-    close: () => db.close(),
-  };
-}
 
 for (const make of [sqliteBackend, postgresBackend] as Array<() => Backend>) {
   describe(`webhook claims (${make().name})`, () => {
@@ -200,23 +188,4 @@ for (const make of [sqliteBackend, postgresBackend] as Array<() => Backend>) {
       }
     });
   });
-}
-
-interface PlanNode {
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-
-/** Rows a PostgreSQL plan read from `table`: those its scans returned plus those they filtered out, over all loops. */
-function rowsReadFrom(table: string, node: PlanNode): number {
-  const loops = node['Actual Loops'] ?? 1;
-  const own =
-    node['Relation Name'] === table
-      ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * loops
-      : 0;
-  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadFrom(table, child), 0);
 }
