@@ -1,7 +1,7 @@
 import { channel } from 'node:diagnostics_channel';
-import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
-import { promisify } from 'node:util';
-import Database from 'better-sqlite3';
+import { fdatasyncSync } from 'node:fs';
+import { PassHandles, type PassResult } from './sqlite-checkpoint-handles.js';
+import { abortOnSyncFailure, syncFile, type CheckpointOptions, type CheckpointPassEvent, type HoldStatements } from './sqlite-checkpoint-options.js';
 
 /**
  * WAL checkpoints without stalling the event loop and without a second V8 isolate.
@@ -40,120 +40,6 @@ import Database from 'better-sqlite3';
  * new frame for `idleMs`, all of it copied, they are closed.
  */
 
-/** Takes the store's statement lock; resolves with its release once no statement of this process runs. */
-export type HoldStatements = () => Promise<() => void>;
-
-export interface CheckpointOptions {
-  /** How often a checkpoint pass runs while there are writes (ms). */
-  everyMs?: number;
-  /** How long the WAL must stay unchanged, all of it checkpointed, before the passes stop (ms). */
-  idleMs?: number;
-  /** The WAL size (frames) past which a pass holds the statements so the WAL can start over. */
-  restartFrames?: number;
-  /** Keeps this process's statements out while such a pass runs (none given: nothing is held). */
-  hold?: HoldStatements;
-  /** The longest the statements are held for one pass (ms). */
-  holdLimitMs?: number;
-  /** Makes a file's written data durable (tests inject faults and delays here). */
-  sync?: (fd: number) => Promise<void>;
-  /**
-   * Called once if the database file's sync fails after a copy; the passes stop then, the pin stays
-   * (see `syncFailed`). The default ends the process at once (`process.abort()`), without closing
-   * the database, so that the WAL, which still holds every copied page durably, is replayed by the
-   * next start.
-   */
-  onSyncFailure?: (e: Error) => void;
-}
-
-type Db = InstanceType<typeof Database>;
-
-/** What the last pass saw: the WAL's frames, and how many of them are in the database file. */
-interface PassResult {
-  log: number;
-  checkpointed: number;
-}
-
-/** The connections and file handles a pass uses, opened by the first pass. */
-class PassHandles {
-  /** Whether the pin holds a read mark: set only once its first read succeeded. */
-  pinned = false;
-  /** Frames copied into the database file whose sync has not yet succeeded. */
-  unsynced = false;
-  readonly pin: Db;
-  readonly copier: Db;
-  readonly readMark: Database.Statement;
-  readonly walFd: number;
-  readonly dbFd: number;
-
-  constructor(path: string) {
-    const opened: Array<() => void> = [];
-    try {
-      // No busy waiting: it would hold the event loop. A pass that meets a lock gives up and the
-      // next one tries again.
-      this.pin = new Database(path, { fileMustExist: true, timeout: 0 });
-      opened.push(() => this.pin.close());
-      this.pin.pragma('cache_size = -64');
-      this.readMark = this.pin.prepare('SELECT count(*) FROM sqlite_master');
-      this.copier = new Database(path, { fileMustExist: true, timeout: 0 });
-      opened.push(() => this.copier.close());
-      // Only this connection's checkpoints skip SQLite's syncs; the pass makes them itself.
-      this.copier.pragma('synchronous = OFF');
-      this.copier.pragma('cache_size = -64');
-      this.walFd = openSync(`${path}-wal`, 'r');
-      opened.push(() => closeSync(this.walFd));
-      this.dbFd = openSync(path, 'r');
-    } catch (e) {
-      for (const undo of opened.reverse()) undo();
-      throw e;
-    }
-  }
-
-  /** Takes the pin's read mark, unless it holds one already. A failed first read leaves no transaction open. */
-  takePin(): void {
-    if (this.pinned) return;
-    this.pin.exec('BEGIN');
-    try {
-      this.readMark.get();
-    } catch (e) {
-      this.pin.exec('ROLLBACK');
-      throw e;
-    }
-    this.pinned = true;
-  }
-
-  unpin(): void {
-    if (this.pin.inTransaction) this.pin.exec('COMMIT');
-    this.pinned = false;
-  }
-
-  close(): void {
-    if (this.pin.inTransaction) this.pin.exec('ROLLBACK');
-    this.pin.close();
-    this.copier.close();
-    closeSync(this.walFd);
-    closeSync(this.dbFd);
-  }
-}
-
-const syncFile = promisify(fdatasync);
-
-function abortOnSyncFailure(e: Error): void {
-  process.stderr.write(`fatal: the SQLite database file could not be synced after a checkpoint (${e.message}); stopping at once so that the next start replays the write-ahead log\n`);
-  process.abort();
-}
-
-/**
- * Each completed pass, for diagnostics (the benchmark's stall probe): whether it held the store's
- * statements, when it and its copying started (ms since `performance.timeOrigin`), its whole length
- * and the part spent copying on the event loop.
- */
-export interface CheckpointPassEvent {
-  held: boolean;
-  startedAt: number;
-  ms: number;
-  copyStartedAt: number;
-  copyMs: number;
-}
 const passChannel = channel('gateway:sqlite-checkpoint-pass');
 
 export class Checkpointer {

@@ -1,4 +1,5 @@
-import { Checkpointer, type CheckpointOptions } from './sqlite-checkpointer.js';
+import type { CheckpointOptions } from './sqlite-checkpoint-options.js';
+import { Checkpointer } from './sqlite-checkpointer.js';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
