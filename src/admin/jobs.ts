@@ -1,7 +1,7 @@
 import { formatMicros } from '../core/money.js';
 import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 import { parseJobFilter, type JobFilterQuery } from '../video/list-filter.js';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from '../video/manage.js';
 import { presentJob } from '../video/present.js';

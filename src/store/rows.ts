@@ -3,19 +3,8 @@ import { errors } from '../core/errors.js';
 import { isMicros } from '../core/money.js';
 import { boundVendorData, VENDOR_DATA_MAX_BYTES } from '../core/vendor-data.js';
 import type { Row } from './driver.js';
-import type {
-  Account,
-  ApiKeyRecord,
-  BudgetPeriod,
-  KeyBudget,
-  JobRecord,
-  JobState,
-  KeyAction,
-  LedgerEntry,
-  LedgerKind,
-  RateLimits,
-  ReconcileRecord,
-} from './types.js';
+import type { Account, ApiKeyRecord, BudgetPeriod, KeyBudget, KeyAction, LedgerEntry, LedgerKind, RateLimits } from './types.js';
+import type { JobRecord, JobState, ReconcileRecord } from './job-types.js';
 
 /**
  * Row <-> record conversion. Integer columns arrive as BigInt (SQLite, safe-integer mode) or as

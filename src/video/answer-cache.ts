@@ -1,5 +1,5 @@
 import type { JsonObject } from '../core/json.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 
 /**
  * Poll answers, serialized once per job row read rather than once per poll. The job cache hands

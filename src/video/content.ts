@@ -6,7 +6,7 @@ import type { StreamResponse } from '../http/executor.js';
 import { guardedAgent, isRefusedAddress } from '../http/guarded-agent.js';
 import { discard } from '../http/streams.js';
 import type { Upstream, UpstreamRequest } from '../http/types.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { parseRange, sliceBody } from './range.js';
 import { taskRefOf } from './refresh.js';

@@ -12,7 +12,7 @@ import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import { moneyHeld, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import { annotateRequest, traced, tracingOn } from '../ops/tracing.js';
-import type { JobDialect, JobRecord } from '../store/types.js';
+import type { JobDialect, JobRecord } from '../store/job-types.js';
 import { checkCapabilities } from './capabilities.js';
 import { taskRefOf } from './refresh.js';
 import type { VideoDeps } from './deps.js';

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import { RecentKeys } from '../core/recent-keys.js';
-import type { JobRecord, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 
 const PROCESSING_TTL_MS = 1_000;
 // A settled row changes only when the job is deleted; another instance's delete shows here within this.

@@ -1,6 +1,6 @@
 import { errors } from '../core/errors.js';
 import { queryTime } from '../core/query-time.js';
-import type { JobListFilter } from '../store/types.js';
+import type { JobListFilter } from '../store/job-types.js';
 
 export interface JobFilterQuery {
   status?: string;

@@ -1,7 +1,7 @@
 import type { AuthContext } from '../auth/types.js';
 import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { parseJobFilter, type JobFilterQuery } from './list-filter.js';
 import { taskRefOf } from './refresh.js';

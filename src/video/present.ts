@@ -1,6 +1,6 @@
 import { costUnits } from '../billing/usage-cost.js';
 import type { JsonObject } from '../core/json.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 
 /**
  * The public job object (spec 2.1). Decisions the spec leaves open:

@@ -4,7 +4,7 @@ import { costForSeconds } from '../core/money.js';
 import { redactorFor } from '../core/redact.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
 import { moneyCaptured, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { settleSeconds } from './duration.js';
 import { videoMediaType } from './media-type.js';

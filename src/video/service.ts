@@ -2,7 +2,7 @@ import type { AuthContext } from '../auth/types.js';
 import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { ModelInfo } from '../routing/catalog.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 import { openContent, openVariant, vendorMakesVariant, type ContentReply } from './content.js';
 import { gatewayThumbnail } from './thumbnail.js';
 import { createVideoJob, type CreateControl, type CreateOptions } from './create.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { errors } from '../core/errors.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/job-types.js';
 import type { ContentReply } from './content.js';
 import { openContent } from './content.js';
 import type { VideoDeps } from './deps.js';

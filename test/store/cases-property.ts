@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import type { JobState } from '../../src/store/types.js';
+import type { JobState } from '../../src/store/job-types.js';
 import type { Ctx } from './cases-accounts.js';
 import { T0, balanceOf, completion, ledgerSum, newJob, uid } from './harness.js';
 

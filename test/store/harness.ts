@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openStore, type SqlStore } from '../../src/store/index.js';
-import type { Account, NewJob, Store } from '../../src/store/types.js';
+import type { Account, Store } from '../../src/store/types.js';
+import type { NewJob } from '../../src/store/job-types.js';
 
 export const PG_URL = process.env.STORE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const T0 = 1_700_000_000_000;

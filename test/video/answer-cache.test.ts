@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/json.js';
-import type { JobRecord } from '../../src/store/types.js';
+import type { JobRecord } from '../../src/store/job-types.js';
 import { AnswerCache } from '../../src/video/answer-cache.js';
 
 /** Only the fields the cache reads; `present` below stands in for the real renderers. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JobRecord } from '../../src/store/types.js';
+import type { JobRecord } from '../../src/store/job-types.js';
 import { JobCache } from '../../src/video/job-cache.js';
 
 /** A store whose reads wait until released, counting them; each read returns a new row object. */

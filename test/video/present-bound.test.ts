@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { presentOpenAiVideo } from '../../src/video/openai/present.js';
 import { presentJob } from '../../src/video/present.js';
-import type { JobRecord } from '../../src/store/types.js';
+import type { JobRecord } from '../../src/store/job-types.js';
 import { toJob } from '../../src/store/rows.js';
 import { VENDOR_DATA_TRUNCATED } from '../../src/core/vendor-data.js';
 

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../core/json.js';
-import type { JobRecord } from '../../store/types.js';
+import type { JobRecord } from '../../store/job-types.js';
 import type { VideoCapabilities } from '../capabilities.js';
 
 /** Without a vendor figure, progress is read off the clock against a typical generation time, and never reaches 100 early. */
