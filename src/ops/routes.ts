@@ -3,12 +3,10 @@ import { adminTokenGuard } from '../auth/admin-token.js';
 import type { Catalog } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import { circuitState, registry, videoJobs, webhookBacklog, webhookOldestPending } from './metrics.js';
-import { sharedBacklog } from './outbox-backlog.js';
+import { JOB_STATES, sharedBacklog, sharedJobCounts } from './outbox-backlog.js';
 import type { Readiness } from './readiness.js';
 import type { SignInLimiter } from '../console/sign-in-limit.js';
 
-/** States the jobs gauge always reports (0 included), so a state that empties shows as 0, not stale. */
-const JOB_STATES = ['submitting', 'processing', 'completed', 'failed', 'rejected'];
 const CIRCUIT_CODE = { closed: 0, open: 1, half_open: 2 } as const;
 const SCRAPE_STORE_TIMEOUT_MS = 2_000;
 
@@ -29,7 +27,7 @@ export async function scrape(deps: Pick<OpsDeps, 'store' | 'catalog'>): Promise<
   let timer: NodeJS.Timeout | undefined;
   try {
     const [counts, backlog] = await Promise.race([
-      Promise.all([deps.store.countJobsByState(), sharedBacklog(deps.store)]),
+      Promise.all([sharedJobCounts(deps.store), sharedBacklog(deps.store)]),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error('timeout')), SCRAPE_STORE_TIMEOUT_MS);
       }),

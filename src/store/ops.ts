@@ -10,9 +10,16 @@ export function operationsOps(db: SqlDriver): OperationsOps {
     async appliedMigrations() {
       return (await db.query('SELECT version FROM schema_migrations ORDER BY version')).map((r) => int(r.version));
     },
-    async countJobsByState() {
+    async countJobsByState(states, countCap) {
+      // One capped count per state, each off the index (state, next_poll_at) from the state's first
+      // entry: finished jobs pile up until purged, and a GROUP BY over the whole table read every one
+      // of them on every scrape (test/ops/jobs-gauge.test.ts checks the plans).
+      const cap = Math.max(1, Math.floor(countCap));
       const out: Record<string, number> = {};
-      for (const r of await db.query('SELECT state, COUNT(*) AS n FROM jobs GROUP BY state')) out[String(r.state)] = int(r.n);
+      for (const state of states) {
+        const [r] = await db.query('SELECT COUNT(*) AS n FROM (SELECT next_poll_at FROM jobs WHERE state = ? LIMIT ?) capped', [state, cap]);
+        out[state] = int(r?.n ?? 0);
+      }
       return out;
     },
     async outboxBacklog(countCap) {

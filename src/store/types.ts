@@ -188,8 +188,8 @@ export interface Store extends JobStore, WebhookStore, FileStore {
   // Operations
   /** Versions recorded in schema_migrations (the readiness probe compares them with this build's). */
   appliedMigrations(): Promise<number[]>;
-  /** Number of jobs in each state (the jobs-by-state gauge, read at scrape time). */
-  countJobsByState(): Promise<Record<string, number>>;
+  /** Jobs in each of `states`, each count stopping at `countCap` (a larger count reads `countCap`). */
+  countJobsByState(states: readonly string[], countCap: number): Promise<Record<string, number>>;
   /**
    * Webhook deliveries not yet delivered or given up, counted up to `countCap` (a larger backlog
    * reads as `countCap`), and when the oldest of them was written (ms).
