@@ -54,7 +54,7 @@ describe('forwardOpenAIBody', () => {
       Buffer.from(`{"object":"list","data":[${vectors.map((v, i) => `{"object":"embedding","index":${i},"embedding": ${v}}`).join(',')}],"model":"m","usage":{"prompt_tokens":3,"total_tokens":3}}`);
     const q = (v: string) => `"${v}"`;
     expect(forwardOpenAIBody(body([q(b64), q(b64), q(b64)]), 'm', 'base64', 3)).toBeDefined();
-    expect(forwardOpenAIBody(body(['[0.5]', '[ 0.5, 1 ]']), 'm', 'float', 2)).toBeDefined();
+    expect(forwardOpenAIBody(body(['[0.5,1]', '[ 0.5, 1 ]']), 'm', 'float', 2)).toBeDefined();
     expect(forwardOpenAIBody(body([q(b64), q(b64)]), 'm', 'base64', 3)).toBeUndefined();
     expect(forwardOpenAIBody(body([q(b64), q(b64)]), 'm', 'base64', 1)).toBeDefined(); // one input: its vector is looked at alone
     expect(forwardOpenAIBody(body([q(b64), q(b64), q(b64)]), 'm', 'base64', 2)).toBeUndefined();
@@ -62,6 +62,21 @@ describe('forwardOpenAIBody', () => {
     expect(forwardOpenAIBody(body([q(b64), '""']), 'm', 'base64', 2)).toBeUndefined();
     expect(forwardOpenAIBody(body(['[0.5]', '[ ]']), 'm', 'float', 2)).toBeUndefined();
     expect(forwardOpenAIBody(body(['[]']), 'm', 'float', 1)).toBeUndefined();
+  });
+
+  it('forwards several float vectors only when they hold as many elements each', () => {
+    const body = (vectors: string[]) =>
+      Buffer.from(`{"object":"list","data":[${vectors.map((v, i) => `{"object":"embedding","index":${i},"embedding": ${v}}`).join(',')}],"model":"m","usage":{"prompt_tokens":3,"total_tokens":3}}`);
+    const floats = (n: number) => `[${Array.from({ length: n }, (_, i) => (i % 3 === 0 ? -0.0123 : 0.5e-3) * (i + 1)).join(', ')}]`;
+    expect(forwardOpenAIBody(body([floats(1536), floats(1536), floats(1536)]), 'm', 'float', 3)).toBeDefined();
+    expect(forwardOpenAIBody(body(['[1,2,3]', '[ 1 , 2 , 3 ]', '[\n1,\n2,\n3\n]']), 'm', 'float', 3)).toBeDefined();
+    // Input 0 has 1,536 floats, input 1 three: no index could hold both.
+    expect(forwardOpenAIBody(body([floats(1536), floats(3)]), 'm', 'float', 2)).toBeUndefined();
+    expect(forwardOpenAIBody(body([floats(3), floats(3), floats(4)]), 'm', 'float', 3)).toBeUndefined();
+    expect(forwardOpenAIBody(body(['[0.5]', '[0.5, 1]']), 'm', 'float', 2)).toBeUndefined();
+    // Not numbers at all: nested arrays or strings are left to the full parse.
+    expect(forwardOpenAIBody(body(['[[0.5, 1]]', '[[0.5, 1]]']), 'm', 'float', 2)).toBeUndefined();
+    expect(forwardOpenAIBody(body(['["a"]']), 'm', 'float', 1)).toBeUndefined();
   });
 
   it('puts the usage member first in usage and the public model in place, in one body, wherever model sits', () => {

@@ -60,9 +60,9 @@ export function forwardedBody(a: RawAnswer, usageMember: Buffer): Buffer {
  * Whether the vectors can be forwarded unread: in the form asked for (a server that ignored
  * encoding_format must not hand floats to a client expecting base64), none empty, and one per input.
  * A single input's vector is looked at alone (no scan of the body). Several are found by a byte
- * search for their keys, and base64 ones must be of one length; float vectors are not counted
- * element by element (that would cost what this path saves). Anything else is left to the full parse,
- * whose checks turn it into a malformed answer (run.ts).
+ * search for their keys and must be of one size: base64 ones of one length, float ones of one element
+ * count (their commas, counted by native byte search within each vector; a number holds no comma or
+ * bracket). Anything else is left to the full parse, whose checks turn it into a malformed answer (run.ts).
  */
 function vectorsVouched(raw: Buffer, format: EncodingFormat, inputs: number): boolean {
   let found = 0;
@@ -82,8 +82,14 @@ function vectorsVouched(raw: Buffer, format: EncodingFormat, inputs: number): bo
       size = end - i - 1;
       from = end + 1;
     } else {
-      if (raw[i] !== 0x5b /* [ */ || raw[skipSpace(raw, i + 1)] === 0x5d /* ] */) return false;
-      from = i + 1;
+      if (raw[i] !== 0x5b /* [ */ || !startsNumber(raw[skipSpace(raw, i + 1)])) return false;
+      if (inputs === 1) return true;
+      const close = raw.indexOf(0x5d /* ] */, i + 1);
+      if (close < 0) return false;
+      const elements = countByte(raw.subarray(i + 1, close), 0x2c /* , */) + 1;
+      if (size >= 0 && elements !== size) return false;
+      size = elements;
+      from = close + 1;
     }
     found++;
     if (inputs === 1) return true;
@@ -147,6 +153,18 @@ function modelSplice(raw: Buffer, publicModel: string): RawAnswer['model'] | nul
   if (end < 0) return null;
   if (end + 1 - i === wanted.length && raw.compare(wanted, 0, wanted.length, i, end + 1) === 0) return undefined;
   return { start: i, end: end + 1, insert: wanted };
+}
+
+/** Whether `c` can open a JSON number (an empty vector, nested arrays or strings cannot pass). */
+function startsNumber(c: number | undefined): boolean {
+  return c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d /* - */);
+}
+
+/** How many times `byte` occurs in `b`, by native search (a JavaScript loop over each byte costs more). */
+function countByte(b: Buffer, byte: number): number {
+  let n = 0;
+  for (let at = b.indexOf(byte); at >= 0; at = b.indexOf(byte, at + 1)) n++;
+  return n;
 }
 
 function skipSpace(b: Buffer, i: number): number {

@@ -160,7 +160,7 @@ describe('embeddings through an OpenAI-compatible upstream', () => {
     expect(await h.balance(acct)).toBe(toMicros(3));
   });
 
-  it('an answer forwarded as it came must still hold one non-empty vector per input: else 502, nothing charged', async () => {
+  it('an answer forwarded as it came must still hold one non-empty vector per input, all of one size: else 502, nothing charged', async () => {
     const { key: k, accountId: acct } = await h.newKey(3);
     const answer = (embeddings: unknown[]) => ({
       object: 'list',
@@ -179,11 +179,14 @@ describe('embeddings through an OpenAI-compatible upstream', () => {
       ['base64', [b64(2)], 3],
       // Base64 vectors of different sizes.
       ['base64', [b64(2), b64(3)], 2],
+      // Float vectors of different sizes.
+      ['float', [Array.from({ length: 1536 }, (_, i) => i / 1e4), [0.1, 0.2, 0.3]], 2],
+      ['float', [[0.1, 0.2], [0.1, 0.2], [0.1]], 3],
     ];
     for (const [encoding_format, embeddings, inputs] of cases) {
       sim.inject({ kind: 'status', status: 200, json: answer(embeddings) });
       const r = await post(h, k, { model: MODEL, input: Array.from({ length: inputs }, (_, i) => `text ${i}`), encoding_format });
-      expect(r.status, `${encoding_format} ${JSON.stringify(embeddings)}: ${JSON.stringify(r.json)}`).toBe(502);
+      expect(r.status, `${encoding_format} vectors of sizes ${embeddings.map((e) => (e as unknown[] | string).length).join(', ')}: ${JSON.stringify(r.json).slice(0, 300)}`).toBe(502);
       expect(r.json.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
     }
     expect((await h.store.listLedger(acct)).filter((e) => e.kind === 'charge')).toHaveLength(0);
