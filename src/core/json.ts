@@ -56,3 +56,29 @@ export function omit(obj: JsonObject, keys: Iterable<string>): JsonObject {
   for (const k of Object.keys(obj)) if (!drop.has(k)) out[k] = obj[k];
   return out;
 }
+
+/**
+ * The first of `paths` present in `obj`, as written (dotted; a `*` segment stands for any key whose
+ * value is an object), or undefined. For refusing fields a vendor body must not take from a client.
+ */
+export function findPath(obj: JsonObject, paths: readonly string[]): string | undefined {
+  for (const path of paths) {
+    const hit = walkPath(obj, path.split('.'), 0);
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
+
+function walkPath(obj: JsonObject, segments: readonly string[], at: number): string | undefined {
+  const seg = segments[at]!;
+  const last = at === segments.length - 1;
+  const keys = seg === '*' ? Object.keys(obj) : Object.hasOwn(obj, seg) ? [seg] : [];
+  for (const key of keys) {
+    const v = obj[key];
+    if (last) return key;
+    if (!isObject(v)) continue;
+    const rest = walkPath(v, segments, at + 1);
+    if (rest !== undefined) return `${key}.${rest}`;
+  }
+  return undefined;
+}

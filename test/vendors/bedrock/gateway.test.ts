@@ -105,6 +105,33 @@ describe('embeddings through Bedrock (TwelveLabs Marengo)', () => {
     }
   });
 
+  it('refuses an extra_body that would replace the input or its kind (the gateway counts and bills input), before any call or charge', async () => {
+    const { key: k, accountId } = await h.newKey(1);
+    const long = 'a much longer text than the input '.repeat(500);
+    const cases: [string, Record<string, unknown>, string][] = [
+      [M27, { inputText: long }, 'extra_body.inputText'],
+      [M27, { mediaSource: { base64String: PNG_B64 } }, 'extra_body.mediaSource'],
+      [M27, { inputType: 'video' }, 'extra_body.inputType'],
+      [M30, { text: { inputText: long } }, 'extra_body.text.inputText'],
+      [M30, { image: { mediaSource: { base64String: PNG_B64 } } }, 'extra_body.image.mediaSource'],
+      [M30, { text_image: { inputText: long } }, 'extra_body.text_image.inputText'],
+    ];
+    for (const [model, extra_body, param] of cases) {
+      const r = await post(h, k, { model, input: 'x', extra_body });
+      expect(r.status, `${param}: ${JSON.stringify(r.json).slice(0, 300)}`).toBe(400);
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'input_in_extra_body', param });
+    }
+    // Top-level unknown fields are extra_body entries (the SDKs' extra_body sends them so).
+    const top = await post(h, k, { model: M27, input: 'x', inputText: long });
+    expect(top.json.error).toMatchObject({ code: 'input_in_extra_body', param: 'extra_body.inputText' });
+    expect(sim.requests).toHaveLength(0);
+    expect(await h.balance(accountId)).toBe(toMicros(1));
+    // Other native fields still merge.
+    const ok = await post(h, k, { model: M30, input: 'x', extra_body: { text: { textTruncate: 'none' } } });
+    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+    expect(sim.lastReceived('POST', INVOKE_30)!.json).toEqual({ inputType: 'text', text: { inputText: 'x', textTruncate: 'none' } });
+  });
+
   it('embeds a text input that reads like an s3:// location as the text it is (Bedrock reads no location from inputText)', async () => {
     const text = 's3://other-bucket/reports/2024.pdf';
     const r = await post(h, key, { model: M27, input: text });

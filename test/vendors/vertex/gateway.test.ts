@@ -134,6 +134,31 @@ describe('embeddings through Vertex AI :predict', () => {
     expect(await h.balance(accountId)).toBe(toMicros(1));
   });
 
+  it('refuses an extra_body that would replace the text to embed (the gateway counts and bills input), before any call or charge', async () => {
+    const { key: own, accountId } = await h.newKey(1);
+    sim.reset();
+    const long = 'a much longer text than the input '.repeat(500);
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['text-embedding-005', { instances: { content: long } }, 'extra_body.instances.content'],
+      ['gemini-embedding-2-preview', { content: { parts: [{ text: long }] } }, 'extra_body.content'],
+      ['gemini-embedding-2-preview', { parameters: { content: { parts: [{ text: long }] } } }, 'extra_body.parameters.content'],
+    ];
+    for (const [model, extra_body, param] of cases) {
+      const r = await post(h, own, { model, input: 'x', extra_body });
+      expect(r.status, `${param}: ${JSON.stringify(r.json).slice(0, 300)}`).toBe(400);
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'input_in_extra_body', param });
+    }
+    // The SDKs' extra_body sends its keys at the top level: the same refusal.
+    const top = await post(h, own, { model: 'gemini-embedding-2-preview', input: 'x', content: { parts: [{ text: long }] } });
+    expect(top.json.error).toMatchObject({ code: 'input_in_extra_body', param: 'extra_body.content' });
+    expect(sim.requests).toHaveLength(0);
+    expect(await h.balance(accountId)).toBe(toMicros(1));
+    // Other instance fields still merge.
+    const ok = await post(h, own, { model: 'text-embedding-005', input: 'x', extra_body: { instances: { task_type: 'CLUSTERING' } } });
+    expect(ok.status).toBe(200);
+    expect(sim.lastReceived('POST', PREDICT)!.json.instances).toEqual([{ content: 'x', task_type: 'CLUSTERING' }]);
+  });
+
   it('an answer with an empty vector or vectors of different sizes is an upstream failure: 502, nothing charged', async () => {
     const { key: own, accountId } = await h.newKey(100);
     const before = await h.balance(accountId);

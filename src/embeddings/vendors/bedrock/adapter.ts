@@ -1,6 +1,6 @@
 import type { SignatureV4 } from '@smithy/signature-v4';
 import { errors } from '../../../core/errors.js';
-import { deepMerge, isObject, omit, type JsonObject } from '../../../core/json.js';
+import { deepMerge, findPath, isObject, omit, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor } from '../../types.js';
@@ -20,11 +20,20 @@ import { invokeModelId } from './inference-profile.js';
  * `access_key_id`, `secret_access_key`, `session_token?`; or a Bedrock API key as `api_key` (Bearer).
  * Usage comes from the `x-amzn-bedrock-input-token-count` header when Bedrock sends it.
  * A Marengo 2.7 base model id is sent as its region's inference profile (inference-profile.ts).
+ * `extra_body` merges into the body but may not carry the input or its kind (INPUT_PATHS).
  */
 const MARENGO_DIMS: readonly [RegExp, number][] = [
   [/marengo-embed-2-7/, 1024],
   [/marengo-embed-3-0/, 512],
 ];
+
+/**
+ * Where an `extra_body` would replace what the gateway sends to embed: the input (2.7 `inputText`,
+ * `mediaSource`; 3.0 the same one level down, under `text`, `image` or any other modality) or its kind
+ * (`inputType`, which `input_type` sets and the video/audio refusal reads). Bedrock would embed and
+ * bill it while the gateway's estimate, holds and token limits counted `input`.
+ */
+const INPUT_PATHS = ['inputType', 'inputText', 'mediaSource', '*.inputText', '*.mediaSource'];
 
 export function isMarengo3(modelId: string): boolean {
   return /marengo-embed-3/.test(modelId);
@@ -45,6 +54,15 @@ export const bedrockVendor: EmbeddingVendor = {
         'unsupported_input_type',
       );
     checkS3Locations(req, up);
+    const replaced = findPath(req.extra, INPUT_PATHS);
+    if (replaced)
+      throw errors.invalidRequest(
+        replaced === 'inputType'
+          ? "extra_body.inputType would change what is embedded; use 'input_type' instead."
+          : `extra_body.${replaced} would replace the input to embed; send it as 'input', which the gateway counts and bills.`,
+        `extra_body.${replaced}`,
+        'input_in_extra_body',
+      );
     if (req.dimensions !== undefined) {
       const fixed = MARENGO_DIMS.find(([re]) => re.test(modelId))?.[1];
       if (req.dimensions !== fixed)

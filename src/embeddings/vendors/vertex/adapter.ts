@@ -1,5 +1,5 @@
 import { errors } from '../../../core/errors.js';
-import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
+import { deepMerge, findPath, isObject, type JsonObject } from '../../../core/json.js';
 import { googleAuthOptionsFrom, googleCredentialSource } from '../../../protocols/google/oauth.js';
 import type { CredentialSource, Upstream, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
@@ -18,10 +18,19 @@ import { embedContentBody, parseEmbedContent, usesEmbedContent } from './embed-c
  * (`access_token`, `service_account`, `key_file`; see protocols/google/oauth.ts), `auto_truncate`
  * (boolean default for `parameters.autoTruncate`), `max_batch` (instances per call), `concurrency`.
  * `extra_body` keys `instances`/`parameters` merge into those objects; any other key lands in `parameters`.
+ * `extra_body` may not carry the text itself (INPUT_PATHS): it would be embedded and billed by Vertex
+ * while the gateway's estimate, holds and token limits counted `input`.
  */
 export const VERTEX_MAX_INSTANCES = 250;
 /** Google documents ~20k input tokens per request for the text-embedding models. */
 export const VERTEX_MAX_TOKENS = 20_000;
+
+/**
+ * Where an `extra_body` would replace the text the gateway sends: each instance's `content` on
+ * `:predict`; the body's `content` on `:embedContent`, where `parameters` merges at the top level too.
+ * All three are refused whichever method the upstream's model uses (failover may reach the other one).
+ */
+const INPUT_PATHS = ['instances.content', 'content', 'parameters.content'];
 
 /** gemini-embedding models take one instance per call ("batchSize must be 1"); the service fans out. */
 export function oneInstancePerCall(model: string): boolean {
@@ -58,6 +67,13 @@ export const vertexVendor: EmbeddingVendor = {
         `Model '${req.model}' embeds text only; extra_body may not name a gs:// location (Vertex would read it as the gateway).`,
         'extra_body',
         'media_location_not_allowed',
+      );
+    const replaced = findPath(req.extra, INPUT_PATHS);
+    if (replaced)
+      throw errors.invalidRequest(
+        `extra_body.${replaced} would replace the text to embed; send the text as 'input', which the gateway counts and bills.`,
+        `extra_body.${replaced}`,
+        'input_in_extra_body',
       );
   },
 
