@@ -1,13 +1,14 @@
 import { cl100kCount } from '../core/tokenizers.js';
-import { estimateTextTokens, MAX_PIECE_CHARS, TokenCounter } from '../core/token-count.js';
+import { MAX_PIECE_CHARS, TokenCounter } from '../core/token-count.js';
+import { estimateTextTokens } from '../core/token-estimate.js';
 import type { EmbeddingInput, InputType } from './types.js';
 
 /**
  * Token figures for embeddings, in two grades.
  *
  * - `estimateAll` decides admission (TPM), the balance and budget holds, and batching when every
- *   input fits: `estimateTextTokens` (core/token-count.ts, a one-pass scan shaped like the BPE
- *   pre-tokenizer) for text, a token list's length, one unit per media input. It reads no tokenizer
+ *   input fits: `estimateTextTokens` (core/token-estimate.ts, a one-pass scan shaped like the BPE
+ *   pre-tokenizer, never above the UTF-8 size) for text, a token list's length, one unit per media input. It reads no tokenizer
  *   table; every answer that reports usage corrects the limiter and is billed by that usage.
  * - `countAll` counts exactly with cl100k_base (OpenAI's embedding models), loaded on first use. It is
  *   needed only where an estimate could be wrong in a way nothing corrects: the bill of an answer

@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { countTokens as cl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { toMicros } from '../../src/core/money.js';
 import { embeddingModule as openai } from '../../src/embeddings/vendors/openai/index.js';
 import { simTokens, simVector } from '../../src/sim/vectors.js';
 import type { SimServer } from '../../src/sim/framework.js';
@@ -246,5 +248,17 @@ describe('the embeddings rate limiter', () => {
     expect(second.status).toBe(429);
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(second.json.error.type).toBe('rate_limit_error');
+  });
+
+  it('does not admit text built to tokenize badly as a fraction of its size', async () => {
+    const { key, accountId } = await h.newKey(10);
+    // 400 different emoji: about 1,100 cl100k tokens in 800 UTF-16 units, more than the 1000-token minute.
+    const emoji = Array.from({ length: 400 }, (_, i) => String.fromCodePoint(0x1f300 + i)).join('');
+    expect(cl100k(emoji, { disallowedSpecial: new Set() })).toBeGreaterThan(1000);
+    const r = await post(h, key, { model: MODEL, input: emoji });
+    expect(r.status).toBe(400);
+    expect(r.json.error.code).toBe('request_too_large');
+    expect(sim.requests.filter((q) => q.json?.input?.[0] === emoji)).toHaveLength(0);
+    expect(await h.balance(accountId)).toBe(toMicros(10));
   });
 });
