@@ -87,6 +87,9 @@ export async function buildServices(
   const limiter = await createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
   const authenticator = new Authenticator(store, clock);
   const authorizer = new Authorizer(catalog);
+  // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw
+  // (video holds taken here leave it covered too).
+  const reservations = new Reservations(store);
   const { video, poller, media, blobs } = await buildVideoServices(cfg, {
     store,
     catalog,
@@ -96,9 +99,8 @@ export async function buildServices(
     logger,
     idSecrets: secrets.idSecrets,
     answerBudget,
+    reservations,
   });
-  // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw.
-  const reservations = new Reservations(store);
   const admin = new AdminService(store, catalog, clock, () => {
     authenticator.invalidate();
     reservations.forgetBalances();

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { Reservations } from './billing/reservations.js';
 import type { ConfigFile } from './config/schema.js';
 import type { Clock } from './core/clock.js';
 import { IdSealer } from './core/sealed-id.js';
@@ -31,6 +32,8 @@ export interface VideoServiceDeps {
   idSecrets: string[];
   /** The process-wide budget of upstream answers read whole, shared with fetched media. */
   answerBudget: BodyBudget;
+  /** In-flight embeddings and chat spending, which video holds must leave covered. */
+  reservations?: Reservations;
 }
 
 /** The video service with its poller, and what `close` must close. */
@@ -43,7 +46,7 @@ export interface VideoServices {
 
 /** Builds the video service (media fetcher, blobs, thumbnails, links, uploads, files) and its poller from the config. */
 export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps): Promise<VideoServices> {
-  const { store, catalog, client, limiter, clock, logger, idSecrets, answerBudget } = deps;
+  const { store, catalog, client, limiter, clock, logger, idSecrets, answerBudget, reservations } = deps;
   const media = new MediaFetcher({
     allowPrivateNetworks: cfg.video.media.allow_private_networks,
     allowedOrigins: cfg.video.media.allowed_origins,
@@ -86,6 +89,7 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
     frames,
     files: new FilesService(store, blobs, clock, { maxBytes: cfg.video.files.max_bytes, retentionMs: cfg.video.files.retention_ms }),
     limiter,
+    reservations,
     limitDefaults: cfg.limits.defaults.video,
     clock,
     log: logger,

@@ -25,10 +25,13 @@ export type Release = (charged?: Micros, durable?: Promise<unknown>) => void;
  * stays counted as in flight until it is in the store. Scope: one
  * gateway process; several instances sharing a database can each admit in-flight requests on the
  * same funds for up to a second (the vendor-reported usage is charged afterwards either way). Video
- * jobs use real ledger holds instead.
+ * jobs use real ledger holds instead; those taken by this process meet the in-flight amounts here
+ * (`storeHold`).
  */
 export class Reservations {
   private readonly pending = new Map<string, Micros>();
+  /** The part of `pending` that is store holds being taken (`storeHold`): the store checks those itself. */
+  private readonly holding = new Map<string, Micros>();
   private readonly views = new Map<string, View>();
   /** Balance reads in flight by account (see `read`). */
   private readonly reading = new SharedFlights<string, Micros>(BALANCE_TTL_MS);
@@ -65,6 +68,32 @@ export class Reservations {
     }
     release();
     return undefined;
+  }
+
+  /**
+   * A hold the store takes and checks itself (a video job's): `take` is handed what this process
+   * has in flight on the account besides such holds, for the store's balance check to cover too
+   * (that money is promised to requests still running and is not out of the balance yet). While it
+   * is being taken the hold counts as in flight here, so a request admitted meanwhile sees it; once
+   * taken (`taken` says so of the store's answer) the cached balance drops by it, as the store's
+   * did. Without both, one process let embeddings and chat spend, on a balance read before a video
+   * hold, money the hold had already taken, and a hold take money those requests were promised.
+   */
+  async storeHold<R>(accountId: string, amount: Micros, take: (inFlight: Micros) => Promise<R>, taken: (answer: R) => boolean): Promise<R> {
+    const inFlight = this.held(accountId) - (this.holding.get(accountId) ?? 0);
+    this.add(accountId, amount);
+    this.holding.set(accountId, (this.holding.get(accountId) ?? 0) + amount);
+    try {
+      const answer = await take(inFlight);
+      // In the same turn as the in-flight amount is removed below: no request can miss the hold in both.
+      if (taken(answer)) this.lower(accountId, amount, this.now());
+      return answer;
+    } finally {
+      this.add(accountId, -amount);
+      const left = (this.holding.get(accountId) ?? 0) - amount;
+      if (left <= 0) this.holding.delete(accountId);
+      else this.holding.set(accountId, left);
+    }
   }
 
   /** Drops the cached balances (after a top-up on this instance, so it shows at once). */

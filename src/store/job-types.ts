@@ -107,9 +107,12 @@ export interface ReconcileRecord {
 export interface JobStore {
   /**
    * Atomically: if the key's budget and the account's balance both cover the hold, count it against
-   * the budget, deduct it, write the hold entry and insert the job as 'submitting'.
+   * the budget, deduct it, write the hold entry and insert the job as 'submitting'. `inFlight`
+   * (default 0): money the calling process has promised to requests still running on the account
+   * (billing/reservations.ts), not yet out of the balance: the balance must cover it besides the
+   * hold, and only the hold is deducted.
    */
-  createJobWithHold(job: NewJob, hold: Micros, now: number): Promise<'ok' | 'insufficient' | 'key_budget'>;
+  createJobWithHold(job: NewJob, hold: Micros, now: number, inFlight?: Micros): Promise<'ok' | 'insufficient' | 'key_budget'>;
   /**
    * submitting -> processing, pinned to the upstream that accepted it. False when the job was no
    * longer submitting (settled as an interrupted create meanwhile): the task is then recorded for

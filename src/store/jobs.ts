@@ -38,16 +38,22 @@ export function jobOps(db: SqlDriver): JobOps {
   };
 
   return {
-    async createJobWithHold(job, hold, now) {
+    async createJobWithHold(job, hold, now, inFlight = 0) {
       assertMicros('hold', hold);
+      assertMicros('inFlight', inFlight);
       assertMicros('pricePerSecondMicros', job.pricePerSecondMicros);
       try {
         return await db.transaction(async (tx) => {
         // The key's budget first (it throws KeyBudgetExceeded, rolling back a partly counted hold).
         await reserveInTx(tx, job.keyId, hold, job.createdAt);
         // The balance check and the deduction are one conditional UPDATE: concurrent holds on one
-        // account serialise on its row and each re-checks the balance the previous one left.
-        const moved = await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?', [hold, job.accountId, hold]);
+        // account serialise on its row and each re-checks the balance the previous one left. The
+        // balance must also cover what the caller's process has promised to requests in flight.
+        const moved = await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ? AND balance >= ?', [
+          hold,
+          job.accountId,
+          hold + inFlight,
+        ]);
         if (moved === 0) {
           const exists = await tx.query('SELECT 1 AS found FROM accounts WHERE id = ?', [job.accountId]);
           if (exists.length === 0) throw errors.notFound(`Account '${job.accountId}' does not exist.`, 'account_not_found');

@@ -12,7 +12,7 @@ import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import { moneyHeld, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import { annotateRequest, traced, tracingOn } from '../ops/tracing.js';
-import type { JobDialect, JobRecord } from '../store/job-types.js';
+import type { JobDialect, JobRecord, NewJob } from '../store/job-types.js';
 import { checkCapabilities } from './capabilities.js';
 import { taskRefOf } from './refresh.js';
 import type { VideoDeps } from './deps.js';
@@ -106,28 +106,27 @@ export async function createVideoJob(
     jobId = randomUUID();
     callbackToken = deps.settings.vendorCallbacks ? newCallbackToken() : undefined;
     callbackNative = callbackToken ? withGatewayCallback(vendor, native, deps.settings.publicUrl, callbackToken) : undefined;
-    const placed = await deps.store.createJobWithHold(
-      {
-        id: jobId,
-        accountId: ctx.account.id,
-        keyId: ctx.key.id,
-        model: model.name,
-        vendor: vendor.id,
-        estSeconds,
-        pricePerSecondMicros: pricePerSecond,
-        request: summarize(body),
-        requestId: control.requestId ?? null,
-        createdAt: now,
-        deadlineAt: now + deps.settings.deadlineMs,
-        dialect: opts.dialect ?? 'spec',
-        remixedFrom: remixOf?.publicId ?? null,
-        uploads: opts.uploads ?? [],
-        webhookUrl: target.url ?? null,
-        callbackToken: callbackNative ? callbackToken : null,
-      },
-      hold,
-      now,
-    );
+    const newJob: NewJob = {
+      id: jobId,
+      accountId: ctx.account.id,
+      keyId: ctx.key.id,
+      model: model.name,
+      vendor: vendor.id,
+      estSeconds,
+      pricePerSecondMicros: pricePerSecond,
+      request: summarize(body),
+      requestId: control.requestId ?? null,
+      createdAt: now,
+      deadlineAt: now + deps.settings.deadlineMs,
+      dialect: opts.dialect ?? 'spec',
+      remixedFrom: remixOf?.publicId ?? null,
+      uploads: opts.uploads ?? [],
+      webhookUrl: target.url ?? null,
+      callbackToken: callbackNative ? callbackToken : null,
+    };
+    const placed = deps.reservations
+      ? await deps.reservations.storeHold(ctx.account.id, hold, (inFlight) => deps.store.createJobWithHold(newJob, hold, now, inFlight), (r) => r === 'ok')
+      : await deps.store.createJobWithHold(newJob, hold, now);
     if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
     if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
     moneyHeld.inc({ model: model.name }, units(hold));

@@ -1,3 +1,4 @@
+import type { Reservations } from '../billing/reservations.js';
 import type { Clock } from '../core/clock.js';
 import type { IdSealer } from '../core/sealed-id.js';
 import type { MediaFetcher } from '../http/media.js';
@@ -61,6 +62,11 @@ export interface VideoDeps {
   /** Makes thumbnails for vendors that make none (ffmpeg); absent: those stay unavailable. */
   frames?: FrameExtractor;
   limiter: RateLimiter;
+  /**
+   * The process's in-flight embeddings and chat spending: a hold must leave it covered, and their
+   * cached balance learns of the hold (billing/reservations.ts). Absent: the store's check alone.
+   */
+  reservations?: Pick<Reservations, 'storeHold'>;
   limitDefaults: Quota;
   clock: Clock;
   log: Log;

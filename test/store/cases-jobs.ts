@@ -90,6 +90,15 @@ export function jobCases(ctx: () => Ctx): void {
     await expect(store.createJobWithHold(newJob('no-such-account'), 1, T0)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('a hold must leave the money in flight elsewhere covered, and deducts only itself', async () => {
+    const { store } = ctx();
+    const a = await makeAccount(store, 500);
+    expect(await store.createJobWithHold(newJob(a.id), 300, T0, 201)).toBe('insufficient');
+    expect(await balanceOf(store, a.id)).toBe(500);
+    expect(await store.createJobWithHold(newJob(a.id), 300, T0, 200)).toBe('ok');
+    expect(await balanceOf(store, a.id)).toBe(200);
+  });
+
   it('20 concurrent completions settle exactly once', async () => {
     const { store } = ctx();
     const a = await makeAccount(store, 1_000_000);
