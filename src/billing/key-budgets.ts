@@ -1,5 +1,5 @@
 import type { ApiKeyRecord } from '../store/types.js';
-import type { Micros } from '../core/money.js';
+import { isMicros, type Micros } from '../core/money.js';
 import { errors } from '../core/errors.js';
 import type { Store } from '../store/types.js';
 
@@ -27,6 +27,8 @@ export class KeyBudgets {
   /** `refusal`: the 402's message when the estimate does not fit (the default names the budget only). */
   async reserve(key: Pick<ApiKeyRecord, 'id' | 'budget'>, estimate: Micros, refusal?: string): Promise<BudgetSettle> {
     if (!key.budget) return NOTHING;
+    // More than any budget can hold: the store would refuse the figure itself (a 400 about 'amount').
+    if (!isMicros(estimate)) throw errors.keyBudgetExceeded(refusal);
     const at = this.now();
     if ((await this.store.reserveKeySpend(key.id, estimate, at)) === 'exceeded') throw errors.keyBudgetExceeded(refusal);
     let settled = false;

@@ -1,4 +1,4 @@
-import type { Micros } from '../core/money.js';
+import { isMicros, type Micros } from '../core/money.js';
 import { SharedFlights } from '../core/shared-flights.js';
 import type { Store } from '../store/types.js';
 
@@ -50,6 +50,9 @@ export class Reservations {
    */
   async reserve(accountId: string, amount: Micros): Promise<Release | undefined> {
     if (amount <= 0) return (charged = 0, durable) => this.settle(accountId, charged, durable);
+    // More than any balance can hold (a chat cap of 1e300 tokens): refused without being added, as
+    // an infinite amount added and taken away again leaves NaN, which no balance ever covers again.
+    if (!isMicros(amount)) return undefined;
     this.add(accountId, amount);
     const total = this.pending.get(accountId)!;
     let released = false;

@@ -145,3 +145,38 @@ describe('chat without max_tokens: the key budget', () => {
     expect((await gw.services.store.keySpend(record.id, Date.now())).total).toBe(2 * CHARGE);
   });
 });
+
+describe('chat with a cap no balance can hold', () => {
+  // TPM set to 0 (unlimited) on the key and the account: nothing refuses the cap as too large first.
+  const unlimited = { chat: { rpm: 0, tpm: 0 } };
+  // 1e300 tokens x 1e10 choices is Infinity; 1e300 alone is a finite hold far past what the ledger holds.
+  const caps = [{ max_tokens: 1e300, n: 1e10 }, { max_tokens: 1e300 }];
+
+  it('is 402 insufficient_quota, and the account goes on as before', async () => {
+    const account = `hold-${randomBytes(4).toString('hex')}`;
+    await gw.createAccount(account, { balance: 10, limits: unlimited });
+    const { key } = await gw.services.admin.createKey({ account, limits: unlimited });
+    for (const cap of caps) {
+      const refused = await chat(key, cap);
+      expect(refused.status).toBe(402);
+      expect(refused.json.error.type).toBe('insufficient_quota');
+    }
+    expect(upstreamCalls()).toBe(0);
+    // The refused holds left nothing in flight: an ordinary request fits the balance of 10.
+    expect((await chat(key)).status).toBe(200);
+    expect(await gw.balance(account)).toBe(10_000_000 - CHARGE);
+  });
+
+  it('is 402 key_budget_exceeded for a key with a budget, counting nothing', async () => {
+    const account = `hold-${randomBytes(4).toString('hex')}`;
+    await gw.createAccount(account, { balance: 10, limits: unlimited });
+    const { key, record } = await gw.services.admin.createKey({ account, limits: unlimited, budget: { total: '5' } });
+    for (const cap of caps) {
+      const refused = await chat(key, cap);
+      expect(refused.status).toBe(402);
+      expect(refused.json.error.code).toBe('key_budget_exceeded');
+    }
+    expect((await gw.services.store.keySpend(record.id, Date.now())).total).toBe(0);
+    expect((await chat(key)).status).toBe(200);
+  });
+});
