@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { errors } from '../core/errors.js';
-import type { Micros } from '../core/money.js';
+import { formatMicros, MAX_MICROS, type Micros } from '../core/money.js';
 import { constraintKind, type SqlDriver, type SqlValue } from './driver.js';
 import { insertEntry } from './ledger.js';
-import { assertMicros, json, toAccount } from './rows.js';
+import { assertMicros, int, json, toAccount } from './rows.js';
 import type { Account, RateLimits, Store } from './types.js';
 
 export type AccountOps = Pick<
@@ -83,6 +83,21 @@ export function accountOps(db: SqlDriver): AccountOps {
       return db.transaction(async (tx) => {
         const rows = await tx.query('UPDATE accounts SET balance = balance + ? WHERE id = ? RETURNING *', [amount, accountId]);
         if (rows.length === 0) throw errors.notFound(`Account '${accountId}' does not exist.`, 'account_not_found');
+        // What video jobs still running hold comes back to the balance if they fail: with it the
+        // balance must stay within what the ledger can hold, or that release would leave a balance
+        // no read can take (every request of the account a 500). Read after the UPDATE has the
+        // account's row, so a hold taken concurrently is either in both figures or in neither.
+        const held = await tx.query(`SELECT COALESCE(SUM(hold_micros), 0) AS held FROM jobs WHERE account_id = ? AND state IN ('submitting', 'processing')`, [
+          accountId,
+        ]);
+        const heldMicros = int(held[0]!.held);
+        if (BigInt(String(rows[0]!.balance)) + BigInt(heldMicros) > BigInt(MAX_MICROS)) {
+          throw errors.invalidRequest(
+            `'amount' would take the balance past ${formatMicros(MAX_MICROS)}, the most an account can hold, once the ` +
+              `${formatMicros(heldMicros)} held by its video jobs still running comes back to it.`,
+            'amount',
+          );
+        }
         // Top-ups have no natural idempotency key in this interface, so each gets a fresh ref.
         await insertEntry(tx, { accountId, kind: 'credit', delta: amount, ref: `credit:${randomUUID()}`, note, now });
         return toAccount(rows[0]);

@@ -90,6 +90,19 @@ export function jobCases(ctx: () => Ctx): void {
     await expect(store.createJobWithHold(newJob('no-such-account'), 1, T0)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('a top-up counts the money held by running jobs against the largest balance, so their release stays readable', async () => {
+    const { store } = ctx();
+    const a = await makeAccount(store, 1_000);
+    const job = newJob(a.id);
+    expect(await store.createJobWithHold(job, 800, T0)).toBe('ok');
+    await expect(store.topUp(a.id, Number.MAX_SAFE_INTEGER - 1_000 + 1, null, T0)).rejects.toMatchObject({ status: 400, param: 'amount' });
+    expect(await balanceOf(store, a.id)).toBe(200);
+    await store.topUp(a.id, Number.MAX_SAFE_INTEGER - 1_000, null, T0);
+    expect(await store.failJob(job.id, { code: 'x', message: 'x', vendorData: {}, now: T0 })).toBe(true);
+    expect(await balanceOf(store, a.id)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(await ledgerSum(store, a.id)).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
   it('a hold must leave the money in flight elsewhere covered, and deducts only itself', async () => {
     const { store } = ctx();
     const a = await makeAccount(store, 500);
