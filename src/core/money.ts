@@ -71,9 +71,17 @@ export function formatMicros(m: Micros): string {
   return `${sign}${units}.${frac}`;
 }
 
-/** Price per second (micros) x seconds, rounded up to a whole micro so fractions never become free. */
+/**
+ * Price per second (micros) x seconds, rounded up to a whole micro so fractions never become free.
+ * A duration is a decimal the binary product only comes near: 1000 x 16.1 is 16100.000000000002,
+ * which rounded up billed a micro nobody used. A product within a few units of its last place of a
+ * whole number is that number; real fractions of a micro are far larger than that.
+ */
 export function costForSeconds(perSecondMicros: Micros, seconds: number): Micros {
-  return Math.ceil(perSecondMicros * seconds);
+  const product = perSecondMicros * seconds;
+  const whole = Math.round(product);
+  if (Math.abs(product - whole) <= Math.abs(product) * 4 * Number.EPSILON) return whole;
+  return Math.ceil(product);
 }
 
 /** Price per million tokens (micros) x tokens, rounded up to a whole micro. */
