@@ -127,7 +127,7 @@ export async function createVideoJob(
     const placed = deps.reservations
       ? await deps.reservations.storeHold(ctx.account.id, hold, (inFlight) => deps.store.createJobWithHold(newJob, hold, now, inFlight), (r) => r === 'ok')
       : await deps.store.createJobWithHold(newJob, hold, now);
-    if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start.`);
+    if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start, besides what the account's requests still running hold.`);
     if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
     moneyHeld.inc({ model: model.name }, units(hold));
   } catch (e) {
