@@ -99,6 +99,22 @@ export class Reservations {
     }
   }
 
+  /**
+   * Money about to come back to the account outside this process's requests (a video hold released
+   * as the job settles or is refused). Call it before the store write; the function it returns, called
+   * once the write has landed, raises the cached balance by what came back, if that figure was read
+   * before the write began: without it the account looked short for up to a second after a failed
+   * video. A figure read while the write ran may hold the money or not and is left as it is (too low
+   * is the safe side) until its next read; one read after holds it already.
+   */
+  releasing(accountId: string): (amount: Micros) => void {
+    const before = this.now();
+    return (amount) => {
+      const v = this.views.get(accountId);
+      if (amount > 0 && v && v.at < before) v.balance += amount;
+    };
+  }
+
   /** Drops the cached balances (after a top-up on this instance, so it shows at once). */
   forgetBalances(): void {
     this.views.clear();

@@ -169,7 +169,9 @@ export async function createVideoJob(
     }
   } catch (e) {
     // The refresher may have released it already (a create past video.stale_submitting_ms): counted once.
+    const credit = deps.reservations?.releasing(ctx.account.id);
     if (await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now())) {
+      credit?.(hold);
       videoSettlements.inc({ model: model.name, outcome: 'rejected', code: '' });
       moneyReleased.inc({ model: model.name }, units(hold));
     }

@@ -64,9 +64,10 @@ export interface VideoDeps {
   limiter: RateLimiter;
   /**
    * The process's in-flight embeddings and chat spending: a hold must leave it covered, and their
-   * cached balance learns of the hold (billing/reservations.ts). Absent: the store's check alone.
+   * cached balance learns of the hold and of its release (billing/reservations.ts). Absent: the
+   * store's check alone.
    */
-  reservations?: Pick<Reservations, 'storeHold'>;
+  reservations?: Pick<Reservations, 'storeHold' | 'releasing'>;
   limitDefaults: Quota;
   clock: Clock;
   log: Log;

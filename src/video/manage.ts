@@ -59,12 +59,15 @@ export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<b
     deps.log.warn({ job: job.id, err: (e as Error).message }, 'upstream cancel failed; the job settles as the vendor decides');
     return false;
   }
-  return deps.store.failJob(job.id, {
+  const credit = deps.reservations?.releasing(job.accountId);
+  const cancelled = await deps.store.failJob(job.id, {
     code: 'cancelled',
     message: 'The job was cancelled by the client before it finished; nothing was charged.',
     vendorData: job.vendorData,
     now: deps.clock.now(),
   });
+  if (cancelled) credit?.(job.holdMicros);
+  return cancelled;
 }
 
 /** Removes what the gateway keeps for a job: its uploads, and once deleted its stored outputs. */

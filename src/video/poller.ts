@@ -40,7 +40,9 @@ export class VideoPoller {
     for (const job of await store.staleSubmittingJobs(now - this.staleSubmittingMs, this.batch)) {
       await store.recordReconcile({ jobId: job.id, upstream: job.upstream ?? '(unknown)', reason: 'gateway stopped during create', now });
       // Another instance may have released it first: the money moved once, so it is counted once.
+      const credit = this.video.deps.reservations?.releasing(job.accountId);
       if (!(await store.rejectJob(job.id, 'gateway stopped during create', now))) continue;
+      credit?.(job.holdMicros);
       videoSettlements.inc({ model: job.model, outcome: 'rejected', code: 'interrupted' });
       moneyReleased.inc({ model: job.model }, units(job.holdMicros));
       log.warn({ job: job.id }, 'released the hold of a create interrupted by a restart');

@@ -158,6 +158,7 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
   for (let i = 0; i < status.outputs.length; i++) outputs.push(await keepOutput(deps, job, status.outputs[i]!, i));
   const usage: JsonObject | null = status.usage ? { ...status.usage } as JsonObject : null;
   const now = deps.clock.now();
+  const credit = deps.reservations?.releasing(job.accountId);
   const settled = await deps.store.completeJob(job.id, {
     seconds,
     billableSeconds: billable,
@@ -168,6 +169,7 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
     now,
   });
   if (!settled) return;
+  credit?.(job.holdMicros - cost);
   videoSettlements.inc({ model: job.model, outcome: 'completed', code: '' });
   moneyReleased.inc({ model: job.model }, units(job.holdMicros));
   moneyCaptured.inc({ model: job.model }, units(cost));
@@ -211,8 +213,10 @@ async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, ind
 }
 
 async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string; message: string }, vendorData: JsonObject): Promise<void> {
+  const credit = deps.reservations?.releasing(job.accountId);
   const settled = await deps.store.failJob(job.id, { code: err.code, message: err.message, vendorData, now: deps.clock.now() });
   if (!settled) return;
+  credit?.(job.holdMicros);
   // Failure codes are the fixed set of spec 7.3 (FAILURE_CODES); anything else is counted as other.
   videoSettlements.inc({ model: job.model, outcome: 'failed', code: isFailureCode(err.code) ? err.code : 'other' });
   moneyReleased.inc({ model: job.model }, units(job.holdMicros));

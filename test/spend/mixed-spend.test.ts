@@ -74,6 +74,22 @@ describe('video holds and embeddings on one balance', () => {
     expect(await gw.balance(account)).toBe(100_000);
   });
 
+  it('money a failed video held is spendable again at once, not a second later', async () => {
+    const { key, account } = await gw.newKey(1.2);
+    expect((await embed(key)).status).toBe(200);
+    const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a held clip [fail]', seconds: 8 } });
+    expect(created.status).toBe(200);
+    // 0.1 is left while the job runs, as the instance's cached balance says.
+    expect((await embed(key)).status).toBe(402);
+    const started = performance.now();
+    expect((await pollUntilDone(gw, key, created.json.id)).status).toBe('failed');
+    // The hold came back: the cached figure (read less than a second ago) must know it.
+    const again = await embed(key);
+    const elapsed = performance.now() - started;
+    expect(again.status, `${again.text} (${elapsed.toFixed(0)} ms after the job settled)`).toBe(200);
+    expect(await gw.balance(account)).toBe(1_200_000 - 300_000 - 300_000);
+  });
+
   it('video creates side by side on one instance still hold all the balance covers', async () => {
     const { key, account } = await gw.newKey(1.6);
     const results = await Promise.all([video(key), video(key), video(key)]);
