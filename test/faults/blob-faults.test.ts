@@ -2,10 +2,9 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
-import { videoModules } from '../../src/video/vendors/registry.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { upstreamsFor } from '../helpers/video.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { abortAfter, eventually, fdCount, httpCall } from './client.js';
+import { storedVideo } from './stored-video.js';
 import { expectErrorShape } from './env.js';
 
 /**
@@ -19,22 +18,7 @@ let jobId: string;
 let dir: string;
 
 beforeAll(async () => {
-  const veo = videoModules.find((m) => m.vendor.id === 'veo')!;
-  sim = await veo.simulator.start({ taskMs: 30 });
-  const cfg = upstreamsFor([{ module: veo, sim }]);
-  // No bucket: the operation carries the video inline and the gateway stores it.
-  delete cfg.upstreams[0]!.storage_uri;
-  gw = await startTestGateway(cfg);
-  ({ key } = await gw.newKey(100));
-  const created = await httpCall(`${gw.url}/v1/videos/generations`, { key, body: { model: 'veo-3.1-generate-001', prompt: 'waves' } });
-  expect(created.status, created.body.toString()).toBe(200);
-  let job: any;
-  await eventually(async () => {
-    job = (await httpCall(`${gw.url}/v1/videos/${created.json.id}`, { key })).json;
-    return job.status !== 'processing';
-  }, 15_000);
-  expect(job.status).toBe('completed');
-  jobId = job.id;
+  ({ sim, gw, key, jobId } = await storedVideo());
   dir = join(gw.dataDir, 'videos');
   expect(readdirSync(dir).length).toBe(1);
 }, 30_000);

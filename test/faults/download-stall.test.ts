@@ -2,10 +2,9 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
-import { videoModules } from '../../src/video/vendors/registry.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { upstreamsFor } from '../helpers/video.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { eventually, httpCall } from './client.js';
+import { storedBlobName, storedVideo } from './stored-video.js';
 
 /**
  * A client that stops reading a download. The gateway keeps the video in its local blob store (the
@@ -22,25 +21,9 @@ let jobId: string;
 let blobName: string;
 
 beforeAll(async () => {
-  const veo = videoModules.find((m) => m.vendor.id === 'veo')!;
-  sim = await veo.simulator.start({ taskMs: 30 });
-  const cfg = upstreamsFor([{ module: veo, sim }]);
-  // No bucket of the vendor's: the operation carries the video inline and the gateway stores it.
-  delete cfg.upstreams[0]!.storage_uri;
-  gw = await startTestGateway({ ...cfg, server: { download_stall_ms: STALL_MS } });
-  ({ key } = await gw.newKey(100));
-  const created = await httpCall(`${gw.url}/v1/videos/generations`, { key, body: { model: 'veo-3.1-generate-001', prompt: 'waves' } });
-  expect(created.status, created.body.toString()).toBe(200);
-  let job: any;
-  await eventually(async () => {
-    job = (await httpCall(`${gw.url}/v1/videos/${created.json.id}`, { key })).json;
-    return job.status !== 'processing' && job.status !== 'queued';
-  }, 20_000);
-  expect(job.status).toBe('completed');
-  jobId = job.id;
+  ({ sim, gw, key, jobId } = await storedVideo({ server: { download_stall_ms: STALL_MS } }));
   // A stored copy larger than every socket buffer on the way, so a client that stops reading stalls it.
-  const record = (await gw.services.store.getJob(gw.services.video.deps.sealer.open(jobId)!.j))!;
-  blobName = String(record.outputs[0]!.blob);
+  blobName = await storedBlobName({ sim, gw, key, jobId });
   await gw.services.video.deps.blobs.put(blobName, Buffer.alloc(BIG, 7), 'video/mp4');
 }, 60_000);
 afterAll(async () => {

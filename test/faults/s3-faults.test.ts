@@ -1,12 +1,11 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
-import { videoModules } from '../../src/video/vendors/registry.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { startLocalS3, type LocalS3 } from '../helpers/s3.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
-import { upstreamsFor } from '../helpers/video.js';
 import { eventually, fdCount, httpCall } from './client.js';
+import { storedBlobName, storedVideo } from './stored-video.js';
 
 /**
  * Videos kept in an S3 bucket, with S3 failing in the middle of a download: the gateway reaches S3
@@ -26,25 +25,10 @@ beforeAll(async () => {
   s3 = await startLocalS3('faults');
   relay = new TcpRelay(Number(new URL(s3.endpoint).port));
   await relay.start();
-  const veo = videoModules.find((m) => m.vendor.id === 'veo')!;
-  sim = await veo.simulator.start({ taskMs: 30 });
-  const cfg = upstreamsFor([{ module: veo, sim }]);
   // No bucket of the vendor's: the operation carries the video inline and the gateway stores it in S3.
-  delete cfg.upstreams[0]!.storage_uri;
-  gw = await startTestGateway({ ...cfg, video: { blobs: { ...s3.config('videos/'), endpoint: `http://127.0.0.1:${relay.port}` } } });
-  ({ key } = await gw.newKey(100));
-  const created = await httpCall(`${gw.url}/v1/videos/generations`, { key, body: { model: 'veo-3.1-generate-001', prompt: 'waves' } });
-  expect(created.status, created.body.toString()).toBe(200);
-  let job: any;
-  await eventually(async () => {
-    job = (await httpCall(`${gw.url}/v1/videos/${created.json.id}`, { key })).json;
-    return job.status !== 'processing' && job.status !== 'queued';
-  }, 20_000);
-  expect(job.status).toBe('completed');
-  jobId = job.id;
+  ({ sim, gw, key, jobId } = await storedVideo({ video: { blobs: { ...s3.config('videos/'), endpoint: `http://127.0.0.1:${relay.port}` } } }));
   // A larger stored copy, so the download is still streaming from S3 when S3 goes away.
-  const record = (await gw.services.store.getJob(gw.services.video.deps.sealer.open(jobId)!.j))!;
-  const name = String(record.outputs[0]!.blob);
+  const name = await storedBlobName({ sim, gw, key, jobId });
   await gw.services.video.deps.blobs.put(name, Buffer.alloc(BIG, 7), 'video/mp4');
 }, 60_000);
 afterAll(async () => {
