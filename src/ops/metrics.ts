@@ -68,7 +68,7 @@ export const circuitState = new Gauge({
 
 export const videoJobs = new Gauge({
   name: 'gateway_video_jobs',
-  help: 'Video jobs in the store, by state (read from the store at scrape time).',
+  help: `Video jobs in the store, by state; exact up to ${BACKLOG_COUNT_CAP} per state, and ${BACKLOG_COUNT_CAP} when more (read from the store at scrape time).`,
   labelNames: ['state'] as const,
   registers: [registry],
 });
