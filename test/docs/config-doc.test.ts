@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { modelSchema, upstreamSchema } from '../../src/config/schema-catalog.js';
 import { configSchema } from '../../src/config/schema.js';
+import { embeddingModules } from '../../src/embeddings/vendors/registry.js';
+import { videoModules } from '../../src/video/vendors/registry.js';
 
 /**
  * docs/configuration.md lists every key of the config schema with the schema's default, and no key
@@ -123,4 +125,25 @@ describe('docs/configuration.md matches the config schema', () => {
     const video = unwrap(modelSchema.shape.video) as z.ZodObject<z.ZodRawShape>;
     expect(Object.keys(video.shape).filter((k) => !videoRow.includes(`\`${k}\``)), 'video overrides missing').toEqual([]);
   });
+
+  it('lists every vendor with each option its schema takes, and none it does not', () => {
+    const table = new Map<string, string>();
+    for (const line of doc.slice(doc.indexOf('| Vendor |')).split('\n')) {
+      const m = /^\| `([a-z-]+)`[^|]* \| (.*) \|$/.exec(line);
+      if (m) table.set(m[1]!, m[2]!);
+    }
+    const schemas: [string, z.ZodTypeAny][] = [...videoModules.map((m) => [m.vendor.id, m.optionsSchema] as [string, z.ZodTypeAny]), ...embeddingModules.map((m) => [m.id, m.optionsSchema] as [string, z.ZodTypeAny])];
+    expect([...table.keys()].sort()).toEqual(schemas.map(([id]) => id).sort());
+    for (const [id, schema] of schemas) {
+      const keys = Object.keys((unwrap(schema) as z.ZodObject<z.ZodRawShape>).shape);
+      const row = table.get(id)!;
+      expect(keys.filter((k) => !row.includes(`\`${k}\``)), `options of ${id} missing from the vendor table`).toEqual([]);
+      const named = [...row.matchAll(/`([a-z_]+)`/g)].map((x) => x[1]!);
+      expect(named.filter((n) => !keys.includes(n) && !VALUE_WORDS.has(n)), `${id}: names no option of its schema`).toEqual([]);
+    }
+  });
 });
+
+/** Words the vendor table shows in backticks that are no option names: values, fields of a value, an error code. */
+const VALUE_WORDS = new Set(['bearer', 'suffix_s', 'string', 'integer', 'client_email', 'private_key', 'media_location_not_allowed']);
+
