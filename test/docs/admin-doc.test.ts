@@ -6,8 +6,10 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 /**
  * docs/admin.md documents every admin route: each route the app registers under /admin/ has a
  * "### `METHOD /path`" heading (path parameters written {name}), and each heading names a real route.
+ * The README's API section does the same for the /v1 routes.
  */
 const doc = readFileSync(resolve(__dirname, '../../docs/admin.md'), 'utf8');
+const readme = readFileSync(resolve(__dirname, '../../README.md'), 'utf8');
 let gw: TestGateway;
 
 /** "METHOD /path" for every route, read from Fastify's route tree (the only complete list it offers). */
@@ -42,6 +44,17 @@ describe('docs/admin.md', () => {
     const stale = documented.filter((d) => d.includes('/admin/') && !routes.includes(d));
     expect(stale, 'docs/admin.md headings with no such route').toEqual([]);
     expect(documented).toContain('GET /health');
+  });
+
+  it('the README names every /v1 route the app serves, and no route it does not', () => {
+    const routes = registeredRoutes(gw.app.printRoutes({ commonPrefix: false }))
+      .filter((r) => / \/v1\//.test(r) && !r.startsWith('HEAD '))
+      .map((r) => r.replace(/:(\w+)/g, '{$1}'));
+    expect(routes.length).toBeGreaterThanOrEqual(15);
+    const api = readme.slice(readme.indexOf('## API'), readme.indexOf('## Operations'));
+    const named = new Set([...api.matchAll(/`((?:GET|POST|PUT|PATCH|DELETE) \/v1\/[^`?\s]*)/g)].map((m) => m[1]!));
+    expect(routes.filter((r) => !named.has(r)), '/v1 routes the README does not name').toEqual([]);
+    expect([...named].filter((n) => !routes.includes(n)), 'README routes with no such route').toEqual([]);
   });
 
   it('GET / answers the index it describes: name, version, documentation and links, without a key', async () => {
