@@ -121,20 +121,20 @@ function hasKeyPrefix(text: string): boolean {
 
 const isWordChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 const isBase64UrlLower = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2d;
-const isLowerHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66);
+const isHexDigit = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 
 /**
- * Whether lowercased `l` holds `n` hex digits in a row. Such a run covers at least one position
+ * Whether `l` holds `n` hex digits (of either case) in a row. Such a run covers at least one position
  * that is a multiple of `n` (counting from n - 1), so only those are probed, and a run is measured
  * only around a probe that is a hex digit.
  */
 export function hasHexRun(l: string, n: number): boolean {
   for (let i = n - 1; i < l.length; i += n) {
-    if (!isLowerHex(l.charCodeAt(i))) continue;
+    if (!isHexDigit(l.charCodeAt(i))) continue;
     let start = i;
     let end = i;
-    while (start > 0 && isLowerHex(l.charCodeAt(start - 1))) start--;
-    while (end + 1 < l.length && isLowerHex(l.charCodeAt(end + 1))) end++;
+    while (start > 0 && isHexDigit(l.charCodeAt(start - 1))) start--;
+    while (end + 1 < l.length && isHexDigit(l.charCodeAt(end + 1))) end++;
     if (end - start + 1 >= n) return true;
     // The next probe lies past this run (a later run cannot include a character of this one).
     i = end;

@@ -21,8 +21,12 @@ const FLOOR_MS = 200;
 const LIMIT_MS = 3000;
 
 const SECRET = 'sk-hostile-0123456789abcdef';
-const SECRETS = compileSecrets([SECRET, 'pw\u00ff\u00fe>>>??~~\u00fb\u00ef', '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\n-----END PRIVATE KEY-----\n']);
+const SLASHED = 'aws/secret/Key+value/0123456789';
+const SECRETS = compileSecrets([SECRET, SLASHED, 'pw\u00ff\u00fe>>>??~~\u00fb\u00ef', '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\n-----END PRIVATE KEY-----\n']);
 const B64 = Buffer.from(SECRET).toString('base64');
+const HEX = Buffer.from(SECRET).toString('hex');
+/** `s` cut into lines of `width` characters by `eol`. */
+const wrap = (s: string, width: number, eol: string) => (s.match(new RegExp(`.{1,${width}}`, 'g')) ?? []).join(eol);
 
 /** `unit` repeated to `n` characters after `head`. */
 function build(head: string, unit: string, n: number): string {
@@ -128,6 +132,23 @@ const HOSTILE_SECRETS: [string, string, string][] = [
   ['base64: a long run without it', '', 'QUJD'],
   ['base64url: a long run of its punctuation', '', '-_'],
   ['base64: forms cut by a space', '', `${B64} `],
+  ['hex: all but the last digit of its form, repeated', '', HEX.slice(0, -1)],
+  ['hex: upper-cased, all but the last digit', '', HEX.slice(0, -1).toUpperCase()],
+  ['hex: its form, repeated in one run', '', HEX],
+  ['hex: a long run without it', '', '0123456789abcdef'],
+  ['JSON slashes: the escaped secret, all but its last character', '', SLASHED.replace(/\//g, '\\/').slice(0, -1)],
+  ['JSON slashes: "\\/" glued', '', '\\/'],
+  ['JSON slashes: base64 characters and "\\/"', '', 'QU\\/'],
+  ['backslashes', '', '\\'],
+  ['wraps: one base64 character a line', '', 'A\n'],
+  ['wraps: one base64 character a CRLF line', '', 'A\r\n'],
+  ['wraps: JSON-escaped, one character a line', '', 'A\\n'],
+  ['wraps: JSON-escaped CRLF, one character a line', '', 'A\\r\\n'],
+  ['wraps: "\\/" then a wrap', '', '\\/\n'],
+  ['wraps: line breaks with no base64 around', '', ' \n'],
+  ['wraps: its form cut by wraps, all but its last character', '', `${wrap(B64.slice(0, -1), 3, '\n')} `],
+  ['wraps: its form cut by wraps, repeated in one run', '', `${wrap(B64, 5, '\r\n')}\r\n`],
+  ['wraps: all but the last character of its form, cut by JSON wraps', '', wrap(B64.slice(0, -1), 7, '\\n')],
 ];
 
 describe('redact: time linear in the text', () => {
@@ -142,5 +163,6 @@ describe('redact: time linear in the text', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIIEsecretbody\n-----END PRIVATE KEY-----';
     expect(redact(`${build('', '-----BEGIN PRIVATE KEY-----\n', SMALL)}${pem}`)).not.toContain('MIIEsecretbody');
     expect(redact(`${build('', 'sk-a ', SMALL)} ${SECRET.toUpperCase()} ${B64}`, SECRETS)).not.toMatch(/SK-HOSTILE|c2staG9zdGlsZS0w/);
+    expect(redact(`${build('', HEX.slice(0, -1), SMALL)} ${HEX.toUpperCase()} ${build('', 'A\n', SMALL)}${wrap(B64, 5, '\n')}`, SECRETS)).not.toMatch(/736B2D686F|c2st/);
   });
 });
