@@ -49,3 +49,42 @@ function collect(value: Json | undefined, secret: boolean, out: string[]): void 
     }
   }
 }
+
+/** Option names whose string values are URLs the operator chose (another base URL, a storage or token endpoint). */
+const URL_OPTION = /(?:^|_)(?:url|endpoint)$/i;
+/** Public certificate addresses of a service-account file: the same for every account, nothing of the operator's. */
+const NOT_URL_OPTION = /^(auth_provider_x509_cert_url|client_x509_cert_url)$/i;
+
+/** The parts of an upstream's configuration that name where it is. */
+export interface AddressBearer {
+  baseUrl?: string;
+  options: JsonObject;
+}
+
+/**
+ * The hosts of every URL in an upstream's configuration: its base URL and each string option whose
+ * name says it is a URL or an endpoint, nested included. Lower-cased, without brackets or a trailing dot.
+ */
+export function configuredHosts(up: AddressBearer): string[] {
+  const out: string[] = [];
+  const add = (raw: string) => {
+    try {
+      const host = new URL(raw).hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+      if (host !== '') out.push(host);
+    } catch {
+      // Not a URL: no host to hide.
+    }
+  };
+  if (up.baseUrl) add(up.baseUrl);
+  const walk = (value: Json | undefined, isUrl: boolean): void => {
+    if (typeof value === 'string') {
+      if (isUrl) add(value);
+    } else if (Array.isArray(value)) {
+      for (const v of value) walk(v, isUrl);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, URL_OPTION.test(k) && !NOT_URL_OPTION.test(k));
+    }
+  };
+  walk(up.options, false);
+  return out;
+}

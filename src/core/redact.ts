@@ -1,7 +1,8 @@
 import type { Json, JsonObject } from './json.js';
-import { configuredSecrets, type CredentialBearer } from './redact-config.js';
+import { configuredHosts, configuredSecrets, type AddressBearer, type CredentialBearer } from './redact-config.js';
 import { compileSecrets, MIN_SECRET_LENGTH, NO_SECRETS, removeSecrets, type Secrets } from './redact-secrets.js';
 import { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
+import { redactInternalUrls } from './redact-urls.js';
 
 /**
  * The one redaction of the gateway. Everything an upstream says (error messages, params, vendor_data,
@@ -10,57 +11,67 @@ import { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
  * an Authorization header quoted in a 400, a signed URL in a 404.
  *
  * Two layers: the exact credentials configured for the upstream (whatever their shape, in any case,
- * and base64-encoded), and anything shaped like a credential (auth-scheme tokens, key prefixes,
- * private keys, signed query parameters), whoever it belongs to.
+ * hex- and base64-encoded; redact-secrets.ts), and anything shaped like a credential (auth-scheme
+ * tokens, key prefixes, private keys, signed query parameters; redact-shapes.ts), whoever it belongs
+ * to. Text from an upstream also loses internal addresses and the upstream's own (redact-urls.ts).
  *
  * It runs on text the caller controls (the request path is in every access line), so every pattern
  * here takes time linear in the text: none may start a match attempt at each of many positions of
  * one run and read to the run's end from each.
  */
 
-export { configuredSecrets, type CredentialBearer } from './redact-config.js';
+export { configuredHosts, configuredSecrets, type AddressBearer, type CredentialBearer } from './redact-config.js';
 export { compileSecrets, type Secrets } from './redact-secrets.js';
 export { applyShape, mayHoldShape, REDACTED, type Replacement, SHAPES } from './redact-shapes.js';
+export { INTERNAL_HOST, INTERNAL_URL, redactInternalUrls, UPSTREAM_HOST } from './redact-urls.js';
 
 /**
- * Removes `secrets` (exact values in any case, also in their JSON-escaped form, and the base64 text
- * holding one) and every credential shape from `text`. Cheap on text with nothing to hide; idempotent.
+ * Removes `secrets` (exact values in any case, also in their JSON-escaped form, and the hex or base64
+ * text holding one) and every credential shape from `text`. Given `hosts` (text from an upstream),
+ * also internal URLs and hosts, and the `hosts` of the upstream's configured URLs (redact-urls.ts).
+ * Cheap on text with nothing to hide; idempotent.
  */
-export function redact(text: string, secrets: Secrets = NO_SECRETS): string {
+export function redact(text: string, secrets: Secrets = NO_SECRETS, hosts?: ReadonlySet<string>): string {
   if (text.length < 6) return text;
-  const out = removeSecrets(text, secrets);
-  if (!mayHoldShape(out)) return out;
-  let shaped = out;
-  for (const shape of SHAPES) shaped = applyShape(shaped, shape);
-  return shaped;
+  let out = removeSecrets(text, secrets);
+  if (mayHoldShape(out)) for (const shape of SHAPES) out = applyShape(out, shape);
+  // Last: a URL cut short by it must not leave part of a credential behind, and a shape replaced
+  // may leave a host standing on its own.
+  return hosts ? redactInternalUrls(out, hosts) : out;
 }
 
 /** Redacts every string (keys included) of a JSON value; returns a copy. */
-export function redactJson<T extends Json>(value: T, secrets: Secrets = NO_SECRETS): T {
-  return walk(value, secrets) as T;
+export function redactJson<T extends Json>(value: T, secrets: Secrets = NO_SECRETS, hosts?: ReadonlySet<string>): T {
+  return walk(value, (s) => redact(s, secrets, hosts)) as T;
 }
 
-function walk(value: Json, secrets: Secrets): Json {
-  if (typeof value === 'string') return redact(value, secrets);
-  if (Array.isArray(value)) return value.map((v) => walk(v, secrets));
+function walk(value: Json, text: (s: string) => string): Json {
+  if (typeof value === 'string') return text(value);
+  if (Array.isArray(value)) return value.map((v) => walk(v, text));
   if (value !== null && typeof value === 'object') {
     const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[redact(k, secrets)] = walk(v, secrets);
+    for (const [k, v] of Object.entries(value)) out[text(k)] = walk(v, text);
     return out;
   }
   return value;
 }
 
 /**
- * The redaction for one upstream: its configured credentials, plus those minted while running (OAuth
- * access tokens), remembered as they are applied so an echo of a token is caught whatever its shape.
+ * The redaction for one upstream's text: its configured credentials, plus those minted while running
+ * (OAuth access tokens), remembered as they are applied so an echo of a token is caught whatever its
+ * shape; every credential shape; and internal addresses and the hosts of its configured URLs.
  */
 export class UpstreamRedactor {
   private secrets: Secrets;
   private readonly learned: string[] = [];
+  private readonly hosts: ReadonlySet<string>;
 
-  constructor(private readonly configured: readonly string[]) {
+  constructor(
+    private readonly configured: readonly string[],
+    hosts: Iterable<string> = [],
+  ) {
     this.secrets = compileSecrets(configured);
+    this.hosts = new Set(hosts);
   }
 
   /** Adds a credential applied at run time; keeps the last few (tokens rotate). */
@@ -72,32 +83,32 @@ export class UpstreamRedactor {
   }
 
   text(s: string): string {
-    return redact(s, this.secrets);
+    return redact(s, this.secrets, this.hosts);
   }
 
   /**
-   * Removes only this upstream's own credentials (exact values and their base64 forms), not the
-   * shapes: for text that may rightly look like a credential (generated content), but must never
-   * carry ours.
+   * Removes only this upstream's own credentials (exact values and their encoded forms), not the
+   * shapes nor any URL: for text that may rightly look like a credential or name any address
+   * (generated content), but must never carry ours.
    */
   ownCredentials(s: string): string {
     return removeSecrets(s, this.secrets);
   }
 
   json<T extends Json>(v: T): T {
-    return redactJson(v, this.secrets);
+    return redactJson(v, this.secrets, this.hosts);
   }
 
   optional(s: string | undefined): string | undefined {
-    return s === undefined ? undefined : redact(s, this.secrets);
+    return s === undefined ? undefined : this.text(s);
   }
 }
 
 const byUpstream = new WeakMap<CredentialBearer, UpstreamRedactor>();
 
 /** The redactor of one upstream, built on first use and kept for the upstream's lifetime. */
-export function redactorFor(up: CredentialBearer): UpstreamRedactor {
+export function redactorFor(up: CredentialBearer & Partial<AddressBearer>): UpstreamRedactor {
   let r = byUpstream.get(up);
-  if (!r) byUpstream.set(up, (r = new UpstreamRedactor(configuredSecrets(up))));
+  if (!r) byUpstream.set(up, (r = new UpstreamRedactor(configuredSecrets(up), configuredHosts({ baseUrl: up.baseUrl, options: up.options }))));
   return r;
 }

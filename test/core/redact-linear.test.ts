@@ -151,12 +151,61 @@ const HOSTILE_SECRETS: [string, string, string][] = [
   ['wraps: all but the last character of its form, cut by JSON wraps', '', wrap(B64.slice(0, -1), 7, '\\n')],
 ];
 
+/** Hosts of an upstream's configured URLs, for the internal-address rule of upstream text. */
+const HOSTS = new Set(['mycorp.example.com', '127.0.0.1']);
+
+// [what it attacks, head, repeated unit, tail], redacted as upstream text (with HOSTS)
+const HOSTILE_URLS: [string, string, string, string][] = [
+  ['URL: "://" glued', '', '://', ''],
+  ['URL: JSON-escaped ":\\/\\/" glued', '', ':\\/\\/', ''],
+  ['URL: schemes glued', '', 'http://', ''],
+  ['URL: public URLs glued', '', 'http://a', ''],
+  ['URL: internal URLs, each replaced', '', 'http://10.0.0.1/x ', ''],
+  ['URL: a scheme that never ends', '', 'a', '://x'],
+  ['URL: escapes before a scheme', '', '\\', 'nhttp://10.0.0.1/'],
+  ['URL: an authority that never ends', 'http://', 'a', ''],
+  ['URL: an authority of dots', 'http://', 'a.', ''],
+  ['URL: an authority of colons', 'http://', ':', ''],
+  ['URL: an authority of trailing dots', 'http://a', '.', ''],
+  ['URL: an authority of hyphens', 'http://a', '-', ''],
+  ['URL: an authority of "@"', 'http://', 'a@', ''],
+  ['URL: an authority of brackets', 'http://', '[', ''],
+  ['URL: an authority of "[::1]"', 'http://', '[::1]', ''],
+  ['URL: an authority of unbracketed IPv6 parts', 'http://', 'fd00::', ''],
+  ['URL: a path that never ends', 'http://10.0.0.1/', 'a', ''],
+  ['URL: a path of "\\u0026"', 'http://10.0.0.1/', '\\u0026', ''],
+  ['URL: a path of parentheses', 'http://10.0.0.1/', '(', ''],
+  ['URL: a path of closing brackets', 'http://10.0.0.1/', ']', ''],
+  ['URL: sentence punctuation after a path', 'http://10.0.0.1/x', '.', ''],
+  ['URL: a public URL whose path holds schemes', 'http://example.com/', 'http:/', ''],
+  ['URL: public URLs whose authority is a host run', '', 'http://a.b:1.2.3.4:', ''],
+  ['host: IPv4 addresses and ports glued', '', '10.0.0.1:', ''],
+  ['host: IPv4 addresses, each replaced', '', '10.0.0.1 ', ''],
+  ['host: a run of dots and letters', '', 'a.', ''],
+  ['host: a run of digits and dots', '', '1.', ''],
+  ['host: an internal suffix, repeated in one run', '', 'a.internal.', ''],
+  ['host: colons', '', '::', ''],
+  ['host: IPv6 groups glued', '', 'fd00::1:', ''],
+  ['host: parts that are not IPv6 groups', '', 'ab:', ''],
+  ['host: brackets', '', '[', ''],
+  ['host: bracketed IPv6 loopback glued', '', '[::1]', ''],
+  ['host: zones', '', 'fe80::1%', ''],
+  ['host: "localhost" glued', '', 'localhost', ''],
+  ['host: the configured host and a colon', '', 'mycorp.example.com:', ''],
+  ['host: a path that never ends after one', '10.0.0.1/', 'a', ''],
+  ['host: JSON escapes before each', '', '\\n10.0.0.1 ', ''],
+];
+
 describe('redact: time linear in the text', () => {
   it.each(HOSTILE)('%s', (_what, head, unit) => checkLinear((n) => build(head, unit, n), (text) => void redact(text)));
   it.each(HOSTILE_SECRETS)('%s', (_what, head, unit) => checkLinear((n) => build(head, unit, n), (text) => void redact(text, SECRETS)));
+  it.each(HOSTILE_URLS)('%s', (_what, head, unit, tail) =>
+    checkLinear((n) => build(head, unit, n - tail.length) + tail, (text) => void redact(text, SECRETS, HOSTS)),
+  );
   it.each(['eyJ', 'eyJ-', 'eyj_', 'key', 'sk', '0'])('the pre-check, on a run of %j', (unit) => checkLinear((n) => build('', unit, n), (text) => void mayHoldShape(text)));
 
   it('still redacts what the hostile runs hide', () => {
+    expect(redact(`${build('', 'a.', SMALL)} http://10.0.3.4/x ${build('', '://', SMALL)} mycorp.example.com`, undefined, HOSTS)).not.toMatch(/10\.0\.3\.4|mycorp/);
     const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
     expect(redact(`${build('', 'eyJ-', SMALL)} ${jwt}`)).not.toContain('eyJzdWIiOiIxIn0');
     expect(redact(`${build('', 'eyJ-', SMALL)}x-${jwt}`)).not.toContain('eyJzdWIiOiIxIn0');
