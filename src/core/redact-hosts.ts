@@ -78,7 +78,7 @@ const MAX_IPV6_RUN = 200;
  * The first internal or configured host in [start, end) of `text` that stands on its own (in a
  * maximal run of host characters, a part between ":", "[", "]" and "%"), with its port.
  * `escapeTail` says how much of a run a JSON escape before it owns ("\n10.0.0.1": the "n").
- * Linear: a run is read once, but for at most MAX_IPV6_RUN characters after each host found in it.
+ * Linear: a run is read once, and at most MAX_IPV6_RUN characters of it again after each host found in it.
  */
 export function firstHostIn(
   text: string, start: number, end: number, configured: ReadonlySet<string>, escapeTail: (text: string, i: number, floor: number) => number,
@@ -115,7 +115,7 @@ function portEnd(text: string, i: number, limit: number): number {
  * leading words ("address:fe80::1%eth0", Node's "::1:3000" with its port).
  */
 function ipv6In(text: string, start: number, end: number): Found | undefined {
-  if (end - start > 200) return undefined;
+  if (end - start > MAX_IPV6_RUN) return undefined;
   const run = text.slice(start, end);
   if (!run.includes(':')) return undefined;
   const open = run.indexOf('[');

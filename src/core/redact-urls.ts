@@ -19,7 +19,8 @@ import {
  *
  * Internal: a loopback, private, link-local, CGNAT or unique-local address (IPv4 or IPv6), "localhost",
  * a name ending in one of INTERNAL_SUFFIXES (redact-hosts.ts), and, in a URL of a network scheme, a
- * single-label host ("http://video-proxy:8080"). A single word on its own is never taken for a host.
+ * single-label host ("http://video-proxy:8080"). A single word on its own, "localhost" aside, is never
+ * taken for a host.
  *
  * Linear in the text: URLs are found from their "://" (the scheme read backwards no further than the
  * previous one), and hosts are maximal runs of host characters, each read a bounded number of times.
