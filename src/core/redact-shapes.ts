@@ -31,14 +31,20 @@ export const SHAPES: readonly (readonly [RegExp, Replacement])[] = [
   // A token has a character other than a letter (so "Bearer tokens" stays prose) and never ends in
   // a dot (that one is the sentence's).
   [/\b([Bb]earer|BEARER|Key|Basic|Token)(\s+)(?=[A-Za-z]*[0-9._~+/=:*-])[A-Za-z0-9._~+/=:*-]{5,}[A-Za-z0-9_~+/=*-]/g, `$1$2${REDACTED}`],
-  [/\b(Credential|Signature|SignedHeaders)=[^,\s"'&]+/g, `$1=${REDACTED}`],
+  //
+  // The next three take a value that may stand in quotes, raw or JSON-escaped (`key=\"...\"` inside
+  // a JSON string, as in a relayed event's text): the quote is kept and the value after it replaced.
+  // A backslash is part of a value only as JSON's escaped backslash or slash (`\\`, `\/`); any other
+  // escape ends it. Taking a lone backslash as a value character replaced only it: the escaped quote
+  // became a bare one that ended the JSON string, and the value after it stayed in clear.
+  [/\b(Credential|Signature|SignedHeaders)=(\\?["'])?(?:[^,\s"'&\\]|\\[\\/])+/g, `$1=$2${REDACTED}`],
   // Query-string and form credentials: ?key=..., api-key=..., X-Amz-Signature=..., sig=...
   [
-    /\b((?:api[-_]?key|apikey|key|access[-_]?token|refresh[-_]?token|id[-_]?token|token|sig|signature|assertion|client[-_]?secret|password|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|ossaccesskeyid)=)[^&\s"'<>]+/gi,
-    `$1${REDACTED}`,
+    /\b((?:api[-_]?key|apikey|key|access[-_]?token|refresh[-_]?token|id[-_]?token|token|sig|signature|assertion|client[-_]?secret|password|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|ossaccesskeyid)=)(\\?["'])?(?:[^&\s"'<>\\]|\\[\\/])+/gi,
+    `$1$2${REDACTED}`,
   ],
   // "api key provided: XXXX" (a wrong key repeated back, possibly masked).
-  [/(api key provided:?\s*)[^\s"',]+/gi, `$1${REDACTED}`],
+  [/(api key provided:?\s*)(\\?["'])?(?:[^\s"',\\]|\\[\\/])+/gi, `$1$2${REDACTED}`],
   // Prefixed API keys: sk-..., sk_live_..., rk-..., pk_...
   [/\b(sk|rk|pk|ak)([-_])[A-Za-z0-9_*.-]{6,}/g, `$1$2${REDACTED}`],
   // Google API keys and OAuth access tokens.
