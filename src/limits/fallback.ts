@@ -21,8 +21,9 @@ export interface UnsharedUsage {
  *   of that scope, so an outage continues the current minute instead of starting from zero;
  * - each instance takes its share: the quota divided by the number of live instances Redis last
  *   reported (at least one request);
- * - what it admits alone is remembered and handed to Redis when it answers again, so the minute
- *   after the outage counts it too.
+ * - what it admits alone is remembered and handed to Redis when it answers again (before Redis
+ *   decides another of this instance's admissions, and at its first heartbeat after the outage),
+ *   so the minute after the outage counts it too.
  */
 export class LocalFallback {
   readonly windows: MemoryRateLimiter;

@@ -39,6 +39,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly heartbeatMs: number;
   private heartbeatTimer?: NodeJS.Timeout;
   private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s);
+  /** Set while the usage admitted during an outage is on its way to Redis (shareLocalUsage). */
+  private sharing?: Promise<void>;
   /** Settles when the first connection attempt is over; until then admissions wait for it. */
   private firstConnect?: Promise<void>;
   /** Admissions and corrections of one event-loop turn, in the order made, sent as one script call per family. */
@@ -195,6 +197,9 @@ export class RedisRateLimiter implements RateLimiter {
     let replies: number[][] | undefined;
     if (this.usable()) {
       try {
+        // What was admitted here during an outage goes in first: decided without it, the first
+        // admissions after the outage would spend the minute's quota a second time.
+        if (this.fallback.hasUnshared || this.sharing) await this.shareLocalUsage();
         const call = turnCall(items, keyOf, this.clock());
         replies = await this.redis.rlTurn(call.keys.length, ...call.keys, ...call.args);
         this.succeeded();
@@ -233,21 +238,28 @@ export class RedisRateLimiter implements RateLimiter {
     try {
       const n = Number(await this.redis.rlHeartbeat(1, this.registryKey(), this.instanceId, this.heartbeatMs * 3));
       if (Number.isInteger(n) && n > 0) this.fallback.instances = n;
+      // An instance that gets no request after an outage still hands over what it admitted during
+      // it (the heartbeat runs as soon as the connection is back): the others decide with it.
+      if (this.fallback.hasUnshared) void this.shareLocalUsage();
     } catch {
       // The admissions notice an outage on their own; the count just stays as last known.
     }
   }
 
-  /** Hands Redis what this instance admitted alone during an outage (best effort, once). */
-  private async shareLocalUsage(): Promise<void> {
-    const clock = this.clock();
-    for (const u of this.fallback.takeUnshared()) {
-      try {
-        await this.redis.rlRecord(1, u.key, clock, WINDOW_SECONDS, ...u.buckets.flat());
-      } catch {
-        return; // Redis went away again: the windows already moved on, losing this is the lesser harm.
-      }
+  /**
+   * Hands Redis what this instance admitted alone during an outage (best effort, once), every scope's
+   * record sent at once. Callers that come while it is under way wait for the same one.
+   */
+  private shareLocalUsage(): Promise<void> {
+    if (!this.sharing && this.fallback.hasUnshared) {
+      const clock = this.clock();
+      const records = this.fallback.takeUnshared().map((u) => this.redis.rlRecord(1, u.key, clock, WINDOW_SECONDS, ...u.buckets.flat()));
+      // A record Redis did not take is lost: it went away again, and the windows moved on meanwhile.
+      this.sharing = Promise.allSettled(records).then(() => {
+        this.sharing = undefined;
+      });
     }
+    return this.sharing ?? Promise.resolve();
   }
 
   private registryKey(): string {
