@@ -3,11 +3,14 @@ import type { ConfigFile } from '../config/schema.js';
 import type { JsonObject } from '../core/json.js';
 import { toMicros, type Micros } from '../core/money.js';
 import type { Upstream } from '../http/types.js';
-import type { Account, ApiKeyRecord } from '../store/types.js';
+import type { Account, ApiKeyRecord, KeyAction } from '../store/types.js';
 import { CircuitBreaker } from './circuit.js';
 import { globMatch } from './glob.js';
 
 export type Capability = 'video' | 'embedding' | 'chat';
+
+/** The key action that calls the endpoints of each capability. */
+const ACTION_FOR: Readonly<Record<Capability, KeyAction>> = { video: 'video', embedding: 'embeddings', chat: 'chat' };
 
 export interface ModelInfo {
   name: string;
@@ -108,11 +111,16 @@ export class Catalog {
     return [...this.order(closed), ...this.order(open)];
   }
 
-  /** Models the account (through its enabled upstreams) and the key (through its scopes) may use. */
+  /**
+   * Models the account (through its enabled upstreams) and the key (through its model patterns and
+   * its actions: a model none of whose capabilities' endpoints the key may call is of no use to it)
+   * may use.
+   */
   visibleModels(account: Account, key: ApiKeyRecord): ModelInfo[] {
     const out: ModelInfo[] = [];
     for (const m of this.models.values()) {
       if (!key.models.some((g) => globMatch(g, m.name))) continue;
+      if (!m.capabilities.some((c) => key.actions.includes(ACTION_FOR[c]))) continue;
       if (this.servingUpstreams(m.name, account).length === 0) continue;
       out.push(m);
     }
