@@ -6,7 +6,7 @@ import { isObject, type JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { MediaUnreachableError } from '../http/media.js';
 import { TransportError, type Upstream } from '../http/types.js';
-import { admitOrThrow } from '../limits/refusal.js';
+import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
@@ -175,6 +175,10 @@ export async function createVideoJob(
       videoSettlements.inc({ model: model.name, outcome: 'rejected', code: '' });
       moneyReleased.inc({ model: model.name }, units(hold));
     }
+    // The upstream refused the request itself (its 4xx, e.g. 400 upstream_rejected): no task exists,
+    // so, as for embeddings and chat, the admission goes back (limits/refusal.ts). Failures after the
+    // upstreams were put to work (5xx, timeouts) keep counting.
+    if (refusalGivesBack(e)) await deps.limiter.release('video', scopes, 0).catch(() => undefined);
     throw e;
   }
   // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process

@@ -67,4 +67,17 @@ describe('refused video creates', () => {
     const paid = [await create(poor.key, { model, prompt: 'x' }), await create(poor.key, { model, prompt: 'y' })];
     expect(paid.map((r) => r.status)).toEqual([200, 200]);
   });
+
+  it('spend no RPM quota when the upstream refuses the request itself (its 4xx: no task exists), as for embeddings and chat', async () => {
+    const { key } = await gw.newKey(100, { limits: { video: { rpm: 2 } } });
+    sim.inject({ kind: 'status', status: 400, json: { error: { code: 400, message: 'The prompt was rejected.', status: 'INVALID_ARGUMENT' } } }, 3, /predictLongRunning/);
+    for (let i = 0; i < 3; i++) {
+      const r = await create(key, { model, prompt: 'refused upstream' });
+      expect(r.status, JSON.stringify(r.json)).toBe(400);
+      expect(r.json.error.code).toBe('upstream_rejected');
+    }
+    const ok = [await create(key, { model, prompt: 'a lighthouse' }), await create(key, { model, prompt: 'a harbour' })];
+    expect(ok.map((r) => r.status)).toEqual([200, 200]);
+    expect((await create(key, { model, prompt: 'one too many' })).status).toBe(429);
+  });
 });
