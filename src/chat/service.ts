@@ -90,7 +90,7 @@ export class ChatService {
       // Nothing was generated: the tokens reserved at admission go back, and for a refusal (402,
       // an upstream's 400, load shedding) the request too (limits/refusal.ts).
       if (refusalGivesBack(e))
-        limiter.release('chat', r.scopes, r.estimate).catch((err: unknown) => this.log.warn(`rate-limit give-back failed: ${(err as Error).message}`));
+        limiter.release('chat', r.scopes, r.estimate, r.admittedSecond).catch((err: unknown) => this.log.warn(`rate-limit give-back failed: ${(err as Error).message}`));
       else this.billing.correct(r, -r.estimate);
       if (e instanceof GatewayError) for (const [k, v] of Object.entries(admission.headers)) e.headers[k] ??= v;
       throw e;

@@ -154,7 +154,7 @@ export class EmbeddingsService {
     } catch (e) {
       // Nothing was embedded: the tokens go back, and for a refusal the request too (refusal.ts; the
       // refusal path is not the hot one, so the give-back is awaited and the next request sees it).
-      if (refusalGivesBack(e)) await limiter.release('embeddings', scopes, estimate).catch(() => undefined);
+      if (refusalGivesBack(e)) await limiter.release('embeddings', scopes, estimate, admission.second).catch(() => undefined);
       else this.adjust(scopes, -estimate, admission.second);
       if (e instanceof GatewayError) Object.assign(e.headers, admission.headers);
       throw e;

@@ -56,9 +56,9 @@ export class LocalFallback {
     for (const s of scopes) this.note(keyOf(s), 0, delta);
   }
 
-  release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string): void {
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string, from?: number): void {
     const tokens = cleanTokens(tokensIn);
-    this.windows.releaseNow(family, scopes, tokens);
+    this.windows.releaseNow(family, scopes, tokens, from);
     for (const s of scopes) if (isLimited(s)) this.note(keyOf(s), -1, -tokens);
   }
 

@@ -49,12 +49,12 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve();
   }
 
-  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<void> {
-    this.releaseNow(family, scopes, tokens);
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, second?: number): Promise<void> {
+    this.releaseNow(family, scopes, tokens, second);
     return Promise.resolve();
   }
 
-  releaseNow(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): void {
+  releaseNow(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, from?: number): void {
     const tokens = cleanTokens(tokensIn);
     const second = Math.floor(this.now() / 1000);
     const windows = this.families[family];
@@ -62,7 +62,7 @@ export class MemoryRateLimiter implements RateLimiter {
       const w = windows.get(s.id);
       if (!w || !isLimited(s)) continue;
       w.advance(second);
-      w.release(tokens);
+      w.release(tokens, from);
     }
   }
 

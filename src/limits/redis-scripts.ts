@@ -137,18 +137,21 @@ return out
 `;
 
 /**
- * KEYS[i]: scope hashes. ARGV[2]: tokens to give back. ARGV[3]: window seconds.
- * Takes back one request and the tokens of an admission that did no work, from the newest
- * buckets first, never below zero.
+ * KEYS[i]: scope hashes. ARGV[2]: tokens to give back. ARGV[3]: window seconds. ARGV[4]: the
+ * admission's second (-1: not known).
+ * Takes back one request and the tokens of an admission that did no work, never below zero: from
+ * the admission's second only (nothing once it left the window), or without it from the newest
+ * buckets first.
  */
 export const RELEASE_LUA = `${CLOCK}
 local tokens = tonumber(ARGV[2])
 local W = tonumber(ARGV[3])
+local from = tonumber(ARGV[4] or '-1')
 ${WINDOW}
 for i = 1, #KEYS do
   local w = open(KEYS[i])
-  take_back(w, 'r', 1)
-  if tokens > 0 then take_back(w, 't', tokens) end
+  take_back(w, 'r', 1, from)
+  if tokens > 0 then take_back(w, 't', tokens, from) end
   save(w)
 end
 return 1

@@ -125,19 +125,19 @@ export class RedisRateLimiter implements RateLimiter {
     return new Promise((resolve, reject) => this.turn.push(family, { kind: 'correction', limited, delta: rounded, second, resolve, reject }, true));
   }
 
-  async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number): Promise<void> {
+  async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, second?: number): Promise<void> {
     const tokens = cleanTokens(tokensIn);
     const limited = scopes.filter(isLimited);
     if (limited.length === 0) return;
     // The local mirror gives it back too, so an outage right now does not count it.
     if (!this.usable()) {
-      this.fallback.release(family, limited, tokens, this.keyOf(family));
+      this.fallback.release(family, limited, tokens, this.keyOf(family), second);
       return;
     }
-    this.fallback.windows.releaseNow(family, limited, tokens);
+    this.fallback.windows.releaseNow(family, limited, tokens, second);
     const args: (string | number)[] = [limited.length];
     for (const s of limited) args.push(this.key(family, s));
-    args.push(this.clock(), tokens, WINDOW_SECONDS);
+    args.push(this.clock(), tokens, WINDOW_SECONDS, second ?? -1);
     try {
       await this.redis.rlRelease(...args);
       this.succeeded();

@@ -46,9 +46,13 @@ export interface RateLimiter {
    */
   adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number, second?: number): Promise<void>;
   /**
-   * Gives back an admission (one request and `tokens`) when the gateway itself refused the request
-   * after admitting it, before any upstream call: work not done does not spend quota.
+   * Gives back an admission (one request and `tokens`) when the request was refused after it was
+   * admitted (by the gateway, or by the upstream: limits/refusal.ts): work not done does not spend
+   * quota. `second` is the admission's (`Admission.second`): the request and tokens come out of that
+   * second's buckets only, and out of nothing once it left the window, since a refusal can come long
+   * after the admission (an upstream timed out before the next one refused). Without it, from the
+   * newest buckets first.
    */
-  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number): Promise<void>;
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, second?: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -83,18 +83,22 @@ export class SlidingWindow {
   }
 
   /**
-   * Takes back one request and its tokens (an admission that did no work), from the newest
-   * buckets first, never below zero.
+   * Takes back one request and its tokens (an admission that did no work), never below zero: from
+   * second `from`'s buckets only (the admission's; nothing once it left the window), or without it
+   * from the newest buckets first.
    */
-  release(tokens: number): void {
-    for (let s = this.head; s > this.head - WINDOW_SECONDS; s--) {
+  release(tokens: number, from?: number): void {
+    const top = from === undefined ? this.head : Math.min(from, this.head);
+    for (let s = top; s > this.head - WINDOW_SECONDS; s--) {
       const i = slot(s);
-      if (this.requests[i]! <= 0) continue;
-      this.requests[i]! -= 1;
-      this.usedRequests -= 1;
-      break;
+      if (this.requests[i]! > 0) {
+        this.requests[i]! -= 1;
+        this.usedRequests -= 1;
+        break;
+      }
+      if (from !== undefined) break;
     }
-    if (tokens > 0) this.adjust(-tokens);
+    if (tokens > 0) this.adjust(-tokens, from);
   }
 
   /** Milliseconds from `nowMs` until at least `amount` units of `dim` have left the window. */

@@ -83,7 +83,7 @@ export async function createVideoJob(
   if (target.url) await checkJobWebhook(deps.store, ctx.account.id, target.url, deps.settings.allowPrivateWebhooks ?? false);
 
   const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
-  await admitOrThrow(deps.limiter, 'video', scopes, 0);
+  const admission = await admitOrThrow(deps.limiter, 'video', scopes, 0);
 
   let jobId: string;
   // Set only when the gateway registers its own callback URL with the vendor (see callbacks.ts).
@@ -133,7 +133,7 @@ export async function createVideoJob(
   } catch (e) {
     // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
     // did no work, so the video RPM quota gets it back.
-    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await deps.limiter.release('video', scopes, 0).catch(() => undefined);
+    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await deps.limiter.release('video', scopes, 0, admission.second).catch(() => undefined);
     throw e;
   }
   const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};
@@ -178,7 +178,7 @@ export async function createVideoJob(
     // The upstream refused the request itself (its 4xx, e.g. 400 upstream_rejected): no task exists,
     // so, as for embeddings and chat, the admission goes back (limits/refusal.ts). Failures after the
     // upstreams were put to work (5xx, timeouts) keep counting.
-    if (refusalGivesBack(e)) await deps.limiter.release('video', scopes, 0).catch(() => undefined);
+    if (refusalGivesBack(e)) await deps.limiter.release('video', scopes, 0, admission.second).catch(() => undefined);
     throw e;
   }
   // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process

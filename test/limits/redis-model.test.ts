@@ -23,14 +23,15 @@ type Step =
   | { kind: 'admit'; scopes: number[]; tokens: number[] }
   | { kind: 'adjust'; scope: number; delta: number }
   | { kind: 'mixed'; scopes: number[]; ops: ({ tokens: number } | { delta: number })[] }
-  | { kind: 'release'; scope: number; tokens: number }
+  | { kind: 'release'; scope: number; tokens: number; back: number | null }
   | { kind: 'wait'; ms: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('admit' as const), scopes: fc.subarray([0, 1, 2], { minLength: 1 }), tokens: fc.array(fc.integer({ min: 0, max: 120 }), { minLength: 1, maxLength: 4 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('adjust' as const), scope: fc.integer({ min: 0, max: 2 }), delta: fc.integer({ min: -150, max: 150 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('mixed' as const), scopes: fc.subarray([0, 1, 2], { minLength: 1 }), ops: fc.array(fc.oneof(fc.record({ tokens: fc.integer({ min: 0, max: 120 }) }), fc.record({ delta: fc.integer({ min: -150, max: 150 }) })), { minLength: 2, maxLength: 5 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), scope: fc.integer({ min: 0, max: 2 }), tokens: fc.integer({ min: 0, max: 100 }) }) },
+  // A give-back names its admission's second (`back` seconds ago, some out of the window) or none.
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), scope: fc.integer({ min: 0, max: 2 }), tokens: fc.integer({ min: 0, max: 100 }), back: fc.option(fc.integer({ min: 0, max: 70 })) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 15_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 55_000, max: 130_000 }) }) }) },
 );
 
@@ -76,8 +77,9 @@ describe('RedisRateLimiter: agrees with the in-process limiter', () => {
               await redis.adjustTokens('embeddings', [scopes[s.scope]!], s.delta);
               await memory.adjustTokens('embeddings', [scopes[s.scope]!], s.delta);
             } else {
-              await redis.release('embeddings', [scopes[s.scope]!], s.tokens);
-              await memory.release('embeddings', [scopes[s.scope]!], s.tokens);
+              const second = s.back === null ? undefined : Math.floor(clock.t / 1000) - s.back;
+              await redis.release('embeddings', [scopes[s.scope]!], s.tokens, second);
+              await memory.release('embeddings', [scopes[s.scope]!], s.tokens, second);
             }
           }
           expect(redis.isDegraded).toBe(false);
