@@ -147,6 +147,11 @@ export class VideoService {
     if (!caps?.remix || !this.deps.vendors.get(job.vendor)?.buildRemix)
       throw errors.invalidRequest(`Remix is not supported for model '${job.model}'.`, 'model', 'remix_unsupported');
     if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
+    // Only the upstream that made the source can continue its task: one the account may no longer
+    // use is a permission it lacks (never another upstream, and no outage either).
+    const { catalog } = this.deps;
+    if (job.upstream && catalog.upstream(job.upstream) && !catalog.servingUpstreams(job.model, ctx.account).some((u) => u.name === job.upstream))
+      throw errors.permissionDenied('The upstream that made this video is not enabled for this account, and only it can remix the video.');
     return job;
   }
 
