@@ -82,6 +82,8 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
     });
 
     scope.post('/v1/videos', async (req, reply) => {
+      // Before the body is read: a key that may not create videos neither uploads nor learns what its form got wrong.
+      deps.authorizer.action(req.auth, 'video');
       const parsed = await readCreate(req, reply, maxUpload);
       const fields: JsonObject = { ...parsed.fields };
       const model = deps.authorizer.model(req.auth, 'video', fields.model ?? OPENAI_DEFAULT_MODEL, 'video');

@@ -64,3 +64,23 @@ describe('GET /v1/models and the key\'s actions', () => {
     expect((await call(gw, 'GET', '/v1/models/text-embedding-3-small', { key })).status).toBe(200);
   });
 });
+
+describe('POST /v1/videos and a key without the video action', () => {
+  it('is refused with 403 before its body is read, whatever the body holds', async () => {
+    const { key } = await listed(['models', 'embeddings']);
+    const form = new FormData();
+    form.append('prompt', 'x');
+    form.append('other_file', new Blob([Buffer.alloc(64 * 1024)]), 'a.png');
+    const bodies: [string, RequestInit][] = [
+      ['a JSON array', { body: '[]', headers: { 'content-type': 'application/json' } }],
+      ['a form with a stray file', { body: form }],
+      ['a valid create', { body: JSON.stringify({ model: 'sora-2', prompt: 'x' }), headers: { 'content-type': 'application/json' } }],
+    ];
+    for (const [what, init] of bodies) {
+      const res = await fetch(`${gw.url}/v1/videos`, { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` } });
+      const json = (await res.json()) as { error: { type: string } };
+      expect(res.status, what).toBe(403);
+      expect(json.error.type, what).toBe('permission_denied');
+    }
+  });
+});
