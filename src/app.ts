@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 
 import { randomUUID } from 'node:crypto';
@@ -15,6 +14,7 @@ import { AccessLog, lazyRequestLogger } from './ops/request-logger.js';
 import { registerOpsRoutes } from './ops/routes.js';
 import { installServerSpans } from './ops/tracing-setup.js';
 import { logError, sendError, toGatewayError } from './http/render.js';
+import { answerClientError } from './http/client-error.js';
 import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCallbackRoutes } from './routes/callbacks.js';
@@ -83,27 +83,7 @@ export function buildApp(s: Services): FastifyInstance {
       reply.header(REQUEST_ID_HEADER, req.id ?? randomUUID());
       void sendError(reply, errors.invalidRequest(`Malformed request: ${err.message}`, undefined, 'malformed_request'));
     },
-    clientErrorHandler: (err, socket) => {
-      if (!socket.writable) return socket.destroy();
-      const kind = (err as { code?: string }).code;
-      // ERR_HTTP_REQUEST_TIMEOUT: the request head did not complete within server.headers_timeout_ms.
-      const refusal =
-        kind === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? errors.requestTimeout('The request head did not arrive in time.')
-          : errors.invalidRequest('Malformed HTTP request.', undefined, 'malformed_request');
-      const status = kind === 'HPE_HEADER_OVERFLOW' ? 431 : refusal.status;
-      const text = STATUS_CODES[status] ?? 'Bad Request';
-      const body = JSON.stringify(refusal.toBody());
-      // This answer bypasses Node's response object, which is what drops bodies on HEAD; a body
-      // after a HEAD answer is read by the client as the start of a next response it cannot parse.
-      // The method: from the request object when the head was complete (an error in the body), else
-      // from `rawPacket`, the chunk the parser failed in (the request's start when its head came in
-      // one piece). A head split over several chunks leaves it unknown, and a body is sent.
-      const incoming = (socket as unknown as { parser?: { incoming?: { method?: string } | null } }).parser?.incoming;
-      const packet: unknown = (err as unknown as { rawPacket?: unknown }).rawPacket;
-      const head = incoming?.method ? incoming.method === 'HEAD' : Buffer.isBuffer(packet) && packet.toString('latin1', 0, 5) === 'HEAD ';
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
-    },
+    clientErrorHandler: answerClientError,
   });
 
   // Every route as registered (any plugin, any time before start), for the OpenAPI completeness test

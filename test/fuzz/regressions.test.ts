@@ -126,3 +126,45 @@ describe('a multipart body that cannot be read', () => {
     expect(JSON.parse(r.body).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_body' });
   });
 });
+
+describe('bytes after a complete request', () => {
+  // Found by the endpoint fuzzer: a client sent a body on OPTIONS without framing it, and the
+  // gateway's refusal of the byte after the request was written after (or instead of) the answer.
+  const create = (prompt: string) => JSON.stringify({ model: 'sora-2', prompt, seconds: 4 });
+  const post = (body: string, close: boolean) =>
+    `POST /v1/videos/generations HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${close ? 'Connection: close\r\n' : ''}\r\n${body}`;
+  const answers = (raw: string) => (raw.match(/HTTP\/1\.1 \d{3} /g) ?? []).map((a) => a.trim());
+  const jobsWith = async (prompt: string) => (await services.store.listJobs(undefined, { limit: 50, order: 'desc' })).filter((j) => JSON.stringify(j.request).includes(prompt));
+
+  it('after a request that said Connection: close, they are ignored: its answer is the only one', async () => {
+    const raw = await exchange(`${post(create('close then a stray byte'), true)}x`);
+    expect(answers(raw), raw).toEqual(['HTTP/1.1 200']);
+    const job = JSON.parse(parse(raw).body);
+    expect(job).toMatchObject({ object: 'video', status: 'processing' });
+    expect(await jobsWith('close then a stray byte')).toHaveLength(1);
+  });
+
+  it('on a kept-alive connection, the refusal of the next request follows the answer in flight', async () => {
+    const raw = await exchange(`${post(create('keep-alive then a stray byte'), false)}x`);
+    expect(answers(raw), raw).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
+    const second = raw.slice(raw.lastIndexOf('HTTP/1.1 400'));
+    expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4)).error.code).toBe('malformed_request');
+    expect(JSON.parse(parse(raw.slice(0, raw.lastIndexOf('HTTP/1.1 400'))).body)).toMatchObject({ object: 'video', status: 'processing' });
+  });
+
+  it('an answer written at once is not followed by a refusal (the fuzzer case)', async () => {
+    const raw = await exchange('OPTIONS /console/session HTTP/1.1\r\nauthorization: Bearer \r\ncontent-type: application/vnd.api+json\r\nHost: gw\r\nConnection: close\r\n\r\n0');
+    expect(answers(raw), raw).toEqual(['HTTP/1.1 404']);
+    expect(JSON.parse(parse(raw).body).error).toMatchObject({ type: 'not_found', code: 'route_not_found' });
+  });
+});
+
+describe('a body that breaks after its request was answered', () => {
+  // A 401 goes out before the body is read; the rest of the body is read and discarded. A framing
+  // error in that rest got a second answer (400) to the same request.
+  it('gets no second answer', async () => {
+    const raw = await exchange('POST /v1/embeddings HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nZZZ\r\n');
+    expect(raw.match(/HTTP\/1\.1 \d{3} /g), raw).toEqual(['HTTP/1.1 401 ']);
+    expect(JSON.parse(parse(raw).body).error.type).toBe('authentication_error');
+  });
+});
