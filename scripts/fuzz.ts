@@ -1,5 +1,5 @@
 /**
- * Long fuzzing runs: `npm run fuzz -- --cases 20000 [--concurrency 8] [--big 0.02] [--seed 42]`.
+ * Long fuzzing runs: `npm run fuzz -- --cases 20000 [--concurrency 8] [--big 0.02] [--seed 42] [--log FILE] [--settle-seconds 60]`.
  *
  * Starts the built gateway (bin/gateway.js) on the embedded default in a temporary directory, sends
  * N fuzzed requests (the generator of test/fuzz/requests.ts) from several clients at once, a share
@@ -9,7 +9,7 @@
  * back near its baseline afterwards. Prints the figures the README quotes.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { contractViolation, fuzzRequest, sendFuzz, type FuzzRequest, type FuzzTargets } from '../test/fuzz/requests.js';
+import { aimAt } from '../test/fuzz/targets.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -25,15 +26,19 @@ const { values: opts } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     big: { type: 'string', default: '0.02' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
+    log: { type: 'string' },
+    'settle-seconds': { type: 'string', default: '60' },
   },
 });
 const CASES = Number(opts.cases);
 const CONCURRENCY = Number(opts.concurrency);
 const BIG_SHARE = Number(opts.big);
 const SEED = Number(opts.seed);
+/** With --log FILE: one JSON line per request (method, path, status, start of the body), for triage. */
+const LOG = opts.log ? createWriteStream(opts.log) : undefined;
 /** RSS after the run may exceed the baseline by this factor (V8 keeps some heap it grew into). */
 const SETTLE_FACTOR = 1.5;
-const SETTLE_MS = 60_000;
+const SETTLE_MS = Number(opts['settle-seconds']) * 1000;
 
 /** As `npm start` runs the gateway: glibc then returns freed large buffers (README "Memory"). */
 const RETURN_FREED_MEMORY = { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' };
@@ -121,6 +126,7 @@ async function main(): Promise<void> {
     const worker = async () => {
       for (let req = next(); req; req = next()) {
         const r = await sendFuzz(base, req, agent, 60_000);
+        LOG?.write(JSON.stringify({ method: req.method, path: req.path.slice(0, 200), status: r.status, body: r.body.slice(0, 300), headers: JSON.stringify(req.headers).slice(0, 600), from: req.from, sent: Buffer.isBuffer(req.body) ? req.body.toString('latin1').slice(0, 3000) : req.body?.slice(0, 3000) }) + '\n');
         if (r.status === -1) continue;
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
         if (r.status === 503 && r.body.includes('"overloaded"')) {
@@ -163,6 +169,7 @@ async function main(): Promise<void> {
     if (!ok) process.exitCode = 1;
   } finally {
     agent.destroy();
+    LOG?.end();
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
@@ -179,26 +186,11 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** A second account, a job of each account and the ids the generator aims at. */
+/** What the generator aims at (test/fuzz/targets.ts), made on the demo account of the child. */
 async function setUp(base: string, dir: string, agent: Agent): Promise<FuzzTargets> {
   const key = readFileSync(join(dir, 'data', 'demo-key'), 'utf8').trim();
   const adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
-  const admin = { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` };
-  const send = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-    const r = await sendFuzz(base, { method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) }, agent);
-    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.body}`);
-    return JSON.parse(r.body);
-  };
-  await send('POST', '/admin/accounts', admin, { name: 'fuzz-other', balance: 100 });
-  const otherKey = (await send('POST', '/admin/keys', admin, { account: 'fuzz-other' })).key as string;
-  const listed = (await send('GET', '/v1/models', { authorization: `Bearer ${key}` })).data as { id: string; capabilities: string[] }[];
-  const first = (cap: string) => listed.find((m) => m.capabilities.includes(cap))!.id;
-  const models = [first('video'), first('embedding'), first('chat'), ...listed.map((m) => m.id)];
-  const videoIds: string[] = [];
-  for (const k of [key, otherKey])
-    videoIds.push((await send('POST', '/v1/videos/generations', { 'content-type': 'application/json', authorization: `Bearer ${k}` }, { model: models[0], prompt: 'a fox' })).id);
-  const keyIds = ((await send('GET', '/admin/keys', admin)).data as { id: string }[]).map((k) => k.id);
-  return { key, otherKey, adminToken, videoIds, models, accounts: ['demo', 'fuzz-other'], keyIds };
+  return aimAt(base, agent, key, adminToken);
 }
 
 main().catch((e: unknown) => {

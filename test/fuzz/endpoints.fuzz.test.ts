@@ -10,6 +10,7 @@ import { ensureDemoKey, startDemo, type Demo } from '../../src/demo.js';
 import { buildServices, createLogger, type Services } from '../../src/services.js';
 import { call } from '../helpers/gateway.js';
 import { contractViolation, fuzzRequest, sendFuzz, type FuzzTargets } from './requests.js';
+import { aimAt } from './targets.js';
 
 /**
  * Property-based fuzzing of every public and admin endpoint on the embedded default (every vendor's
@@ -38,19 +39,7 @@ beforeAll(async () => {
   const addr = app.server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   const key = await ensureDemoKey(services.admin, dataDir);
-  await services.admin.createAccount('fuzz-other', { balance: 100 });
-  const otherKey = (await services.admin.createKey({ account: 'fuzz-other' })).key;
-  const all = [...services.catalog.models.values()];
-  const first = (cap: string) => all.find((m) => m.capabilities.includes(cap as never))!.name;
-  const models = [first('video'), first('embedding'), first('chat'), ...all.map((m) => m.name)];
-  const videoIds: string[] = [];
-  for (const k of [key, otherKey]) {
-    const r = await call({ url: base }, 'POST', '/v1/videos/generations', { key: k, body: { model: models[0], prompt: 'a fox' } });
-    expect(r.status, r.text).toBe(200);
-    videoIds.push(r.json.id);
-  }
-  const keyIds = (await services.admin.listKeys()).map((k) => k.id);
-  targets = { key, otherKey, adminToken: services.config.admin_token, videoIds, models, accounts: ['demo', 'fuzz-other'], keyIds };
+  targets = await aimAt(base, agent, key, services.config.admin_token!);
 }, 60_000);
 
 afterAll(async () => {
