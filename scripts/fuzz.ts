@@ -65,12 +65,13 @@ function bigRequests(t: FuzzTargets): FuzzRequest[] {
   const words = (n: number) => 'lorem ipsum dolor sit amet '.repeat(Math.ceil(n / 27)).slice(0, n);
   const json = { 'content-type': 'application/json', authorization: `Bearer ${t.key}` };
   const near = 9_800_000;
+  const [video, embedding, chat] = ['video', 'embedding', 'chat'].map((c) => t.byCapability[c]?.[0] ?? 'm');
   return [
-    { method: 'POST', path: '/v1/embeddings', headers: json, body: JSON.stringify({ model: t.models[1], input: Array.from({ length: 2048 }, () => words(Math.floor(near / 2048) - 8)) }) },
-    { method: 'POST', path: '/v1/chat/completions', headers: json, body: JSON.stringify({ model: t.models[2], messages: [{ role: 'user', content: words(near) }] }) },
-    { method: 'POST', path: '/v1/videos/generations', headers: json, body: JSON.stringify({ model: t.models[0], prompt: 'x', blob: { data: words(near) } }) },
+    { method: 'POST', path: '/v1/embeddings', headers: json, body: JSON.stringify({ model: embedding, input: Array.from({ length: 2048 }, () => words(Math.floor(near / 2048) - 8)) }) },
+    { method: 'POST', path: '/v1/chat/completions', headers: json, body: JSON.stringify({ model: chat, messages: [{ role: 'user', content: words(near) }] }) },
+    { method: 'POST', path: '/v1/videos/generations', headers: json, body: JSON.stringify({ model: video, prompt: 'x', blob: { data: words(near) } }) },
     { method: 'POST', path: '/admin/accounts', headers: { ...json, authorization: `Bearer ${t.adminToken}` }, body: JSON.stringify({ name: words(near) }) },
-    { method: 'POST', path: '/v1/embeddings', headers: json, body: JSON.stringify({ model: t.models[1], input: Array.from({ length: 400_000 }, (_, i) => i) }) },
+    { method: 'POST', path: '/v1/embeddings', headers: json, body: JSON.stringify({ model: embedding, input: Array.from({ length: 400_000 }, (_, i) => i) }) },
   ];
 }
 
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
     const worker = async () => {
       for (let req = next(); req; req = next()) {
         const r = await sendFuzz(base, req, agent, 60_000);
-        LOG?.write(JSON.stringify({ method: req.method, path: req.path.slice(0, 200), status: r.status, body: r.body.slice(0, 300), headers: JSON.stringify(req.headers).slice(0, 600), from: req.from, sent: Buffer.isBuffer(req.body) ? req.body.toString('latin1').slice(0, 3000) : req.body?.slice(0, 3000) }) + '\n');
+        LOG?.write(JSON.stringify({ method: req.method, path: req.path.slice(0, 600), status: r.status, body: r.body.slice(0, 300), headers: JSON.stringify(req.headers).slice(0, 600), from: req.from, sent: Buffer.isBuffer(req.body) ? req.body.toString('latin1').slice(0, 3000) : req.body?.slice(0, 3000) }) + '\n');
         if (r.status === -1) continue;
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
         if (r.status === 503 && r.body.includes('"overloaded"')) {

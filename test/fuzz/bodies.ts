@@ -22,14 +22,19 @@ export interface BodyTargets {
 type Obj = Record<string, unknown>;
 
 const pick = <T>(xs: T[], fallback: T) => (xs.length > 0 ? fc.constantFrom(...xs) : fc.constant(fallback));
-const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined, freq: 2 });
+/** Present in about a third of bodies: a body with every optional field set is rarely valid. */
+const opt = <T>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
+/** Mostly a valid value, sometimes a hostile one: a body should get past validation more often than not. */
+const mostly = (valid: fc.Arbitrary<unknown>, hostile: fc.Arbitrary<unknown>) => fc.oneof({ weight: 4, arbitrary: valid }, { weight: 1, arbitrary: hostile });
 /** A record whose keys are each present or not (undefined ones are dropped by JSON.stringify). */
 const some = (shape: Record<string, fc.Arbitrary<unknown>>) => fc.record(Object.fromEntries(Object.entries(shape).map(([k, a]) => [k, opt(a)])));
 
 const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
+const prose = fc.oneof(fc.constantFrom('hello', 'hello world', 'a red fox in the snow'), fc.lorem({ maxCount: 12 }));
 export const text = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('hello', 'hello world', 'a red fox in the snow', '[fail]', '[moderation]') },
+  { weight: 8, arbitrary: prose },
+  { weight: 1, arbitrary: fc.constantFrom('[fail]', '[moderation]') },
   { weight: 2, arbitrary: nasty },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
   { weight: 1, arbitrary: fc.constantFrom('', ' ', '😀'.repeat(2000), 'zq'.repeat(3000), '\u0000'.repeat(10)) },
@@ -55,14 +60,18 @@ export const url = fc.oneof(
 
 /** Embedding inputs: text, batches, token ids, media for input_type, and too many items. */
 const embeddingInput = fc.oneof(
-  { weight: 4, arbitrary: text },
-  { weight: 4, arbitrary: fc.array(text, { maxLength: 6 }) },
+  { weight: 6, arbitrary: prose },
+  { weight: 6, arbitrary: fc.array(prose, { minLength: 1, maxLength: 6 }) },
+  { weight: 2, arbitrary: text },
+  { weight: 2, arbitrary: fc.array(text, { maxLength: 6 }) },
+  { weight: 1, arbitrary: fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 8 }) },
   { weight: 1, arbitrary: fc.array(fc.integer({ min: -1, max: 200_100 }), { maxLength: 8 }) },
   { weight: 1, arbitrary: fc.array(fc.array(fc.integer({ min: -1, max: 200_100 }), { maxLength: 4 }), { maxLength: 3 }) },
   { weight: 2, arbitrary: fc.constantFrom(PNG_1PX, `data:image/png;base64,${PNG_1PX}`, 's3://media-bucket/uploads/a.png', 's3://elsewhere/a.png', [PNG_1PX, PNG_1PX]) },
   { weight: 1, arbitrary: fc.constantFrom(Array.from({ length: 2049 }, () => 'x'), Array.from({ length: 300 }, () => 'word '.repeat(200)), [[]], [''], [1.5], [null]) },
 );
-const encodingFormat = fc.constantFrom('float', 'base64', 'FLOAT', 'int8', '', null);
+const encodingFormat = mostly(fc.constantFrom('float', 'base64'), fc.constantFrom('FLOAT', 'int8', '', null));
+const dimensions = mostly(fc.constantFrom(8, 64, 256, 512, 768, 1024, 1536, 3072), hostileCount);
 const inputType = fc.oneof(fc.constantFrom('text', 'image', 'video', 'audio', 'IMAGE', 'search_query', ''), nasty);
 const mediaSource = some({
   base64String: fc.oneof(fc.constant(PNG_1PX), nasty),
@@ -72,15 +81,22 @@ const mediaSource = some({
 
 /** What each vendor family's extra_body may carry, including the keys that would replace the input. */
 const extraBody = {
-  openai: some({ user: nasty, dimensions: hostileCount, input: embeddingInput, model: nasty, encoding_format: encodingFormat, extra: fieldValue }),
-  vertex: some({
+  openai: fc.oneof(
+    { weight: 3, arbitrary: some({ user: mostly(prose, nasty), dimensions, encoding_format: encodingFormat }) },
+    { weight: 1, arbitrary: some({ input: embeddingInput, model: nasty, extra: fieldValue }) },
+  ),
+  vertex: fc.oneof(
+    { weight: 3, arbitrary: some({ parameters: some({ autoTruncate: fc.boolean(), outputDimensionality: dimensions }), autoTruncate: fc.boolean() }) },
+    { weight: 1, arbitrary: some({
     instances: fc.array(some({ content: text, task_type: nasty, title: text }), { maxLength: 3 }),
     parameters: some({ autoTruncate: fc.boolean(), outputDimensionality: hostileCount, content: text }),
     content: fc.oneof(text, some({ parts: fc.array(some({ text }), { maxLength: 2 }) })),
     taskType: nasty,
     outputDimensionality: hostileCount,
-  }),
-  bedrock: some({
+  }) }),
+  bedrock: fc.oneof(
+    { weight: 3, arbitrary: some({ textTruncate: fc.constantFrom('end', 'none'), embeddingOption: fc.constantFrom(['visual-text'], ['visual-image'], ['audio']), bucketOwner: fc.constant('123456789012') }) },
+    { weight: 1, arbitrary: some({
     inputText: text,
     mediaSource,
     inputType,
@@ -90,7 +106,7 @@ const extraBody = {
     bucketOwner: fc.oneof(fc.constant('123456789012'), nasty),
     embeddingOption: fc.array(fc.constantFrom('visual-text', 'visual-image', 'audio', 'x'), { maxLength: 3 }),
     textTruncate: fc.constantFrom('end', 'none'),
-  }),
+  }) }),
 };
 
 const familyOfEmbedding = (m: string) => (/marengo|twelvelabs/.test(m) ? 'bedrock' : /gemini|text-embedding-0|multimodal/.test(m) ? 'vertex' : 'openai');
@@ -102,16 +118,17 @@ function embeddings(t: BodyTargets): fc.Arbitrary<Obj> {
       .tuple(
         some({
           encoding_format: encodingFormat,
-          dimensions: hostileCount,
-          user: nasty,
-          task_type: fc.oneof(fc.constantFrom('RETRIEVAL_QUERY', 'RETRIEVAL_DOCUMENT', 'SEMANTIC_SIMILARITY', 'CODE_RETRIEVAL_QUERY'), nasty),
+          dimensions,
+          user: mostly(prose, nasty),
+          task_type: mostly(fc.constantFrom('RETRIEVAL_QUERY', 'RETRIEVAL_DOCUMENT', 'SEMANTIC_SIMILARITY', 'CODE_RETRIEVAL_QUERY'), nasty),
           title: text,
-          input_type: inputType,
+          input_type: family === 'bedrock' ? mostly(fc.constantFrom('text', 'image'), inputType) : mostly(fc.constant('text'), inputType),
         }),
         // Mostly the model's own family; sometimes another's (a vendor's refusal of foreign fields).
         fc.oneof({ weight: 4, arbitrary: extraBody[family] }, { weight: 1, arbitrary: fc.oneof(extraBody.openai, extraBody.vertex, extraBody.bedrock) }),
         fc.boolean(),
-        embeddingInput,
+        // Marengo's image input is the image itself (base64, a data: URL, an s3:// URI).
+        family === 'bedrock' ? fc.oneof(embeddingInput, fc.constantFrom(PNG_1PX, `data:image/png;base64,${PNG_1PX}`, 's3://media-bucket/uploads/a.png')) : embeddingInput,
       )
       .map(([fields, extra, withExtra, input]) => ({ model, input, ...fields, ...(withExtra ? { extra_body: extra } : {}) }));
   });
@@ -123,58 +140,64 @@ const contentPart = fc.oneof(
   fc.record({ type: fc.constantFrom('input_audio', 'file', 'refusal', 'x'), text }),
 );
 const message = fc.record({
-  role: fc.constantFrom('user', 'user', 'system', 'assistant', 'tool', 'developer', 'function', 'x'),
-  content: fc.oneof(text, fc.array(contentPart, { maxLength: 3 }), fc.constant(null)),
+  role: mostly(fc.constantFrom('user', 'system', 'assistant', 'developer'), fc.constantFrom('tool', 'function', 'x', '', null)),
+  content: mostly(prose, fc.oneof(text, fc.array(contentPart, { maxLength: 3 }), fc.constant(null))),
 });
+const tokens = mostly(fc.integer({ min: 1, max: 64 }), hostileCount);
 const tool = fc.record({ type: fc.constantFrom('function', 'x'), function: some({ name: nasty, parameters: fieldValue, description: text }) });
 
 function chat(t: BodyTargets): fc.Arbitrary<Obj> {
   return fc
     .tuple(
       pick(t.byCapability.chat ?? [], 'm'),
-      fc.oneof({ weight: 3, arbitrary: fc.constant([{ role: 'user', content: 'hi' }]) }, { weight: 2, arbitrary: fc.array(message, { maxLength: 5 }) }),
+      fc.oneof({ weight: 3, arbitrary: fc.constant([{ role: 'user', content: 'hi' }]) }, { weight: 2, arbitrary: fc.array(message, { minLength: 1, maxLength: 5 }) }, { weight: 1, arbitrary: fc.array(message, { maxLength: 5 }) }),
       some({
-        max_tokens: hostileCount,
-        max_completion_tokens: hostileCount,
-        n: hostileCount,
-        stream: fc.oneof(fc.boolean(), fc.constantFrom('true', 1, null)),
-        stream_options: fc.oneof(some({ include_usage: fc.oneof(fc.boolean(), fc.constant('yes')) }), fieldValue),
-        temperature: fc.oneof(fc.double({ min: -1, max: 3, noNaN: true }), fieldValue),
-        top_p: hostileCount,
+        max_tokens: tokens,
+        max_completion_tokens: tokens,
+        n: mostly(fc.integer({ min: 1, max: 4 }), hostileCount),
+        stream: mostly(fc.boolean(), fc.constantFrom('true', 1, null)),
+        stream_options: mostly(some({ include_usage: fc.boolean() }), fieldValue),
+        temperature: mostly(fc.double({ min: 0, max: 2, noNaN: true }), fieldValue),
+        top_p: mostly(fc.double({ min: 0, max: 1, noNaN: true }), hostileCount),
         tools: fc.array(tool, { maxLength: 2 }),
-        tool_choice: fc.oneof(fc.constantFrom('auto', 'none', 'required'), fieldValue),
-        response_format: fc.oneof(fc.constantFrom({ type: 'json_object' }, { type: 'text' }, { type: 'json_schema', json_schema: { name: 'x', schema: {} } }), fieldValue),
+        tool_choice: mostly(fc.constantFrom('auto', 'none', 'required'), fieldValue),
+        response_format: mostly(fc.constantFrom({ type: 'json_object' }, { type: 'text' }, { type: 'json_schema', json_schema: { name: 'x', schema: {} } }), fieldValue),
         logprobs: fc.boolean(),
-        top_logprobs: hostileCount,
-        stop: fc.oneof(text, fc.array(text, { maxLength: 5 })),
-        seed: hostileCount,
-        user: nasty,
+        top_logprobs: mostly(fc.integer({ min: 0, max: 20 }), hostileCount),
+        stop: mostly(fc.oneof(prose, fc.array(prose, { maxLength: 4 })), fc.array(text, { maxLength: 5 })),
+        seed: mostly(fc.integer(), hostileCount),
+        user: mostly(prose, nasty),
         logit_bias: fc.dictionary(fc.string({ maxLength: 6 }), hostileCount, { maxKeys: 3 }),
       }),
     )
     .map(([model, messages, fields]) => ({ model, messages, ...fields }));
 }
 
-const frameImage = some({ image_url: url, frame_type: fc.constantFrom('first_frame', 'last_frame', 'middle', '') });
-const reference = some({ type: fc.constantFrom('video', 'image', 'audio', 'x'), url, role: fc.constantFrom('reference_video', 'reference_image', 'source_video', 'x') });
-const videoSize = fc.oneof(fc.constantFrom('1280x720', '720x1280', '1920x1080', '1024x1792', '480x480', '0x0', '1x1', '99999x99999', '1280*720', '1280X720', '-1x-1', 'x'), nasty);
+
+const anySize = fc.oneof(fc.constantFrom('1280x720', '720x1280', '1920x1080', '1024x1792', '480x480', '0x0', '1x1', '99999x99999', '1280*720', '1280X720', '-1x-1', 'x'), nasty);
+const videoSize = mostly(fc.constantFrom('1280x720', '720x1280'), anySize);
+const seconds = mostly(fc.constantFrom(4, 5, 8), hostileCount);
+const goodUrl = mostly(fc.constant(`data:image/png;base64,${PNG_1PX}`), url);
+
+const frameImage = some({ image_url: goodUrl, frame_type: mostly(fc.constantFrom('first_frame', 'last_frame'), fc.constantFrom('middle', '')) });
+const reference = some({ type: fc.constantFrom('video', 'image', 'audio', 'x'), url: goodUrl, role: fc.constantFrom('reference_video', 'reference_image', 'source_video', 'x') });
 
 /** Each video vendor's own fields (spec 2.3, 2.4), with the values their checks sit on. */
 const videoNative: Record<string, fc.Arbitrary<Obj>> = {
-  wan: some({ media: fc.array(some({ type: fc.constantFrom('first_frame', 'last_frame', 'reference_image', 'x'), url }), { maxLength: 3 }), ratio: fc.constantFrom('16:9', '9:16', '1:1', 'x'), duration: hostileCount, template: nasty, reference_urls: fc.array(url, { maxLength: 2 }), first_frame_url: url, last_frame_url: url, audio_url: url, prompt_extend: fc.boolean(), watermark: fc.boolean() }),
+  wan: some({ media: fc.array(some({ type: fc.constantFrom('first_frame', 'last_frame', 'reference_image', 'x'), url }), { maxLength: 3 }), ratio: fc.constantFrom('16:9', '9:16', '1:1', 'x'), duration: seconds, template: nasty, reference_urls: fc.array(url, { maxLength: 2 }), first_frame_url: url, last_frame_url: url, audio_url: url, prompt_extend: fc.boolean(), watermark: fc.boolean() }),
   seedance: some({
     camera_fixed: fc.boolean(),
     watermark: fc.boolean(),
     draft: fc.boolean(),
     callback_url: url,
     content: fc.array(fc.oneof(fc.record({ type: fc.constant('text'), text }), fc.record({ type: fc.constantFrom('image_url', 'video_url', 'audio_url', 'draft_task', 'x'), image_url: some({ url }), role: fc.constantFrom('first_frame', 'last_frame', 'reference_image') })), { maxLength: 3 }),
-    frames: hostileCount,
-    duration: fc.oneof(fc.constant(-1), hostileCount),
+    frames: mostly(fc.constantFrom(29, 57, 121), hostileCount),
+    duration: mostly(fc.constantFrom(-1, 5, 10), hostileCount),
     ratio: fc.constantFrom('16:9', 'adaptive', 'x'),
   }),
   veo: some({
-    durationSeconds: hostileCount,
-    sampleCount: fc.oneof(fc.integer({ min: -1, max: 6 }), hostileCount),
+    durationSeconds: mostly(fc.constantFrom(4, 6, 8), hostileCount),
+    sampleCount: mostly(fc.integer({ min: 1, max: 4 }), fc.oneof(fc.integer({ min: -1, max: 6 }), hostileCount)),
     personGeneration: fc.constantFrom('allow_adult', 'dont_allow', 'allow_all', 'x'),
     enhancePrompt: fc.boolean(),
     compressionQuality: fc.constantFrom('optimized', 'lossless', 'x'),
@@ -188,7 +211,7 @@ const videoNative: Record<string, fc.Arbitrary<Obj>> = {
     parameters: some({ fps: hostileCount, sampleCount: hostileCount, seed: hostileCount }),
   }),
   sora: some({ seconds: fc.oneof(fc.constantFrom('4', '8', '12', '10', '0', '-4', '4.5'), hostileCount), size: videoSize }),
-  azure: some({ n_seconds: hostileCount, width: hostileCount, height: hostileCount, n_variants: hostileCount }),
+  azure: some({ n_seconds: seconds, width: mostly(fc.constantFrom(480, 1280, 1920), hostileCount), height: mostly(fc.constantFrom(480, 720, 1080), hostileCount), n_variants: mostly(fc.constantFrom(1, 2), hostileCount) }),
   fal: some({ duration: fc.oneof(fc.constantFrom('5', '8s', '10', '4s', 'x'), hostileCount), aspect_ratio: fc.constantFrom('16:9', '9:16', '1:1', 'auto'), generate_audio: fc.boolean(), resolution: fc.constantFrom('720p', '1080p', 'x') }),
 };
 
@@ -199,11 +222,11 @@ function video(t: BodyTargets): fc.Arbitrary<Obj> {
     fc
       .tuple(
         some({
-          seconds: hostileCount,
+          seconds,
           size: videoSize,
           resolution: fc.constantFrom('720p', '1080p', '480p', '4k', 'x'),
           aspect_ratio: fc.constantFrom('16:9', '9:16', '1:1', '0:0', 'a:b'),
-          seed: hostileCount,
+          seed: mostly(fc.integer({ min: 0, max: 2 ** 31 - 1 }), hostileCount),
           negative_prompt: text,
           frame_images: fc.array(frameImage, { maxLength: 3 }),
           input_references: fc.array(reference, { maxLength: 3 }),
@@ -221,26 +244,27 @@ export function openAiVideo(t: BodyTargets): fc.Arbitrary<Obj> {
     .tuple(
       fc.oneof({ weight: 3, arbitrary: fc.constantFrom('sora-2', 'sora-2-pro') }, { weight: 1, arbitrary: pick(t.byCapability.video ?? [], 'm') }, { weight: 1, arbitrary: fc.constant(undefined) }),
       some({
-        seconds: fc.oneof(fc.constantFrom('4', '8', '12', '5'), hostileCount),
+        seconds: mostly(fc.constantFrom('4', '8', '12'), fc.oneof(fc.constant('5'), hostileCount)),
         size: videoSize,
-        input_reference: fc.oneof(url, some({ image_url: url, file_id: fc.oneof(pick(t.fileIds, 'file-x'), nasty) })),
+        input_reference: fc.oneof(goodUrl, some({ image_url: goodUrl, file_id: mostly(pick(t.fileIds, 'file-x'), nasty) })),
       }),
       text,
     )
     .map(([model, fields, prompt]) => ({ ...(model === undefined ? {} : { model }), prompt, ...fields }));
 }
 
-const quota = some({ rpm: hostileCount, tpm: hostileCount });
+const quota = some({ rpm: mostly(fc.nat({ max: 10_000 }), hostileCount), tpm: mostly(fc.nat({ max: 1_000_000 }), hostileCount) });
+const amount = mostly(fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constantFrom('12.5', '0.000001', '100')), hostileAmount);
 const limits = some({ embeddings: quota, chat: quota, video: quota });
-const budget = some({ total: hostileAmount, period: fc.constantFrom('day', 'month', 'week', null), period_limit: hostileAmount });
+const budget = some({ total: amount, period: mostly(fc.constantFrom('day', 'month'), fc.constantFrom('week', null)), period_limit: amount });
 const accountName = fc.oneof(fc.nat({ max: 1_000_000 }).map((n) => `fuzz-${n}`), nasty);
 
 /** Admin and console bodies: money and limits at their edges. */
 function admin(t: BodyTargets): Record<string, fc.Arbitrary<Obj>> {
   const account = fc.oneof(pick(t.accounts, 'demo'), nasty);
   return {
-    account: fc.tuple(accountName, some({ balance: hostileAmount, upstreams: fc.oneof(fc.constant(null), fc.array(fc.oneof(fc.constantFrom('openai-sim', 'veo-sim'), nasty), { maxLength: 2 })), limits })).map(([name, f]) => ({ name, ...f })),
-    topup: fc.tuple(hostileAmount, opt(nasty)).map(([amount, note]) => ({ amount, note })),
+    account: fc.tuple(accountName, some({ balance: amount, upstreams: fc.oneof(fc.constant(null), fc.array(fc.oneof(fc.constantFrom('openai-sim', 'veo-sim'), nasty), { maxLength: 2 })), limits })).map(([name, f]) => ({ name, ...f })),
+    topup: fc.tuple(amount, opt(nasty)).map(([amount, note]) => ({ amount, note })),
     key: fc
       .tuple(
         account,
