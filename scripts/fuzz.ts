@@ -5,8 +5,8 @@
  * N fuzzed requests (the generator of test/fuzz/requests.ts) from several clients at once, a share
  * of them with bodies near the 10 MB limit, and samples the process's RSS from /proc throughout.
  * Fails (exit 1) on any 5xx other than the designed load shedding (503 `overloaded`), on any error
- * not in the spec's shape, if the process dies or stops answering /health, or if RSS does not come
- * back near its baseline afterwards. Prints the figures the README quotes.
+ * not in the spec's shape, if the process dies or stops answering /health, if the ledgers do not add
+ * up once the jobs have settled, or if RSS does not come back near its baseline afterwards. Prints the figures the README quotes.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { contractViolation, fuzzRequest, sendFuzz, type FuzzRequest, type FuzzTargets } from '../test/fuzz/requests.js';
+import { ledgerViolations } from '../test/fuzz/ledger-check.js';
 import { aimAt } from '../test/fuzz/targets.js';
 
 const { values: opts } = parseArgs({
@@ -142,6 +143,8 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     const runMs = Date.now() - started;
     const alive = child.exitCode === null && (await health());
+    // The money the run moved must add up (test/fuzz/ledger-check.ts), once its jobs have settled.
+    const money = alive ? await ledgerViolations(base, agent, targets.adminToken, 90_000) : ['not checked: the gateway is down'];
 
     // Memory must come back near where it started once the load is over.
     const settleStart = Date.now();
@@ -161,12 +164,14 @@ async function main(): Promise<void> {
       statuses: Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])),
       shed_503_overloaded: shed,
       violations: violations.length,
+      ledger_violations: money.length,
       alive_and_healthy: alive,
       rss_mb: { baseline: Math.round(baseline), peak: Math.round(peak), after: Math.round(settled), settle_seconds: Math.round((Date.now() - settleStart) / 1000) },
     };
     console.log(JSON.stringify(report, null, 2));
     for (const v of violations.slice(0, 20)) console.log(`violation: ${v}`);
-    const ok = violations.length === 0 && alive && settled <= baseline * SETTLE_FACTOR;
+    for (const v of money.slice(0, 20)) console.log(`ledger violation: ${v}`);
+    const ok = violations.length === 0 && money.length === 0 && alive && settled <= baseline * SETTLE_FACTOR;
     if (!ok) process.exitCode = 1;
   } finally {
     agent.destroy();
