@@ -72,6 +72,8 @@ export class AdminService {
 
   async createAccount(name: string, opts: { balance?: unknown; upstreams?: string[] | null; limits?: RateLimits } = {}): Promise<Account> {
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw errors.invalidRequest('Account names use 1-64 letters, digits, dot, dash or underscore.', 'name');
+    // The name is a path segment (/admin/accounts/{name}): every URL client resolves '.' and '..' away.
+    if (name === '.' || name === '..') throw errors.invalidRequest("An account cannot be named '.' or '..': no URL could name it.", 'name');
     if (await this.store.getAccountByName(name)) throw errors.invalidRequest(`An account named '${name}' already exists.`, 'name', 'already_exists');
     const upstreams = opts.upstreams ?? null;
     if (upstreams && this.catalog) {
