@@ -1,5 +1,5 @@
 /**
- * Long fuzzing runs: `npm run fuzz -- --cases 20000 [--concurrency 8] [--big 0.02] [--seed 42] [--log FILE] [--settle-seconds 60]`.
+ * Long fuzzing runs: `npm run fuzz -- --cases 20000 [--concurrency 8] [--big 0.02] [--seed 42] [--log FILE] [--settle-seconds 60] [--only REGEX]`.
  *
  * Starts the built gateway (bin/gateway.js) on the embedded default in a temporary directory, sends
  * N fuzzed requests (the generator of test/fuzz/requests.ts) from several clients at once, a share
@@ -29,6 +29,8 @@ const { values: opts } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     log: { type: 'string' },
     'settle-seconds': { type: 'string', default: '60' },
+    /** Only the routes whose `METHOD name` (test/fuzz/routes.ts) matches this regular expression. */
+    only: { type: 'string' },
   },
 });
 const CASES = Number(opts.cases);
@@ -55,7 +57,13 @@ async function freePort(): Promise<number> {
 }
 
 function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return NaN; // the process is gone (the run failed and killed it)
+  }
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
@@ -92,6 +100,7 @@ async function main(): Promise<void> {
       return false;
     }
   };
+  let sampler: NodeJS.Timeout | undefined;
   try {
     // Ready once the demo key is written (after the listener is up) and /health answers.
     for (let i = 0; !(existsSync(join(dir, 'data', 'demo-key')) && (await health())); i++) {
@@ -102,14 +111,14 @@ async function main(): Promise<void> {
     const big = bigRequests(targets);
     const baseline = rssMb(child.pid!);
     let peak = baseline;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child.pid!))), 100);
+    sampler = setInterval(() => (peak = Math.max(peak, rssMb(child.pid!) || 0)), 100);
 
     const statuses = new Map<number, number>();
     const violations: string[] = [];
     let shed = 0;
     let sent = 0;
     let bigSent = 0;
-    const arb = fuzzRequest(targets);
+    const arb = fuzzRequest(targets, opts.only ? new RegExp(opts.only) : undefined);
     const random = seeded(SEED);
     const batchSize = 500;
     let queue: FuzzRequest[] = [];
@@ -117,7 +126,7 @@ async function main(): Promise<void> {
     const next = (): FuzzRequest | undefined => {
       if (sent >= CASES) return undefined;
       const i = sent++;
-      if (random() < BIG_SHARE) {
+      if (!opts.only && random() < BIG_SHARE) {
         bigSent++;
         return big[i % big.length];
       }
@@ -128,7 +137,7 @@ async function main(): Promise<void> {
     const worker = async () => {
       for (let req = next(); req; req = next()) {
         const r = await sendFuzz(base, req, agent, 60_000);
-        LOG?.write(JSON.stringify({ method: req.method, path: req.path.slice(0, 600), status: r.status, body: r.body.slice(0, 300), headers: JSON.stringify(req.headers).slice(0, 600), from: req.from, sent: Buffer.isBuffer(req.body) ? req.body.toString('latin1').slice(0, 3000) : req.body?.slice(0, 3000) }) + '\n');
+        if (LOG && !LOG.writableEnded) LOG.write(JSON.stringify({ method: req.method, path: req.path.slice(0, 600), status: r.status, body: r.body.slice(0, 300), headers: JSON.stringify(req.headers).slice(0, 600), from: req.from, sent: Buffer.isBuffer(req.body) ? req.body.toString('latin1').slice(0, 3000) : req.body?.slice(0, 3000) }) + '\n');
         if (r.status === -1) continue;
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
         if (r.status === 503 && r.body.includes('"overloaded"')) {
@@ -174,6 +183,7 @@ async function main(): Promise<void> {
     const ok = violations.length === 0 && money.length === 0 && alive && settled <= baseline * SETTLE_FACTOR;
     if (!ok) process.exitCode = 1;
   } finally {
+    clearInterval(sampler);
     agent.destroy();
     LOG?.end();
     child.kill('SIGKILL');
@@ -200,6 +210,6 @@ async function setUp(base: string, dir: string, agent: Agent): Promise<FuzzTarge
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : e);
+  console.error(e instanceof Error ? e.stack : e);
   process.exitCode = 1;
 });

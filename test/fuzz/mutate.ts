@@ -25,7 +25,9 @@ export const edit: fc.Arbitrary<Edit> = fc.record({
 /** Applies edits anywhere in the body (nested fields too); an edit at the root replaces or extends it. */
 export function mutate(body: Obj, edits: Edit[]): unknown {
   let root: unknown = JSON.parse(JSON.stringify(body));
-  for (const e of edits) {
+  for (const edit of edits) {
+    // A copy: the generator hands out shared constants ([], {}), which a later edit must not change.
+    const e = { ...edit, value: edit.value === undefined ? undefined : JSON.parse(JSON.stringify(edit.value)) };
     const paths = pathsOf(root);
     const path = paths[e.at % paths.length]!;
     if (path.length === 0 && e.op === 'set') {
