@@ -26,12 +26,18 @@ export async function aimAt(base: string, agent: Agent, key: string, adminToken:
   await send('POST', '/admin/accounts', admin, { name: 'fuzz-victim', balance: 100 });
   const keyIds: string[] = [];
   for (let i = 0; i < 3; i++) keyIds.push((await send('POST', '/admin/keys', admin, { account: 'fuzz-victim' })).id as string);
-  const listed = (await send('GET', '/v1/models', { authorization: `Bearer ${key}` })).data as { id: string; capabilities: string[] }[];
+  const listed = (await send('GET', '/v1/models', { authorization: `Bearer ${key}` })).data as { id: string; capabilities: string[]; owned_by?: string }[];
   const byCapability: Record<string, string[]> = {};
   for (const m of listed) for (const c of m.capabilities) (byCapability[c] ??= []).push(m.id);
   const models = listed.map((m) => m.id);
   const create = async (k: string) => (await send('POST', '/v1/videos/generations', { 'content-type': 'application/json', authorization: `Bearer ${k}` }, { model: byCapability.video![0], prompt: 'a fox' })).id as string;
   const videoIds = [await create(key), await create(otherKey)];
+  // A job of each video vendor: downloads differ (a stored copy, the vendor's content endpoint, a signed URL).
+  const families = new Map(listed.filter((m) => m.capabilities.includes('video')).map((m) => [m.owned_by ?? m.id, m.id]));
+  for (const model of families.values()) {
+    const job = await send('POST', '/v1/videos/generations', { 'content-type': 'application/json', authorization: `Bearer ${key}` }, { model, prompt: 'a fox' }, true);
+    if (job?.id) videoIds.push(job.id);
+  }
   const doomedVideoIds = [await create(key), await create(key)];
   const boundary = 'fuzzsetup';
   const form = Buffer.concat([
@@ -42,6 +48,11 @@ export async function aimAt(base: string, agent: Agent, key: string, adminToken:
   const upload = async (k: string) => (await send('POST', '/v1/files', { 'content-type': `multipart/form-data; boundary=${boundary}`, authorization: `Bearer ${k}` }, form, true))?.id as string | undefined;
   const fileIds = [await upload(key), await upload(otherKey)].filter((id): id is string => id !== undefined);
   const doomedFileIds = [await upload(key)].filter((id): id is string => id !== undefined);
+  // Downloads (and Range) are only reached once the jobs are done: wait for them (a poll also refreshes a job).
+  for (const start = Date.now(); Date.now() - start < 40_000; await new Promise((r) => setTimeout(r, 500))) {
+    const states = await Promise.all(videoIds.slice(2).map(async (id) => (await send('GET', `/v1/videos/${id}`, { authorization: `Bearer ${key}` }, undefined, true))?.status));
+    if (!states.includes('processing')) break;
+  }
   const hook = await send('POST', '/admin/webhooks', admin, { account: 'demo', url: 'https://93.184.216.34/hook' }, true);
   return {
     key, otherKey, adminToken, videoIds, doomedVideoIds, fileIds, doomedFileIds, webhookIds: hook?.id ? [hook.id] : [], models, byCapability,
