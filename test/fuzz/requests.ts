@@ -38,6 +38,8 @@ export interface FuzzTargets extends BodyTargets {
   doomedFileIds: string[];
   /** Accounts the generator may reconfigure (never the ones whose keys it sends). */
   victims: string[];
+  /** Signed output_url links of finished jobs (path and query), which download without a key. */
+  signedPaths: string[];
   /** Ids of webhook endpoints, when the setup could register one. */
   webhookIds: string[];
 }

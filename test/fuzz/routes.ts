@@ -56,6 +56,14 @@ export function routes(t: FuzzTargets): Route[] {
   const keyId = idFor(t.keyIds);
   const webhook = idFor(t.webhookIds);
   const c = (path: string) => fc.constant(path);
+  // A signed link as given, or with its signature, expiry or id tampered with (the query is added by the route's focus).
+  const signed = (t.signedPaths.length > 0 ? fc.constantFrom(...t.signedPaths) : fc.constant('/v1/videos/x/content?expires=1&signature=x')).chain((p) =>
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constant(p) },
+      fc.nat().map((i) => p.slice(0, i % p.length) + (p[i % p.length] === 'A' ? 'B' : 'A') + p.slice((i % p.length) + 1)),
+      fc.constantFrom(p.replace(/expires=\d+/, 'expires=1'), p.replace(/expires=\d+/, 'expires=99999999999999'), p.replace(/&signature=[^&]*/, ''), `${p}&signature=x`, `${p}&index=1`),
+    ),
+  );
   const list = (ids: fc.Arbitrary<string>, extra: Record<string, fc.Arbitrary<string>> = {}) =>
     queryOf({ after: ids, limit: count, order: fc.constantFrom('asc', 'desc', 'x'), status: fc.constantFrom('processing', 'completed', 'failed', 'queued', 'in_progress', 'x'), model: fc.oneof(fc.constantFrom(...t.models), nasty), from: date, to: date, ...extra });
   const usage = queryOf({ from: date, to: date, group_by: fc.constantFrom('day', 'model', 'key', 'x'), format: fc.constantFrom('csv', 'json', 'x'), account, key: keyId, model: nasty });
@@ -74,6 +82,7 @@ export function routes(t: FuzzTargets): Route[] {
     { method: 'GET', name: '/v1/videos/{id}', path: video.map((id) => `/v1/videos/${id}`), who: 'user' },
     { method: 'DELETE', name: '/v1/videos/{id}', path: doomedVideo.map((id) => `/v1/videos/${id}`), who: 'user' },
     { method: 'GET', name: '/v1/videos/{id}/content', path: video.map((id) => `/v1/videos/${id}/content`), who: 'user', query: content, content: true },
+    { method: 'GET', name: '/v1/videos/{id}/content (signed)', path: signed, who: 'none', content: true },
     { method: 'POST', name: '/v1/videos/{id}/remix', path: video.map((id) => `/v1/videos/${id}/remix`), who: 'user', body: 'remix' },
     { method: 'POST', name: '/v1/embeddings', path: c('/v1/embeddings'), who: 'user', body: 'embeddings' },
     { method: 'POST', name: '/v1/chat/completions', path: c('/v1/chat/completions'), who: 'user', body: 'chat' },

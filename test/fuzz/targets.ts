@@ -49,13 +49,16 @@ export async function aimAt(base: string, agent: Agent, key: string, adminToken:
   const fileIds = [await upload(key), await upload(otherKey)].filter((id): id is string => id !== undefined);
   const doomedFileIds = [await upload(key)].filter((id): id is string => id !== undefined);
   // Downloads (and Range) are only reached once the jobs are done: wait for them (a poll also refreshes a job).
+  let jobs: { status?: string; output_url?: string }[] = [];
   for (const start = Date.now(); Date.now() - start < 40_000; await new Promise((r) => setTimeout(r, 500))) {
-    const states = await Promise.all(videoIds.slice(2).map(async (id) => (await send('GET', `/v1/videos/${id}`, { authorization: `Bearer ${key}` }, undefined, true))?.status));
-    if (!states.includes('processing')) break;
+    jobs = await Promise.all(videoIds.slice(2).map(async (id) => (await send('GET', `/v1/videos/${id}`, { authorization: `Bearer ${key}` }, undefined, true)) ?? {}));
+    if (!jobs.some((j) => j.status === 'processing')) break;
   }
+  // Signed output_url links (path and query): downloads without a key.
+  const signedPaths = jobs.flatMap((j) => (j.output_url ? [new URL(j.output_url).pathname + new URL(j.output_url).search] : []));
   const hook = await send('POST', '/admin/webhooks', admin, { account: 'demo', url: 'https://93.184.216.34/hook' }, true);
   return {
-    key, otherKey, adminToken, videoIds, doomedVideoIds, fileIds, doomedFileIds, webhookIds: hook?.id ? [hook.id] : [], models, byCapability,
+    key, otherKey, adminToken, videoIds, doomedVideoIds, signedPaths, fileIds, doomedFileIds, webhookIds: hook?.id ? [hook.id] : [], models, byCapability,
     accounts: ['demo', 'fuzz-other', 'fuzz-victim'], victims: ['fuzz-victim'], keyIds,
   };
 }
