@@ -215,7 +215,7 @@ class PostgresDriver implements SqlDriver {
   private async rows(on: Queryable, sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
     const p = this.prepared(sql);
     try {
-      const res = await on.query<Row>({ name: p.name, text: p.text, values: [...params] });
+      const res = await on.query<Row>({ name: p.name, text: p.text, values: storable(params) });
       return res.rows;
     } catch (e) {
       throw connectionFailure(e);
@@ -225,12 +225,23 @@ class PostgresDriver implements SqlDriver {
   private async count(on: Queryable, sql: string, params: readonly SqlValue[] = []): Promise<number> {
     const p = this.prepared(sql);
     try {
-      const res = await on.query({ name: p.name, text: p.text, values: [...params] });
+      const res = await on.query({ name: p.name, text: p.text, values: storable(params) });
       return res.rowCount ?? 0;
     } catch (e) {
       throw connectionFailure(e);
     }
   }
+}
+
+/**
+ * PostgreSQL text cannot hold U+0000, which SQLite's can, and a client's text may carry it (a key
+ * name, a note, an id in a path): the statement failed and the client got a 500. Each NUL is sent as
+ * U+FFFD, the replacement character, instead: a lookup finds nothing (no name or id the gateway
+ * makes has either), and a write keeps the rest of the text. JSON is stored as text with its NULs
+ * escaped (`\u0000`), so it round-trips unchanged.
+ */
+function storable(params: readonly SqlValue[]): SqlValue[] {
+  return params.map((v) => (typeof v === 'string' && v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v));
 }
 
 /** Socket-level codes of a connection that could not be made or was lost. */
