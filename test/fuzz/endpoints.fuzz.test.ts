@@ -3,6 +3,7 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -21,6 +22,13 @@ import { aimAt } from './targets.js';
  * A failure prints fast-check's seed and the shrunk request, so it can be replayed.
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
+/**
+ * The store and the limiter under the fuzzer: the embedded default's SQLite and in-process limiter,
+ * or FUZZ_DATABASE=postgres://... (a schema of its own, dropped afterwards) and FUZZ_REDIS=redis://...
+ */
+const DATABASE = process.env.FUZZ_DATABASE;
+const REDIS = process.env.FUZZ_REDIS;
+const SCHEMA = `fuzz_${process.pid}_${Date.now()}`;
 
 let demo: Demo;
 let services: Services;
@@ -34,6 +42,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'gw-fuzz-'));
   demo = await startDemo({ host: '127.0.0.1', port: 0, dataDir, taskMs: 200 });
   demo.config.log_level = 'silent';
+  if (DATABASE) demo.config.database = `${DATABASE}${DATABASE.includes('?') ? '&' : '?'}schema=${SCHEMA}`;
+  if (REDIS) demo.config.limits = { ...demo.config.limits, backend: 'redis', redis_url: REDIS };
   services = await buildServices(demo.config, { logger: createLogger('silent') });
   app = buildApp(services);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -49,6 +59,12 @@ afterAll(async () => {
   await services?.close();
   await Promise.all((demo?.sims ?? []).map((s) => s.close()));
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (DATABASE) {
+    const client = new pg.Client({ connectionString: DATABASE });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+    await client.end();
+  }
 });
 
 describe('fuzzing every endpoint', () => {
