@@ -204,9 +204,8 @@ function seeded(seed: number): () => number {
 
 /** What the generator aims at (test/fuzz/targets.ts), made on the demo account of the child. */
 async function setUp(base: string, dir: string, agent: Agent): Promise<FuzzTargets> {
-  const key = readFileSync(join(dir, 'data', 'demo-key'), 'utf8').trim();
   const adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
-  return aimAt(base, agent, key, adminToken);
+  return aimAt(base, agent, adminToken);
 }
 
 main().catch((e: unknown) => {

@@ -177,7 +177,7 @@ function chat(t: BodyTargets): fc.Arbitrary<Obj> {
 const anySize = fc.oneof(fc.constantFrom('1280x720', '720x1280', '1920x1080', '1024x1792', '480x480', '0x0', '1x1', '99999x99999', '1280*720', '1280X720', '-1x-1', 'x'), nasty);
 const videoSize = mostly(fc.constantFrom('1280x720', '720x1280'), anySize);
 const seconds = mostly(fc.constantFrom(4, 5, 8), hostileCount);
-const goodUrl = mostly(fc.constant(`data:image/png;base64,${PNG_1PX}`), url);
+const goodUrl = fc.oneof({ weight: 9, arbitrary: fc.constant(`data:image/png;base64,${PNG_1PX}`) }, { weight: 1, arbitrary: url });
 
 const frameImage = some({ image_url: goodUrl, frame_type: mostly(fc.constantFrom('first_frame', 'last_frame'), fc.constantFrom('middle', '')) });
 const reference = some({ type: fc.constantFrom('video', 'image', 'audio', 'x'), url: goodUrl, role: fc.constantFrom('reference_video', 'reference_image', 'source_video', 'x') });
@@ -224,12 +224,12 @@ function video(t: BodyTargets): fc.Arbitrary<Obj> {
         some({
           seconds,
           size: videoSize,
-          resolution: fc.constantFrom('720p', '1080p', '480p', '4k', 'x'),
+          resolution: mostly(fc.constantFrom('720p', '1080p'), fc.constantFrom('480p', '4k', 'x')),
           aspect_ratio: fc.constantFrom('16:9', '9:16', '1:1', '0:0', 'a:b'),
           seed: mostly(fc.integer({ min: 0, max: 2 ** 31 - 1 }), hostileCount),
           negative_prompt: text,
-          frame_images: fc.array(frameImage, { maxLength: 3 }),
-          input_references: fc.array(reference, { maxLength: 3 }),
+          frame_images: mostly(fc.array(frameImage, { maxLength: 2 }), fc.array(frameImage, { maxLength: 4 })),
+          input_references: fc.array(reference, { maxLength: 2 }),
         }),
         fc.oneof({ weight: 4, arbitrary: videoNative[familyOfVideo(model)]! }, { weight: 1, arbitrary: fc.oneof(...Object.values(videoNative)) }),
         text,

@@ -49,8 +49,8 @@ beforeAll(async () => {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const key = await ensureDemoKey(services.admin, dataDir);
-  targets = await aimAt(base, agent, key, services.config.admin_token!);
+  await ensureDemoKey(services.admin, dataDir);
+  targets = await aimAt(base, agent, services.config.admin_token!);
 }, 60_000);
 
 afterAll(async () => {

@@ -32,6 +32,12 @@ function mp4(durationSeconds: number): Buffer {
   return Buffer.concat([ftyp, moov]);
 }
 
+/** Files a model takes: an image of a usual size, a short MP4. */
+const goodFile: fc.Arbitrary<{ bytes: Buffer; type: string }> = fc.oneof(
+  fc.constantFrom([1280, 720], [720, 1280], [1024, 1024]).map(([w, h]) => ({ bytes: pngHead(w!, h!), type: 'image/png' })),
+  fc.constantFrom(4, 8).map((s) => ({ bytes: mp4(s), type: 'video/mp4' })),
+);
+
 export const fileBytes: fc.Arbitrary<{ bytes: Buffer; type: string }> = fc.oneof(
   fc.constant({ bytes: PNG_1PX, type: 'image/png' }),
   fc.tuple(fc.constantFrom(0, 1, 720, 1280, 20_000, 2 ** 31, 2 ** 32 - 1), fc.constantFrom(0, 1, 720, 1280, 20_000, 2 ** 32 - 1)).map(([w, h]) => ({ bytes: pngHead(w, h), type: 'image/png' })),
@@ -81,21 +87,29 @@ const fieldName = fc.oneof(
  * A form: `fields` (from a realistic body) with a file in `fileField`, then mutations: extra or
  * duplicated fields, a second file, a file under another name, a wrong closing boundary.
  */
-export function multipartBody(fields: fc.Arbitrary<Record<string, unknown>>, fileField: string, extraFields: [string, fc.Arbitrary<string>][] = []): fc.Arbitrary<Multipart> {
+export function multipartBody(
+  fields: fc.Arbitrary<Record<string, unknown>>,
+  fileField: string,
+  /** Form fields of the route's own (name, value), sent as they come. */
+  extraFields: fc.Arbitrary<[string, string][]> = fc.constant([]),
+  /** Without: a well-formed form (the file where it belongs, no stray fields, the right closing boundary). */
+  hostile = true,
+): fc.Arbitrary<Multipart> {
+  const broken = <T>(a: fc.Arbitrary<T>, fine: T) => (hostile ? a : fc.constant(fine));
   return fc
     .record({
       fields,
-      extra: fc.tuple(...extraFields.map(([n, v]) => fc.option(v.map((x) => [n, x] as [string, string]), { nil: undefined }))),
-      file: fc.option(fileBytes, { freq: 4, nil: undefined }),
-      fileName: fc.oneof({ weight: 6, arbitrary: fc.constant(fileField) }, { weight: 1, arbitrary: fieldName }),
+      extra: extraFields,
+      file: hostile ? fc.option(fc.oneof(goodFile, fileBytes), { freq: 4, nil: undefined }) : goodFile,
+      fileName: broken(fc.oneof({ weight: 6, arbitrary: fc.constant(fileField) }, { weight: 1, arbitrary: fieldName }), fileField),
       filename: fc.oneof(fc.constantFrom('a.png', 'clip.mp4', 'x', ''), nasty.map((s) => s.replace(/["\r\n]/g, ''))),
-      noise: fc.array(fc.tuple(fieldName, fc.oneof(fc.constantFrom('1', '{"a":1}', '[1,2]', 'true', 'null', '1e309', ''), nasty)), { maxLength: 3 }),
-      twoFiles: fc.nat({ max: 9 }).map((n) => n === 0),
+      noise: broken(fc.array(fc.tuple(fieldName, fc.oneof(fc.constantFrom('1', '{"a":1}', '[1,2]', 'true', 'null', '1e309', ''), nasty)), { maxLength: 3 }), []),
+      twoFiles: broken(fc.nat({ max: 9 }).map((n) => n === 0), false),
       boundary: fc.constantFrom('fuzzboundary', 'x', '----WebKitFormBoundary7MA4YWxkTrZu0gW', 'a'.repeat(70), '"quoted"'),
-      close: fc.constantFrom('--B--\r\n', '--B--\r\n', '--B--\r\n', '--B--', '--B\r\n', '', '--other--\r\n'),
+      close: broken(fc.constantFrom('--B--\r\n', '--B--\r\n', '--B--\r\n', '--B--', '--B\r\n', '', '--other--\r\n'), '--B--\r\n'),
     })
     .map(({ fields: f, extra, file, fileName, filename, noise, twoFiles, boundary, close }) => {
-      const parts: Part[] = [...formFields(f), ...extra.filter((x): x is [string, string] => x !== undefined), ...noise].map(([name, value]) => ({ name, value }));
+      const parts: Part[] = [...formFields(f), ...extra, ...noise].map(([name, value]) => ({ name, value }));
       if (file) parts.push({ name: fileName, filename, type: file.type, bytes: file.bytes });
       if (file && twoFiles) parts.push({ name: fileField, filename, type: file.type, bytes: file.bytes });
       const b = boundary.replace(/"/g, '');

@@ -80,6 +80,20 @@ const junkBody = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('', '{', '{"model":', '{"__proto__":{"x":1}}', '{"a":1,"a":2}', 'null', '{}', '\u0000', '{"model":"x"}garbage') },
 );
 
+/** The Files upload's own fields: a purpose, and sometimes an expiry (its two fields together). */
+function filesFields(hostile: boolean): fc.Arbitrary<[string, string][]> {
+  const purpose = hostile ? fc.oneof(fc.constantFrom('vision', 'user_data', 'assistants', 'batch', ''), nasty) : fc.constantFrom('vision', 'user_data');
+  const expiry = hostile
+    ? fc.tuple(fc.constantFrom('created_at', 'x', ''), count)
+    : fc.tuple(fc.constant('created_at'), fc.constantFrom('3600', '86400', '2592000'));
+  return fc
+    .tuple(fc.option(purpose, { nil: undefined, freq: hostile ? 3 : 20 }), fc.option(expiry, { nil: undefined, freq: 2 }))
+    .map(([p, e]) => [
+      ...(p === undefined ? [] : [['purpose', p] as [string, string]]),
+      ...(e === undefined ? [] : [['expires_after[anchor]', e[0]] as [string, string], ['expires_after[seconds]', e[1]] as [string, string]]),
+    ]);
+}
+
 type Focus = 'clean' | 'body' | 'query' | 'headers' | 'auth' | 'method' | 'content-type' | 'chaos';
 const FOCI: Focus[] = ['clean', 'body', 'body', 'body', 'body', 'query', 'headers', 'headers', 'auth', 'method', 'content-type', 'chaos', 'chaos'];
 
@@ -90,12 +104,8 @@ function bodyOf(bodies: ReturnType<typeof bodyArbitraries>, r: Route, focus: Foc
   if (r.body?.startsWith('multipart:')) {
     const form =
       r.body === 'multipart:file'
-        ? multipartBody(fc.record({}), 'file', [
-            ['purpose', fc.oneof(fc.constantFrom('vision', 'user_data', 'assistants', 'batch', ''), nasty)],
-            ['expires_after[anchor]', fc.constantFrom('created_at', 'x', '')],
-            ['expires_after[seconds]', count],
-          ])
-        : multipartBody(bodies.openaiVideo!, 'input_reference');
+        ? multipartBody(fc.record({}), 'file', filesFields(hostile), hostile)
+        : multipartBody(bodies.openaiVideo!, 'input_reference', undefined, hostile);
     return form.map((m) => ({ body: m.body, type: m.contentType }));
   }
   const tpl = r.body ? bodies[r.body] : undefined;

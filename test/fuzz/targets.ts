@@ -4,12 +4,12 @@ import { sendFuzz, type FuzzTargets } from './requests.js';
 const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 /**
- * Over HTTP, makes what the generator aims at on a running gateway whose demo account has `key`: a
- * second account with a key, an account and keys to be revoked and reconfigured, jobs and files of
+ * Over HTTP, makes what the generator aims at on a running gateway with a demo account: a key of it
+ * and a second account with a key, an account and keys to be revoked and reconfigured, jobs and files of
  * each account (and some to be deleted), a webhook endpoint (when the gateway takes one), and reads
  * the models by capability.
  */
-export async function aimAt(base: string, agent: Agent, key: string, adminToken: string): Promise<FuzzTargets> {
+export async function aimAt(base: string, agent: Agent, adminToken: string): Promise<FuzzTargets> {
   const admin = { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` };
   const send = async (method: string, path: string, headers: Record<string, string>, body?: unknown, optional = false) => {
     const raw = Buffer.isBuffer(body) ? body : body === undefined ? undefined : JSON.stringify(body);
@@ -20,6 +20,12 @@ export async function aimAt(base: string, agent: Agent, key: string, adminToken:
     }
     return JSON.parse(r.body);
   };
+  // Room for a long run: rate limits and a balance that the generated traffic does not exhaust.
+  const roomy = { limits: { video: { rpm: 1_000_000 }, embeddings: { rpm: 1_000_000, tpm: 1_000_000_000 }, chat: { rpm: 1_000_000, tpm: 1_000_000_000 } } };
+  await send('PATCH', '/admin/accounts/demo', admin, roomy);
+  await send('POST', '/admin/accounts/demo/topup', admin, { amount: 1_000_000 });
+  // The demo key has the default limits: the generator sends a key of the demo account's with room.
+  const key = (await send('POST', '/admin/keys', admin, { account: 'demo', name: 'fuzz', ...roomy })).key as string;
   await send('POST', '/admin/accounts', admin, { name: 'fuzz-other', balance: 100 });
   const otherKey = (await send('POST', '/admin/keys', admin, { account: 'fuzz-other' })).key as string;
   // What the generator may revoke, re-budget and reconfigure, leaving the keys it sends with working.
