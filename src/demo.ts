@@ -22,6 +22,9 @@ export async function startDemo(opts: { host: string; port: number; dataDir: str
   const upstreams: UpstreamConfig[] = [];
   const models: Record<string, ModelConfig> = {};
   const add = (name: string, vendor: string, sim: SimServer, d: { apiKey?: string; options: Record<string, unknown> }, names: string[]) => {
+    // The request log is for tests that drive a simulator; kept here, in the gateway's process, it
+    // would hold every upstream request body (raw and parsed) for as long as the gateway runs.
+    sim.record = false;
     upstreams.push({
       name, vendor, base_url: sim.url, api_key: d.apiKey, models: names, priority: 1, weight: 1, timeout_ms: 30_000, enabled: true, ...d.options,
     } as UpstreamConfig);

@@ -77,6 +77,8 @@ describe('embedded default media fetching', () => {
 
   it('still reaches its own simulators', async () => {
     const sim = demo.sims[0]!;
+    // The embedded default's simulators keep no request log; this test reads one.
+    sim.record = true;
     const before = sim.requests.length;
     // The simulator answers 404 for a path it does not serve: the fetch got there, it was not refused.
     await expect(services.video.deps.media.fetch(`${sim.url}/not-an-image.png`, 'p')).rejects.toBeInstanceOf(MediaUnreachableError);

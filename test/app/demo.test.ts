@@ -75,4 +75,16 @@ describe('embedded default', () => {
     expect(e.status, e.text).toBe(200);
     expect(e.json.data[0].embedding.length).toBeGreaterThan(0);
   });
+
+  // Found by the endpoint fuzzer's memory check: the simulators run in the gateway's process and
+  // recorded every request they received (the raw body and its parse) for tests to read, so each
+  // upstream call of a long-running embedded default stayed in memory for good (about twice its body:
+  // 18 MB more after every 9 MB chat, with a full GC in between).
+  it('keeps no log of the requests its simulators received', async () => {
+    const chat = (await call(gw, 'GET', '/v1/models', { key })).json.data.find((m: { capabilities: string[] }) => m.capabilities.includes('chat'));
+    const r = await call(gw, 'POST', '/v1/chat/completions', { key, body: { model: chat.id, messages: [{ role: 'user', content: 'x'.repeat(100_000) }] } });
+    expect(r.status, r.text).toBe(200);
+    // The earlier tests sent a video to every vendor and an embedding through them.
+    expect(demo.sims.map((s) => s.requests.length)).toEqual(demo.sims.map(() => 0));
+  });
 });
