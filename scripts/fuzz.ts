@@ -164,6 +164,8 @@ async function main(): Promise<void> {
     }
     clearInterval(sampler);
 
+    // What the RSS is made of (a heap holding objects, or memory the allocator kept): the child's own gauges.
+    const heap = alive ? await heapFigures(base, agent, targets.adminToken) : {};
     const report = {
       cases: CASES,
       seed: SEED,
@@ -175,7 +177,7 @@ async function main(): Promise<void> {
       violations: violations.length,
       ledger_violations: money.length,
       alive_and_healthy: alive,
-      rss_mb: { baseline: Math.round(baseline), peak: Math.round(peak), after: Math.round(settled), settle_seconds: Math.round((Date.now() - settleStart) / 1000) },
+      rss_mb: { baseline: Math.round(baseline), peak: Math.round(peak), after: Math.round(settled), settle_seconds: Math.round((Date.now() - settleStart) / 1000), ...heap },
     };
     console.log(JSON.stringify(report, null, 2));
     for (const v of violations.slice(0, 20)) console.log(`violation: ${v}`);
@@ -189,6 +191,13 @@ async function main(): Promise<void> {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The heap's and Buffers' sizes (MB) from the child's /metrics, read after the settle. */
+async function heapFigures(base: string, agent: Agent, adminToken: string): Promise<Record<string, number>> {
+  const r = await sendFuzz(base, { method: 'GET', path: '/metrics', headers: { authorization: `Bearer ${adminToken}` } }, agent);
+  const gauge = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(r.body)?.[1] ?? NaN) / 1048576);
+  return { heap_used_after: gauge('nodejs_heap_size_used_bytes'), heap_total_after: gauge('nodejs_heap_size_total_bytes'), external_after: gauge('nodejs_external_memory_bytes') };
 }
 
 /** A small seeded PRNG (mulberry32), so a run's share of large bodies is reproducible from its seed. */
