@@ -16,12 +16,13 @@ export function validateChatBody(body: JsonObject): void {
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
     throw errors.invalidRequest("'stream' must be a boolean.", 'stream');
   for (const p of ['max_tokens', 'max_completion_tokens', 'n'] as const) {
-    if (!optionalPositiveInt(body[p])) throw errors.invalidRequest(`'${p}' must be a positive integer.`, p);
+    if (!optionalPositiveInt(body[p])) throw errors.invalidRequest(`'${p}' must be a positive integer (at most ${Number.MAX_SAFE_INTEGER}).`, p);
   }
   if (body.stream_options !== undefined && body.stream_options !== null && !isObject(body.stream_options))
     throw errors.invalidRequest("'stream_options' must be an object.", 'stream_options');
 }
 
+/** Counts the hold multiplies must be exact: 1e228 is an integer to JavaScript, and made holds no ledger can write. */
 function optionalPositiveInt(v: Json | undefined): boolean {
-  return v === undefined || v === null || (typeof v === 'number' && Number.isInteger(v) && v > 0);
+  return v === undefined || v === null || (typeof v === 'number' && Number.isSafeInteger(v) && v > 0);
 }

@@ -149,8 +149,9 @@ describe('chat without max_tokens: the key budget', () => {
 describe('chat with a cap no balance can hold', () => {
   // TPM set to 0 (unlimited) on the key and the account: nothing refuses the cap as too large first.
   const unlimited = { chat: { rpm: 0, tpm: 0 } };
-  // 1e300 tokens x 1e10 choices is Infinity; 1e300 alone is a finite hold far past what the ledger holds.
-  const caps = [{ max_tokens: 1e300, n: 1e10 }, { max_tokens: 1e300 }];
+  // The largest counts validation lets through (larger ones are a 400): their product, and the cap
+  // alone, are holds far past what the ledger holds.
+  const caps = [{ max_tokens: Number.MAX_SAFE_INTEGER, n: Number.MAX_SAFE_INTEGER }, { max_tokens: Number.MAX_SAFE_INTEGER }];
 
   it('is 402 insufficient_quota, and the account goes on as before', async () => {
     const account = `hold-${randomBytes(4).toString('hex')}`;

@@ -96,6 +96,9 @@ describe('validateChatBody', () => {
     expect(() => validateChatBody({ messages: ['hi'] })).toThrow(/messages\[0\]/);
     expect(() => validateChatBody({ messages: [{ role: 'user' }], stream: 'yes' })).toThrow(/stream/);
     expect(() => validateChatBody({ messages: [{ role: 'user' }], max_tokens: -1 })).toThrow(/max_tokens/);
+    // Integers to JavaScript, but past what counts can hold exactly.
+    expect(() => validateChatBody({ messages: [{ role: 'user' }], n: 1e228 })).toThrow(/'n'/);
+    expect(() => validateChatBody({ messages: [{ role: 'user' }], max_tokens: 2 ** 60 })).toThrow(/max_tokens/);
     expect(() => validateChatBody({ messages: [{ role: 'user' }], max_tokens: null, anything_new: true })).not.toThrow();
   });
 });
