@@ -128,6 +128,8 @@ describe('receivers that reset the connection', () => {
     const { key, endpoint } = await accountWithEndpoint();
     await finishedVideo(key);
     await until(() => receiver.accepted().length === 1);
+    // The receiver has answered; the dispatcher records the delivery once it has read that answer.
+    await until(async () => (await deliveries(endpoint)).data[0]?.state !== 'pending');
     expect(receiver.resetCount).toBe(1);
     const log = await deliveries(endpoint);
     expect(log.data[0]).toMatchObject({ state: 'delivered', attempts: 2 });
