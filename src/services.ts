@@ -32,7 +32,6 @@ import { WebhookAdmin } from './webhooks/admin.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 // A caller that hands buildServices its own logger makes it with the same function.
-export { createLogger, LOG_FLUSH_MS, type LogSink } from './ops/logger.js';
 
 /** Everything the app needs, built once at start. */
 export interface Services {

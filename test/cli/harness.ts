@@ -6,7 +6,8 @@ import { vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ensureDemoKey, startDemo, type Demo } from '../../src/demo.js';
 import { main } from '../../src/main.js';
-import { buildServices, createLogger, type Services } from '../../src/services.js';
+import { buildServices, type Services } from '../../src/services.js';
+import { createLogger } from '../../src/ops/logger.js';
 
 /** The embedded default (simulators, SQLite, demo key) on a random port with fast simulated tasks. */
 export interface DemoGateway {

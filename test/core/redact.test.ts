@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyShape, configuredSecrets, redact, redactJson, redactorFor, UpstreamRedactor, compileSecrets, SHAPES, mayHoldShape } from '../../src/core/redact.js';
-import { createLogger } from '../../src/services.js';
+import { createLogger } from '../../src/ops/logger.js';
 
 const PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nabcdefghijklmnopqrstuvwxyz0123456789ABCD\n-----END PRIVATE KEY-----\n';
 

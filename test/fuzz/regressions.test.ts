@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ensureDemoKey, startDemo, type Demo } from '../../src/demo.js';
-import { buildServices, createLogger, type Services } from '../../src/services.js';
+import { buildServices, type Services } from '../../src/services.js';
+import { createLogger } from '../../src/ops/logger.js';
 
 /**
  * Findings of long fuzzing runs, replayed byte for byte over a raw socket so that nothing a client

@@ -6,7 +6,8 @@ import { buildApp } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import type { Clock } from '../../src/core/clock.js';
-import { buildServices, createLogger, type LogSink, type Services } from '../../src/services.js';
+import { buildServices, type Services } from '../../src/services.js';
+import { createLogger, type LogSink } from '../../src/ops/logger.js';
 import type { KeyAction, RateLimits } from '../../src/store/types.js';
 
 export interface TestGateway {

@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger, LOG_FLUSH_MS } from '../../src/services.js';
+import { createLogger, LOG_FLUSH_MS } from '../../src/ops/logger.js';
 
 /**
  * The logger's own destination (standard output, buffered and written asynchronously) in a real
