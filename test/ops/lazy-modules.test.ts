@@ -20,7 +20,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const PROBE = `
 import { createRequire } from 'node:module';
 import { validateConfig } from './src/config/load.ts';
-import { buildServices, createLogger } from './src/services.ts';
+import { buildServices } from './src/services.ts';
+import { createLogger } from './src/ops/logger.ts';
 const require = createRequire(import.meta.url);
 const loaded = () => [...new Set(Object.keys(require.cache).map((k) => /[\\\\/]node_modules[\\\\/](ioredis|pg)[\\\\/]/.exec(k)?.[1]).filter(Boolean))].sort();
 const dataDir = process.argv[1];
@@ -57,7 +58,8 @@ const HOOK = 'let port; export function initialize(d) { port = d.port; } export 
 register('data:text/javascript,' + encodeURIComponent(HOOK), { data: { port: port2 }, transferList: [port2] });
 const { createRequire } = await import('node:module');
 const { validateConfig } = await import('./src/config/load.ts');
-const { buildServices, createLogger } = await import('./src/services.ts');
+const { buildServices } = await import('./src/services.ts');
+const { createLogger } = await import('./src/ops/logger.ts');
 const { buildApp } = await import('./src/app.ts');
 const require = createRequire(import.meta.url);
 const settle = () => new Promise((r) => setTimeout(r, 100));

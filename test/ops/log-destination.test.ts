@@ -12,7 +12,7 @@ import { createLogger, LOG_FLUSH_MS } from '../../src/ops/logger.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 const PROBE = `
-import { createLogger } from './src/services.ts';
+import { createLogger } from './src/ops/logger.ts';
 const logger = createLogger('info', { secrets: ['upstream-secret-0123456789'] });
 for (let i = 0; i < 500; i++) logger.info({ i, note: 'café ☕ upstream-secret-0123456789' }, 'line');
 process.exit(0);
@@ -39,7 +39,7 @@ describe('log destination', () => {
     // One line, far under the 4 KB a write waits for, then the process idles for 20 s: the line
     // must arrive while it still runs, not at its exit.
     const probe = `
-import { createLogger } from './src/services.ts';
+import { createLogger } from './src/ops/logger.ts';
 createLogger('info', {}).info({ marker: 'quiet' }, 'one line');
 process.stderr.write('logged\\n');
 setTimeout(() => process.exit(0), 20_000);
