@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
 import { isWellFormedKey } from '../auth/keys.js';
 import type { Clock } from '../core/clock.js';
-import { errors } from '../core/errors.js';
+import { errors, GatewayError } from '../core/errors.js';
 import { isObject } from '../core/json.js';
 import { loadWebBundle, SECURITY_HEADERS, shellHtml, type WebBundle } from './assets.js';
 import { checkCsrf, sameSecret, sessionIdOf, setSessionCookie } from './cookie-auth.js';
@@ -101,7 +101,13 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     if (!s) throw errors.unauthenticated('No console session: sign in.');
     // A key holder's session is only as good as its key: once the key is revoked or has expired the
     // session ends here too, rather than answering as live (with its CSRF token) until it idles out.
-    if (s.role === 'key' && !(await deps.authenticator.authenticate(`Bearer ${s.credential}`).catch(() => undefined))) {
+    // Only the key's own refusal (401) ends it: a store outage is the store's error (503), and must not
+    // sign every console user out.
+    const keyRefused = (e: unknown) => {
+      if (e instanceof GatewayError && e.status === 401) return undefined;
+      throw e;
+    };
+    if (s.role === 'key' && !(await deps.authenticator.authenticate(`Bearer ${s.credential}`).catch(keyRefused))) {
       deps.sessions.delete(id);
       setSessionCookie(reply, req, undefined, deps.clock.now());
       throw errors.unauthenticated('The API key behind this session was revoked or has expired: sign in again.');

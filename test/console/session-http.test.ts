@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreUnavailableError } from '../../src/core/errors.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -154,6 +155,26 @@ describe('the session cookie on /v1 and /admin', () => {
     expect(who.json.error).toMatchObject({ type: 'authentication_error' });
     expect(who.text).not.toContain(s2.csrf);
     expect(who.headers.get('set-cookie')).toMatch(/^gw_console=; Max-Age=0/);
+  });
+
+  it('outlives a store outage: the session check answers 503 and keeps the session', async () => {
+    const { key } = await gw.newKey(5);
+    const s = await signIn(key);
+    const auth = gw.services.authenticator;
+    const real = auth.authenticate;
+    auth.authenticate = async () => {
+      throw new StoreUnavailableError('the database is away');
+    };
+    try {
+      const during = await call(gw, 'GET', '/console/session', { headers: { cookie: s.cookie } });
+      expect(during.status).toBe(503);
+      expect(during.headers.get('set-cookie')).toBeNull();
+    } finally {
+      auth.authenticate = real;
+    }
+    const after = await call(gw, 'GET', '/console/session', { headers: { cookie: s.cookie } });
+    expect(after.status).toBe(200);
+    expect(after.json.csrf_token).toBe(s.csrf);
   });
 
   it('a garbage or oversized cookie is no session', async () => {
