@@ -1,4 +1,5 @@
 import type { OutboxBacklog, Store } from '../store/types.js';
+import { SharedFlights } from '../core/shared-flights.js';
 import { SharedRead } from './shared-read.js';
 
 /**
@@ -15,8 +16,8 @@ export const BACKLOG_SHARED_MS = 2_000;
 export const JOB_STATES: readonly string[] = ['submitting', 'processing', 'completed', 'failed', 'rejected'];
 
 const backlogs = new SharedRead<OutboxBacklog>(BACKLOG_SHARED_MS);
-// Job counts are shared only while a read runs: a job's state change shows on the next scrape.
-const jobCounts = new SharedRead<Record<string, number>>(0);
+// Job counts are shared only while a read runs (for 10 s at most): a job's state change shows on the next scrape.
+const jobCounts = new SharedFlights<object, Record<string, number>>(10_000);
 
 /** The outbox backlog for a scrape, read at most once per BACKLOG_SHARED_MS per store (see SharedRead). */
 export function sharedBacklog(store: Pick<Store, 'outboxBacklog'>, now: () => number = () => performance.now()): Promise<OutboxBacklog> {
@@ -25,5 +26,5 @@ export function sharedBacklog(store: Pick<Store, 'outboxBacklog'>, now: () => nu
 
 /** Jobs per state for a scrape, each count capped at BACKLOG_COUNT_CAP; scrapes arriving during a read share it. */
 export function sharedJobCounts(store: Pick<Store, 'countJobsByState'>, now: () => number = () => performance.now()): Promise<Record<string, number>> {
-  return jobCounts.get(store, () => store.countJobsByState(JOB_STATES, BACKLOG_COUNT_CAP), now());
+  return jobCounts.join(store, now(), () => store.countJobsByState(JOB_STATES, BACKLOG_COUNT_CAP));
 }

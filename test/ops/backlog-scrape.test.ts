@@ -63,4 +63,28 @@ describe('outbox backlog on /metrics', () => {
     pending[2]!.answer({ pending: 2, oldestCreatedAt: null });
     expect(await again).toEqual({ pending: 2, oldestCreatedAt: null });
   });
+
+  it('joins a read still running past the window only for so long: one that never settles is not handed out for ever', async () => {
+    const { sharedBacklog, sharedJobCounts } = await import('../../src/ops/outbox-backlog.js');
+    const { store, caps } = countingStore();
+    let now = 50_000;
+    const clock = () => now;
+    void sharedBacklog(store, clock);
+    now += 5_000;
+    void sharedBacklog(store, clock);
+    expect(caps).toHaveLength(1);
+    now += 5_000;
+    void sharedBacklog(store, clock);
+    expect(caps).toHaveLength(2);
+
+    let counts = 0;
+    const stuck = { countJobsByState: () => (counts++, new Promise<Record<string, number>>(() => undefined)) };
+    void sharedJobCounts(stuck, clock);
+    now += 9_999;
+    void sharedJobCounts(stuck, clock);
+    expect(counts).toBe(1);
+    now += 1;
+    void sharedJobCounts(stuck, clock);
+    expect(counts).toBe(2);
+  });
 });
