@@ -31,8 +31,6 @@ import { buildVideoServices } from './video-services.js';
 import { WebhookAdmin } from './webhooks/admin.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
-// A caller that hands buildServices its own logger makes it with the same function.
-
 /** Everything the app needs, built once at start. */
 export interface Services {
   config: ConfigFile & { admin_token: string };

@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from './json.js';
+import { normalHost } from './redact-hosts.js';
 
 /** Where the one redaction (redact.ts) finds what an upstream's configuration holds that must not leak. */
 
@@ -69,7 +70,7 @@ export function configuredHosts(up: AddressBearer): string[] {
   const out: string[] = [];
   const add = (raw: string) => {
     try {
-      const host = new URL(raw).hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+      const host = normalHost(new URL(raw).hostname);
       if (host !== '') out.push(host);
     } catch {
       // Not a URL: no host to hide.

@@ -26,8 +26,6 @@ import {
  * previous one), and hosts are maximal runs of host characters, each read a bounded number of times.
  */
 
-export { INTERNAL_HOST, INTERNAL_URL, UPSTREAM_HOST } from './redact-hosts.js';
-
 /** The placeholder for a URL of `scheme` with `authority`, or undefined to keep it. */
 function urlHostPlaceholder(scheme: string, authority: string, configured: ReadonlySet<string>): string | undefined {
   // A file on the upstream's own machine ("file:///var/lib/...").

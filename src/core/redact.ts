@@ -20,10 +20,9 @@ import { redactInternalUrls } from './redact-urls.js';
  * one run and read to the run's end from each.
  */
 
-export { configuredHosts, configuredSecrets, type AddressBearer, type CredentialBearer } from './redact-config.js';
-export { compileSecrets, type Secrets } from './redact-secrets.js';
-export { applyShape, mayHoldShape, REDACTED, type Replacement, SHAPES } from './redact-shapes.js';
-export { INTERNAL_HOST, INTERNAL_URL, redactInternalUrls, UPSTREAM_HOST } from './redact-urls.js';
+export { configuredHosts, configuredSecrets } from './redact-config.js';
+export { compileSecrets } from './redact-secrets.js';
+export { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
 
 /**
  * Removes `secrets` (exact values in any case, also in their JSON-escaped form, and the hex or base64
