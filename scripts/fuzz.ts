@@ -20,6 +20,7 @@ import fc from 'fast-check';
 import { contractViolation, fuzzRequest, sendFuzz, type FuzzRequest, type FuzzTargets } from '../test/fuzz/requests.js';
 import { ledgerViolations } from '../test/fuzz/ledger-check.js';
 import { aimAt } from '../test/fuzz/targets.js';
+import { redact } from '../src/core/redact.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -37,8 +38,16 @@ const CASES = Number(opts.cases);
 const CONCURRENCY = Number(opts.concurrency);
 const BIG_SHARE = Number(opts.big);
 const SEED = Number(opts.seed);
-/** With --log FILE: one JSON line per request (method, path, status, start of the body), for triage. */
+/**
+ * With --log FILE: one JSON line per request (method, path, status, start of the body), for triage,
+ * redacted like the gateway's own lines (the requests carry the run's keys). A file that cannot be
+ * written turns logging off instead of ending the run.
+ */
 const LOG = opts.log ? createWriteStream(opts.log) : undefined;
+LOG?.on('error', (e) => {
+  console.error(`--log ${String(opts.log)}: ${e.message}; logging off`);
+  LOG.destroy();
+});
 /** RSS after the run may exceed the baseline by this factor (V8 keeps some heap it grew into). */
 const SETTLE_FACTOR = 1.5;
 const SETTLE_MS = Number(opts['settle-seconds']) * 1000;
@@ -137,7 +146,7 @@ async function main(): Promise<void> {
     const worker = async () => {
       for (let req = next(); req; req = next()) {
         const r = await sendFuzz(base, req, agent, 60_000);
-        if (LOG && !LOG.writableEnded) LOG.write(JSON.stringify({ method: req.method, path: req.path.slice(0, 600), status: r.status, body: r.body.slice(0, 300), headers: JSON.stringify(req.headers).slice(0, 600), from: req.from, sent: Buffer.isBuffer(req.body) ? req.body.toString('latin1').slice(0, 3000) : req.body?.slice(0, 3000) }) + '\n');
+        if (LOG && !LOG.writableEnded && !LOG.destroyed) LOG.write(redact(JSON.stringify({ method: req.method, path: req.path.slice(0, 600), status: r.status, body: r.body.slice(0, 300), headers: JSON.stringify(req.headers).slice(0, 600), from: req.from, sent: Buffer.isBuffer(req.body) ? req.body.toString('latin1').slice(0, 3000) : req.body?.slice(0, 3000) })) + '\n');
         if (r.status === -1) continue;
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
         if (r.status === 503 && r.body.includes('"overloaded"')) {
