@@ -8,8 +8,8 @@ import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
  * Answers that hold secrets must not be kept by any cache: the new key, a webhook endpoint's signing
  * secret, a job with its signed output_url, the console's reads through a session (which carry a
  * cookie, not an Authorization header, so a shared cache has no reason of its own to leave them
- * alone). Every /v1 and /admin answer says `Cache-Control: no-store`, errors included; the video
- * bytes behind a signed link, whose link is the capability, are left to the cache.
+ * alone). Every /v1 and /admin route's answer says `Cache-Control: no-store`, errors included; the
+ * video bytes (/v1/videos/{id}/content, a signed link's route) are left to the cache.
  */
 let sim: SimServer;
 let gw: TestGateway;

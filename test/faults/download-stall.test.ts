@@ -85,7 +85,7 @@ describe('a client that stops reading a download', () => {
   }, 40_000);
 
   it('a slow client that keeps reading gets the whole video', async () => {
-    // Stops after every 8 MB for 60% of the stall limit, long enough to fill every buffer on the
+    // Stops after every 8 MB for 40% of the stall limit, long enough to fill every buffer on the
     // way: the download lasts several stall periods in all, and no single pause is cut.
     let pauses = 0;
     const r = await download((res) => {
@@ -96,7 +96,7 @@ describe('a client that stops reading a download', () => {
         sincePause = 0;
         pauses++;
         res.pause();
-        setTimeout(() => res.resume(), STALL_MS * 0.6);
+        setTimeout(() => res.resume(), STALL_MS * 0.4);
       });
     });
     expect(pauses).toBeGreaterThanOrEqual(5);

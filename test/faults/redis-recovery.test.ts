@@ -7,6 +7,7 @@ import type { RedisRateLimiter } from '../../src/limits/index.js';
 import type { SimServer } from '../../src/sim/framework.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { ensureRedis, RedisRelay } from '../limits/redis-helper.js';
+import { eventually } from './client.js';
 
 /**
  * What two instances admitted on their own while Redis was away must be in the shared window before
@@ -37,7 +38,7 @@ beforeAll(async () => {
     );
   }
   // Each instance learns from its heartbeat (every 5 s) that there are two: its share in an outage is half a quota.
-  expect(await until(() => gws.every((gw) => limiterOf(gw).instances === 2), 12_000)).toBe(true);
+  expect(await eventually(() => gws.every((gw) => limiterOf(gw).instances === 2), 12_000)).toBe(true);
 }, 30_000);
 
 afterAll(async () => {
@@ -50,20 +51,15 @@ afterAll(async () => {
 
 const embed = (gw: TestGateway, key: string) => call(gw, 'POST', '/v1/embeddings', { key, body: { model: EMB, input: 'counted' } });
 
-async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
-  for (let waited = 0; !check() && waited < ms; waited += 20) await new Promise((r) => setTimeout(r, 20));
-  return check();
-}
-
 async function cut(): Promise<void> {
   for (const relay of relays) await relay.stop();
-  expect(await until(() => gws.every((gw) => !limiterOf(gw).connected))).toBe(true);
+  expect(await eventually(() => gws.every((gw) => !limiterOf(gw).connected), 10_000)).toBe(true);
 }
 
 /** Redis back for both, and past the limiter's cool-down (1 s after its last failure), so the next admission asks it. */
 async function restore(): Promise<void> {
   for (const relay of relays) await relay.start();
-  expect(await until(() => gws.every((gw) => limiterOf(gw).connected))).toBe(true);
+  expect(await eventually(() => gws.every((gw) => limiterOf(gw).connected), 10_000)).toBe(true);
   await new Promise((r) => setTimeout(r, 1_200));
 }
 
@@ -93,7 +89,7 @@ describe('the minute after a Redis outage', () => {
     for (let i = 0; i < 5; i++) expect((await embed(b, key)).status).toBe(200);
     await restore();
     // b gets no request after the outage; its five still count against the minute.
-    await until(() => !limiterOf(b).fallback.hasUnshared, 3_000);
+    expect(await eventually(() => !limiterOf(b).fallback.hasUnshared, 10_000)).toBe(true);
     const burst = await Promise.all(Array.from({ length: 8 }, () => embed(a, key)));
     expect(admitted(burst)).toBe(5);
   }, 30_000);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_STATES, sharedJobCounts } from '../../src/ops/outbox-backlog.js';
 import type { SqlStore } from '../../src/store/index.js';
 import { operationsOps } from '../../src/store/ops.js';
-import { noting, planNodes, rowsReadFrom, type Noted, type PlanNode } from '../helpers/sql-plan.js';
+import { noting, rowsReadFrom, type Noted, type PlanNode } from '../helpers/sql-plan.js';
 import { postgresBackend, sqliteBackend, type Backend } from '../store/harness.js';
 
 /**
@@ -61,7 +61,6 @@ for (const make of [sqliteBackend, postgresBackend] as Array<() => Backend>) {
           const plan = (doc as Array<{ Plan: PlanNode }>)[0]!.Plan;
           // The state's CAP entries at most: not the table's 5,040 rows.
           expect(rowsReadFrom('jobs', plan), JSON.stringify(plan)).toBeLessThanOrEqual(CAP);
-          expect(planNodes(plan).length).toBeGreaterThan(0);
         }
       }
     });
