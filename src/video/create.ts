@@ -21,6 +21,7 @@ import { parseStandard } from './standard.js';
 import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
 import { checkJobWebhook, takeJobWebhook } from '../webhooks/job-target.js';
 import { newCallbackToken, withGatewayCallback } from './callbacks.js';
+import { releaseHold } from './release.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -169,9 +170,7 @@ export async function createVideoJob(
     }
   } catch (e) {
     // The refresher may have released it already (a create past video.stale_submitting_ms): counted once.
-    const credit = deps.reservations?.releasing(ctx.account.id);
-    if (await deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now())) {
-      credit?.(hold);
+    if (await releaseHold(deps, ctx.account.id, hold, () => deps.store.rejectJob(jobId, e instanceof Error ? e.message : 'create failed', deps.clock.now()))) {
       videoSettlements.inc({ model: model.name, outcome: 'rejected', code: '' });
       moneyReleased.inc({ model: model.name }, units(hold));
     }

@@ -6,6 +6,7 @@ import type { VideoDeps } from './deps.js';
 import { parseJobFilter, type JobFilterQuery } from './list-filter.js';
 import { taskRefOf } from './refresh.js';
 import { thumbnailBlob } from './thumbnail.js';
+import { releaseHold } from './release.js';
 
 export const LIST_DEFAULT_LIMIT = 20;
 export const LIST_MAX_LIMIT = 100;
@@ -59,15 +60,14 @@ export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<b
     deps.log.warn({ job: job.id, err: (e as Error).message }, 'upstream cancel failed; the job settles as the vendor decides');
     return false;
   }
-  const credit = deps.reservations?.releasing(job.accountId);
-  const cancelled = await deps.store.failJob(job.id, {
-    code: 'cancelled',
-    message: 'The job was cancelled by the client before it finished; nothing was charged.',
-    vendorData: job.vendorData,
-    now: deps.clock.now(),
-  });
-  if (cancelled) credit?.(job.holdMicros);
-  return cancelled;
+  return releaseHold(deps, job.accountId, job.holdMicros, () =>
+    deps.store.failJob(job.id, {
+      code: 'cancelled',
+      message: 'The job was cancelled by the client before it finished; nothing was charged.',
+      vendorData: job.vendorData,
+      now: deps.clock.now(),
+    }),
+  );
 }
 
 /** Removes what the gateway keeps for a job: its uploads, and once deleted its stored outputs. */

@@ -1,6 +1,7 @@
 import { moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import { purgeDue } from './manage.js';
 import type { VideoService } from './service.js';
+import { releaseHold } from './release.js';
 
 /**
  * Background refresher: settles jobs nobody polls. Each tick takes due jobs, wins their poll
@@ -40,9 +41,7 @@ export class VideoPoller {
     for (const job of await store.staleSubmittingJobs(now - this.staleSubmittingMs, this.batch)) {
       await store.recordReconcile({ jobId: job.id, upstream: job.upstream ?? '(unknown)', reason: 'gateway stopped during create', now });
       // Another instance may have released it first: the money moved once, so it is counted once.
-      const credit = this.video.deps.reservations?.releasing(job.accountId);
-      if (!(await store.rejectJob(job.id, 'gateway stopped during create', now))) continue;
-      credit?.(job.holdMicros);
+      if (!(await releaseHold(this.video.deps, job.accountId, job.holdMicros, () => store.rejectJob(job.id, 'gateway stopped during create', now)))) continue;
       videoSettlements.inc({ model: job.model, outcome: 'rejected', code: 'interrupted' });
       moneyReleased.inc({ model: job.model }, units(job.holdMicros));
       log.warn({ job: job.id }, 'released the hold of a create interrupted by a restart');

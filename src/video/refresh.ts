@@ -10,6 +10,7 @@ import { settleSeconds } from './duration.js';
 import { videoMediaType } from './media-type.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
 import { boundVendorData, pollAnswerLimit } from './vendors/answers.js';
+import { releaseHold } from './release.js';
 
 const FAILURE_CODES: ReadonlySet<string> = new Set<FailureCode>([
   'content_policy_violation', 'invalid_media', 'unsupported_parameters', 'generation_failed', 'cancelled', 'expired', 'timeout',
@@ -158,18 +159,18 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
   for (let i = 0; i < status.outputs.length; i++) outputs.push(await keepOutput(deps, job, status.outputs[i]!, i));
   const usage: JsonObject | null = status.usage ? { ...status.usage } as JsonObject : null;
   const now = deps.clock.now();
-  const credit = deps.reservations?.releasing(job.accountId);
-  const settled = await deps.store.completeJob(job.id, {
-    seconds,
-    billableSeconds: billable,
-    costMicros: cost,
-    usage,
-    outputs,
-    vendorData: status.vendorData,
-    now,
-  });
+  const settled = await releaseHold(deps, job.accountId, job.holdMicros - cost, () =>
+    deps.store.completeJob(job.id, {
+      seconds,
+      billableSeconds: billable,
+      costMicros: cost,
+      usage,
+      outputs,
+      vendorData: status.vendorData,
+      now,
+    }),
+  );
   if (!settled) return;
-  credit?.(job.holdMicros - cost);
   videoSettlements.inc({ model: job.model, outcome: 'completed', code: '' });
   moneyReleased.inc({ model: job.model }, units(job.holdMicros));
   moneyCaptured.inc({ model: job.model }, units(cost));
@@ -213,10 +214,10 @@ async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, ind
 }
 
 async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string; message: string }, vendorData: JsonObject): Promise<void> {
-  const credit = deps.reservations?.releasing(job.accountId);
-  const settled = await deps.store.failJob(job.id, { code: err.code, message: err.message, vendorData, now: deps.clock.now() });
+  const settled = await releaseHold(deps, job.accountId, job.holdMicros, () =>
+    deps.store.failJob(job.id, { code: err.code, message: err.message, vendorData, now: deps.clock.now() }),
+  );
   if (!settled) return;
-  credit?.(job.holdMicros);
   // Failure codes are the fixed set of spec 7.3 (FAILURE_CODES); anything else is counted as other.
   videoSettlements.inc({ model: job.model, outcome: 'failed', code: isFailureCode(err.code) ? err.code : 'other' });
   moneyReleased.inc({ model: job.model }, units(job.holdMicros));
