@@ -5,8 +5,12 @@ import { normalHost } from './redact-hosts.js';
 
 /** Option names whose string values are credentials (matched against every key, nested included). */
 const SECRET_OPTION = /key|secret|token|password|passwd|credential|private|signature|assertion|service_account/i;
-/** Option names that look like secrets by the pattern above but hold something else. */
-const NOT_SECRET_OPTION = /^(key_file|max_batch_tokens|auth_uri|token_uri|auth_provider_x509_cert_url|client_x509_cert_url|type)$/i;
+/**
+ * Option names that look like secrets by the pattern above (or sit in a service account, all of whose
+ * fields count) but hold something else, the same for every account: a `universe_domain` of
+ * googleapis.com counted as a secret blanked every Google host in upstream text and log lines.
+ */
+const NOT_SECRET_OPTION = /^(key_file|max_batch_tokens|auth_uri|token_uri|auth_provider_x509_cert_url|client_x509_cert_url|type|universe_domain)$/i;
 
 /** The parts of an upstream's configuration that may hold credentials. */
 export interface CredentialBearer {

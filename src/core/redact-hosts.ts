@@ -1,4 +1,5 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { INTERNAL_RANGES } from './address-ranges.js';
 
 /**
  * What the internal-address rule of the redaction (redact-urls.ts) takes for internal, and where it
@@ -18,18 +19,10 @@ export const NETWORK_SCHEMES = new Set([
   'postgres', 'postgresql', 'mysql', 'mongodb', 'amqp', 'amqps', 'nats', 'kafka', 'ldap', 'ldaps', 'smtp', 'smtps',
 ]);
 
-const internal = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16],
-] as const) internal.addSubnet(net, prefix, 'ipv4');
-// The IPv4 rules also match IPv4-mapped IPv6 addresses (::ffff:10.0.0.1); ::/96 holds loopback and
-// the IPv4-compatible form (::10.0.0.1, and Node's "::1:3000" read as one address).
-for (const [net, prefix] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10]] as const) internal.addSubnet(net, prefix, 'ipv6');
-
-/** An address in the ranges above; "::" alone (any address, the unspecified one) names no machine. */
+/** An address in the internal ranges (address-ranges.ts); "::" alone (any address, the unspecified one) names no machine. */
 export function isInternalAddress(ip: string): boolean {
   const kind = isIP(ip);
-  return kind !== 0 && ip !== '::' && internal.check(ip, kind === 4 ? 'ipv4' : 'ipv6');
+  return kind !== 0 && ip !== '::' && INTERNAL_RANGES.check(ip, kind === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** A host name, letters lower-case: labels of [a-z0-9_-] between dots, each starting and ending with no "-". */
@@ -60,6 +53,20 @@ export function normalHost(h: string): string {
 }
 
 export const isInternalName = (host: string): boolean => host === 'localhost' || INTERNAL_SUFFIXES.some((s) => host.endsWith(s));
+
+/**
+ * Whether `host` (see normalHost) is one of the `configured` hosts or a name under one: a bucket or
+ * resource host the upstream puts in front of it ("bucket.storage.example.net" under
+ * "storage.example.net"). Not under an address ("1.10.0.0.5" is no name under "10.0.0.5").
+ */
+export function isConfiguredHost(host: string, configured: ReadonlySet<string>): boolean {
+  if (configured.has(host)) return true;
+  for (const c of configured) {
+    const dot = host.length - c.length - 1;
+    if (dot > 0 && host.charCodeAt(dot) === 0x2e && host.endsWith(c) && isIP(c) === 0) return true;
+  }
+  return false;
+}
 
 export interface Found {
   start: number;
@@ -158,8 +165,10 @@ function namedHostIn(text: string, start: number, limit: number, configured: Rea
     while (hostEnd > hostStart && text.charCodeAt(hostEnd - 1) === 0x2e) hostEnd--;
     const host = hostEnd - hostStart > 253 ? '' : text.slice(hostStart, hostEnd).toLowerCase();
     const placeholder =
-      host === '' ? undefined : configured.has(host) ? UPSTREAM_HOST : isInternalAddress(host) || (isHostName(host) && isInternalName(host)) ? INTERNAL_HOST : undefined;
-    if (placeholder) return { found: { start: hostStart, end: hostEnd === b ? portEnd(text, b, limit) : hostEnd, placeholder }, next: b };
+      host === '' ? undefined : isConfiguredHost(host, configured) ? UPSTREAM_HOST : isInternalAddress(host) || (isHostName(host) && isInternalName(host)) ? INTERNAL_HOST : undefined;
+    // Its port goes with it, also after the trailing dot of a fully qualified name ("api.example.com.:443").
+    const port = portEnd(text, b, limit);
+    if (placeholder) return { found: { start: hostStart, end: hostEnd === b || port > b ? port : hostEnd, placeholder }, next: b };
     // A separator goes on to the next part; anything else ends the run.
     if (b >= limit || !isHostRunChar(text.charCodeAt(b))) return { next: b };
     a = b + 1;

@@ -1,3 +1,4 @@
+import { decodedView, ESCAPES, type Escapes, escapesIn, separatedHexView, type View } from './redact-escapes.js';
 import { hasHexRun, REDACTED } from './redact-shapes.js';
 
 /**
@@ -15,15 +16,79 @@ function escapeRegExp(s: string): string {
 
 /**
  * Removes `secrets` from `text`: the exact values in any case (also JSON-escaped), their hex in any
- * case, and the base64 text holding one. Cheap on text with nothing to hide: the hex forms are
- * searched only where a run of hex digits is long enough to hold one, and the base64 forms in a
- * joined copy of the text only where a line wrap or a "\/" could cut one (see joinedView).
+ * case (also with a separator between bytes), the base64 text holding one, and each of these spelt
+ * with escaped characters (percent-encoded, `\uXXXX`, `\xHH`, HTML references; redact-escapes.ts).
+ * Cheap on text with nothing to hide: the hex forms are searched only where a run of hex digits (or
+ * of separated hex bytes) is long enough to hold one, the base64 forms in a joined copy of the text
+ * only where a line wrap or a "\/" could cut one (see joinedView), and a decoded copy is made only
+ * where an escape stands.
  */
 export function removeSecrets(text: string, secrets: Secrets): string {
-  let out = secrets.pattern ? text.replace(secrets.pattern, REDACTED) : text;
-  if (secrets.hex && hasHexRun(out, secrets.hexMin)) out = out.replace(secrets.hex, REDACTED);
-  if (secrets.encoded) out = redactEncoded(out, secrets.encoded);
+  if (!secrets.pattern) return text;
+  let out = text.replace(secrets.pattern, REDACTED);
+  if (secrets.hex) {
+    if (hasHexRun(out, secrets.hexMin)) out = out.replace(secrets.hex, REDACTED);
+    const separated = separatedHexView(out, secrets.hexMin / 2);
+    if (separated) out = replaceRanges(out, matches(separated, secrets.hex));
+  }
+  if (secrets.encoded) {
+    const joined = joinedView(out);
+    out = replaceRanges(out, base64Runs(joined ?? whole(out), secrets.encoded));
+  }
+  // Escaped characters, decoded, one family of escapes at a time.
+  const families = escapesIn(out, secrets.spaced === true, secrets.wanted!);
+  if (families) for (const family of families) out = removeDecoded(out, secrets, family);
   return out;
+}
+
+function removeDecoded(text: string, secrets: Secrets, family: Escapes): string {
+  const decoded = decodedView(text, family);
+  if (!decoded) return text;
+  const found = matches(decoded, secrets.decoded ?? secrets.pattern!);
+  return replaceRanges(text, secrets.encoded ? [...found, ...base64Runs(decoded, secrets.encoded)] : found);
+}
+
+/**
+ * A UTF-16 unit as the case-insensitive patterns compare it (a regular expression's `i` without `u`):
+ * upper-cased, unless that takes it out of ASCII's reach or into several units.
+ */
+function canonical(unit: string): string {
+  const u = unit.toUpperCase();
+  return u.length !== 1 || (unit.charCodeAt(0) >= 0x80 && u.charCodeAt(0) < 0x80) ? unit : u;
+}
+
+/** Whether every unit of a character is one of `chars`. */
+function wantedIn(chars: ReadonlySet<string>): (c: string) => boolean {
+  return (c) => {
+    for (let k = 0; k < c.length; k++) if (!chars.has(canonical(c[k]!))) return false;
+    return true;
+  };
+}
+
+/** The text as its own view. */
+const whole = (text: string): View => ({ view: text, span: sameSpan });
+const sameSpan = (a: number, b: number): [number, number] => [a, b];
+
+/** Where in the text each match of `re` in the view sits. */
+function matches(v: View, re: RegExp): [number, number][] {
+  const out: [number, number][] = [];
+  re.lastIndex = 0;
+  for (let m = re.exec(v.view); m !== null; m = re.exec(v.view)) out.push(v.span(m.index, m.index + m[0].length));
+  return out;
+}
+
+/** `text` with each of `ranges` (overlapping or not, in any order) replaced by REDACTED. */
+function replaceRanges(text: string, ranges: [number, number][]): string {
+  if (ranges.length === 0) return text;
+  ranges.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let copied = 0;
+  for (const [start, end] of ranges) {
+    if (end <= copied) continue;
+    out += start >= copied ? text.slice(copied, start) + REDACTED : '';
+    copied = end;
+  }
+  return out + text.slice(copied);
 }
 
 /** The characters of base64 and base64url text, padding aside. */
@@ -31,20 +96,15 @@ const isBase64Char = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x5f || c === 0x2d;
 
 /**
- * Replaces each run of base64 characters that holds a match of `encoded` (with its padding) by
- * REDACTED. The whole run goes: the characters at the edges of the matched part still carry some
- * bits of the secret, and the rest is whatever was encoded with it ("user:" before a Basic password).
- * A run goes on across a line wrap and a JSON-escaped "\/" (searched in the joined view, replaced
- * in the text). Linear: a run is read backwards no further than the end of the last one replaced,
- * and the search resumes after the run.
+ * Where in the text each run of base64 characters of the view that holds a match of `encoded` (with
+ * its padding) sits. The whole run goes: the characters at the edges of the matched part still carry
+ * some bits of the secret, and the rest is whatever was encoded with it ("user:" before a Basic
+ * password). Linear: a run is read backwards no further than the end of the last one found, and the
+ * search resumes after the run.
  */
-function redactEncoded(text: string, encoded: RegExp): string {
-  const joined = joinedView(text);
-  const view = joined?.view ?? text;
-  // Where character i of the view sits in the text (and where its end does, for i = view.length).
-  const at = (i: number): number => (joined ? joined.at[i]! : i);
-  let out = '';
-  let copied = 0;
+function base64Runs(v: View, encoded: RegExp): [number, number][] {
+  const { view } = v;
+  const out: [number, number][] = [];
   let done = 0;
   encoded.lastIndex = 0;
   for (let m = encoded.exec(view); m !== null; m = encoded.exec(view)) {
@@ -53,22 +113,20 @@ function redactEncoded(text: string, encoded: RegExp): string {
     let end = m.index + m[0].length;
     while (end < view.length && isBase64Char(view.charCodeAt(end))) end++;
     for (let pad = 0; pad < 2 && view.charCodeAt(end) === 0x3d; pad++) end++;
-    out += text.slice(copied, at(start)) + REDACTED;
-    copied = at(end - 1) + 1;
+    out.push(v.span(start, end));
     done = end;
     encoded.lastIndex = end;
   }
-  return copied === 0 ? text : out + text.slice(copied);
+  return out;
 }
 
 /**
  * `text` without what can sit inside a base64 run without being part of it: the line breaks of a
  * wrapped encoding (MIME wraps at 76 columns, PEM at 64), raw or JSON-escaped ("\n", "\r\n"), when
- * a base64 character stands on each side; and the backslash of a JSON-escaped "\/". `at` maps each
- * character of the view to its place in `text`. Undefined when there is nothing to take out, the
- * common case, found with a few substring searches.
+ * a base64 character stands on each side; and the backslash of a JSON-escaped "\/". Undefined when
+ * there is nothing to take out, the common case, found with a few substring searches.
  */
-function joinedView(text: string): { view: string; at: Int32Array } | undefined {
+function joinedView(text: string): View | undefined {
   if (!text.includes('\\/') && !hasWrap(text)) return undefined;
   const at = new Int32Array(text.length + 1);
   let view = '';
@@ -86,7 +144,8 @@ function joinedView(text: string): { view: string; at: Int32Array } | undefined 
     for (; i < j; i++) at[n++] = i;
   }
   at[n] = text.length;
-  return { view, at };
+  // A match ends with a character the view kept: one character of the text.
+  return { view, span: (a, b) => [at[a]!, at[b - 1]! + 1] };
 }
 
 /** Whether `text` holds a line break between two base64 characters. */
@@ -123,6 +182,15 @@ export interface Secrets {
   readonly hex?: RegExp;
   /** The length of the shortest hex form: text without that many hex digits in a row holds none. */
   readonly hexMin: number;
+  /** Whether a value holds a space (a form may write it "+"). */
+  readonly spaced?: boolean;
+  /** Whether a character is made of UTF-16 units the values or their base64 forms hold (see canonical): an escape of any other hides none. */
+  readonly wanted?: (c: string) => boolean;
+  /**
+   * The pattern searched in decoded views when a value itself holds what reads as an escape ("%41"
+   * in a password): the values and those readings of them. Else `pattern` is.
+   */
+  readonly decoded?: RegExp;
   /** One alternation over the base64 and base64url forms of each configured value (see base64Forms). */
   readonly encoded?: RegExp;
 }
@@ -155,6 +223,14 @@ export function compileSecrets(configured: Iterable<string>): Secrets {
   if (values.length === 0) return NO_SECRETS;
   const forms = [...encoded].sort((a, b) => b.length - a.length);
   const hexForms = [...hex].sort((a, b) => b.length - a.length);
+  // A value's own escape-like characters are decoded in the view as the text's are.
+  const readings = new Set<string>();
+  for (const v of values)
+    for (const family of ESCAPES) {
+      const read = decodedView(v, family)?.view;
+      if (read !== undefined && read.length >= MIN_SECRET_LENGTH && !set.has(read)) readings.add(read);
+    }
+  const decoded = readings.size === 0 ? undefined : [...values, ...readings].sort((a, b) => b.length - a.length);
   return {
     values,
     // In any case: a vendor may echo a key upper-cased ("SK-..." in an error code or a header dump).
@@ -163,6 +239,9 @@ export function compileSecrets(configured: Iterable<string>): Secrets {
     hex: new RegExp(hexForms.join('|'), 'gi'),
     hexMin: hexForms[hexForms.length - 1]!.length,
     encoded: new RegExp(forms.map(escapeRegExp).join('|'), 'g'),
+    spaced: values.some((v) => v.includes(' ')),
+    wanted: wantedIn(new Set([...(decoded ?? values), ...forms].flatMap((v) => v.split('').map(canonical)))),
+    ...(decoded ? { decoded: new RegExp(decoded.map(escapeRegExp).join('|'), 'gi') } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import {
-  firstHostIn, INTERNAL_HOST, INTERNAL_URL, isHostName, isInternalAddress, isInternalName, NETWORK_SCHEMES, normalHost, UPSTREAM_HOST,
+  firstHostIn, INTERNAL_HOST, INTERNAL_URL, isConfiguredHost, isHostName, isInternalAddress, isInternalName, NETWORK_SCHEMES, normalHost, UPSTREAM_HOST,
 } from './redact-hosts.js';
 
 /**
@@ -14,8 +14,9 @@ import {
  * - an internal host or IP address standing on its own becomes INTERNAL_HOST, its port included
  *   (and its path, if one follows: then INTERNAL_URL);
  * - a host of one of the upstream's configured URLs (its base URL, and any option named *_url or
- *   *_endpoint) becomes UPSTREAM_HOST, with the whole URL when it is one; public hosts too: the
- *   gateway does not tell clients which account at which vendor served them.
+ *   *_endpoint), or a name under one ("bucket.storage.example.net"), becomes UPSTREAM_HOST, with the
+ *   whole URL when it is one; public hosts too: the gateway does not tell clients which account at
+ *   which vendor served them.
  *
  * Internal: a loopback, private, link-local, CGNAT or unique-local address (IPv4 or IPv6), "localhost",
  * a name ending in one of INTERNAL_SUFFIXES (redact-hosts.ts), and, in a URL of a network scheme, a
@@ -33,7 +34,7 @@ function urlHostPlaceholder(scheme: string, authority: string, configured: Reado
   const written = hostOf(authority);
   const host = normalHost(written);
   if (host === '') return undefined;
-  if (configured.has(host)) return UPSTREAM_HOST;
+  if (isConfiguredHost(host, configured)) return UPSTREAM_HOST;
   if (isInternalAddress(host)) return INTERNAL_URL;
   // In brackets only an IPv6 address is a host ("[redacted]" is what an earlier redaction left).
   if (written.startsWith('[')) return undefined;

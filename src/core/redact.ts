@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from './json.js';
 import { configuredHosts, configuredSecrets, type AddressBearer, type CredentialBearer } from './redact-config.js';
+import { compileNames, configuredNames, MIN_NAME_LENGTH, type NameBearer, replaceNames } from './redact-names.js';
 import { compileSecrets, MIN_SECRET_LENGTH, NO_SECRETS, removeSecrets, type Secrets } from './redact-secrets.js';
 import { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
 import { redactInternalUrls } from './redact-urls.js';
@@ -11,9 +12,10 @@ import { redactInternalUrls } from './redact-urls.js';
  * an Authorization header quoted in a 400, a signed URL in a 404.
  *
  * Two layers: the exact credentials configured for the upstream (whatever their shape, in any case,
- * hex- and base64-encoded; redact-secrets.ts), and anything shaped like a credential (auth-scheme
- * tokens, key prefixes, private keys, signed query parameters; redact-shapes.ts), whoever it belongs
- * to. Text from an upstream also loses internal addresses and the upstream's own (redact-urls.ts).
+ * hex- and base64-encoded, with characters escaped; redact-secrets.ts, redact-escapes.ts), and
+ * anything shaped like a credential (auth-scheme tokens, key prefixes, private keys, signed query
+ * parameters; redact-shapes.ts), whoever it belongs to. Text from an upstream also loses internal
+ * addresses and the upstream's own (redact-urls.ts), and the names of its resources (redact-names.ts).
  *
  * It runs on text the caller controls (the request path is in every access line), so every pattern
  * here takes time linear in the text: none may start a match attempt at each of many positions of
@@ -21,27 +23,32 @@ import { redactInternalUrls } from './redact-urls.js';
  */
 
 export { configuredHosts, configuredSecrets } from './redact-config.js';
+export { compileNames, configuredNames } from './redact-names.js';
 export { compileSecrets } from './redact-secrets.js';
 export { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
 
 /**
- * Removes `secrets` (exact values in any case, also in their JSON-escaped form, and the hex or base64
- * text holding one) and every credential shape from `text`. Given `hosts` (text from an upstream),
- * also internal URLs and hosts, and the `hosts` of the upstream's configured URLs (redact-urls.ts).
- * Cheap on text with nothing to hide; idempotent.
+ * Removes `secrets` (exact values in any case, also in their JSON-escaped form, the hex or base64
+ * text holding one, and these with characters escaped) and every credential shape from `text`.
+ * Given `hosts` (text from an upstream), also internal URLs and hosts, and the `hosts` of the
+ * upstream's configured URLs (redact-urls.ts); given `names`, the names of its resources as whole
+ * tokens (redact-names.ts). Cheap on text with nothing to hide; idempotent.
  */
-export function redact(text: string, secrets: Secrets = NO_SECRETS, hosts?: ReadonlySet<string>): string {
-  if (text.length < 6) return text;
+export function redact(text: string, secrets: Secrets = NO_SECRETS, hosts?: ReadonlySet<string>, names?: RegExp): string {
+  // Nothing shorter holds anything to hide: a resource name is the shortest (redact-names.ts).
+  if (text.length < MIN_NAME_LENGTH) return text;
   let out = removeSecrets(text, secrets);
   if (mayHoldShape(out)) for (const shape of SHAPES) out = applyShape(out, shape);
   // Last: a URL cut short by it must not leave part of a credential behind, and a shape replaced
   // may leave a host standing on its own.
-  return hosts ? redactInternalUrls(out, hosts) : out;
+  if (hosts) out = redactInternalUrls(out, hosts);
+  // After the hosts: a resource's name is replaced with its whole host where it has one.
+  return names ? replaceNames(out, names) : out;
 }
 
 /** Redacts every string (keys included) of a JSON value; returns a copy. */
-export function redactJson<T extends Json>(value: T, secrets: Secrets = NO_SECRETS, hosts?: ReadonlySet<string>): T {
-  return walk(value, (s) => redact(s, secrets, hosts)) as T;
+export function redactJson<T extends Json>(value: T, secrets: Secrets = NO_SECRETS, hosts?: ReadonlySet<string>, names?: RegExp): T {
+  return walk(value, (s) => redact(s, secrets, hosts, names)) as T;
 }
 
 function walk(value: Json, text: (s: string) => string): Json {
@@ -58,19 +65,23 @@ function walk(value: Json, text: (s: string) => string): Json {
 /**
  * The redaction for one upstream's text: its configured credentials, plus those minted while running
  * (OAuth access tokens), remembered as they are applied so an echo of a token is caught whatever its
- * shape; every credential shape; and internal addresses and the hosts of its configured URLs.
+ * shape; every credential shape; internal addresses and the hosts of its configured URLs; and the
+ * names of its resources.
  */
 export class UpstreamRedactor {
   private secrets: Secrets;
   private readonly learned: string[] = [];
   private readonly hosts: ReadonlySet<string>;
+  private readonly names: RegExp | undefined;
 
   constructor(
     private readonly configured: readonly string[],
     hosts: Iterable<string> = [],
+    names: Iterable<string> = [],
   ) {
     this.secrets = compileSecrets(configured);
     this.hosts = new Set(hosts);
+    this.names = compileNames(names);
   }
 
   /** Adds a credential applied at run time; keeps the last few (tokens rotate). */
@@ -82,7 +93,7 @@ export class UpstreamRedactor {
   }
 
   text(s: string): string {
-    return redact(s, this.secrets, this.hosts);
+    return redact(s, this.secrets, this.hosts, this.names);
   }
 
   /**
@@ -95,7 +106,7 @@ export class UpstreamRedactor {
   }
 
   json<T extends Json>(v: T): T {
-    return redactJson(v, this.secrets, this.hosts);
+    return redactJson(v, this.secrets, this.hosts, this.names);
   }
 
   optional(s: string | undefined): string | undefined {
@@ -106,8 +117,11 @@ export class UpstreamRedactor {
 const byUpstream = new WeakMap<CredentialBearer, UpstreamRedactor>();
 
 /** The redactor of one upstream, built on first use and kept for the upstream's lifetime. */
-export function redactorFor(up: CredentialBearer & Partial<AddressBearer>): UpstreamRedactor {
+export function redactorFor(up: CredentialBearer & Partial<AddressBearer> & NameBearer): UpstreamRedactor {
   let r = byUpstream.get(up);
-  if (!r) byUpstream.set(up, (r = new UpstreamRedactor(configuredSecrets(up), configuredHosts({ baseUrl: up.baseUrl, options: up.options }))));
+  if (!r) {
+    const names = configuredNames(up);
+    byUpstream.set(up, (r = new UpstreamRedactor(configuredSecrets(up), configuredHosts({ baseUrl: up.baseUrl, options: up.options }), names)));
+  }
   return r;
 }

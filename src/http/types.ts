@@ -13,6 +13,8 @@ export interface Upstream {
   timeoutMs: number;
   /** Vendor-specific settings from the config (e.g. Vertex project/location, Azure api_version). */
   options: JsonObject;
+  /** The names of the operator's resources in its configured hosts (protocols/resource-hosts.ts), hidden from clients. */
+  resourceNames?: readonly string[];
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -1,8 +1,10 @@
 import { COMMON_UPSTREAM_KEYS } from '../config/schema-catalog.js';
 import type { ConfigFile } from '../config/schema.js';
 import type { JsonObject } from '../core/json.js';
+import { configuredHosts } from '../core/redact.js';
 import { toMicros, type Micros } from '../core/money.js';
 import type { Upstream } from '../http/types.js';
+import { resourceNamesOf } from '../protocols/resource-hosts.js';
 import type { Account, ApiKeyRecord, KeyAction } from '../store/types.js';
 import { CircuitBreaker } from './circuit.js';
 import { globMatch } from './glob.js';
@@ -50,6 +52,7 @@ export class Catalog {
         timeoutMs: u.timeout_ms,
         options,
       };
+      up.resourceNames = resourceNamesOf(configuredHosts(up));
       this.upstreams.set(up.name, up);
       if (u.model_map) this.modelMaps.set(up.name, u.model_map);
       for (const m of up.models) {

@@ -1,9 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { pipeline, Readable } from 'node:stream';
-import { SMALL_ANSWER_BYTES } from '../http/answer-budget.js';
+import type { Readable } from 'node:stream';
 import type { BodyBudget } from '../http/body-budget.js';
 import { guard } from '../http/streams.js';
+import { answerFault, type Fault } from './faults.js';
+import { send } from './reply.js';
+
+export { echoOfCredentials, hexWithColons, type EchoFault, type Fault } from './faults.js';
 
 /** A request as a simulator received it: kept so tests can assert what the upstream actually got. */
 export interface SimRequest {
@@ -24,56 +27,6 @@ export interface SimReply {
   json?: unknown;
   /** Sent as it is (a stream is piped with backpressure). */
   body?: Buffer | string | Readable;
-}
-
-/** Failure injected into the next matching request(s). */
-export type Fault =
-  | { kind: 'status'; status: number; json?: unknown; headers?: Record<string, string> }
-  | { kind: 'timeout' } // accept the request and never answer
-  | { kind: 'reset' } // destroy the connection without an answer
-  | { kind: 'malformed' } // 200 with a body that is not JSON
-  | { kind: 'latency'; ms: number } // answer normally after a delay
-  | { kind: 'hold'; until: Promise<unknown> } // answer normally once `until` settles (a test acts meanwhile)
-  | EchoFault;
-
-/**
- * A misbehaving upstream (or a proxy in front of one) that quotes the credentials it received, and any
- * `extra` text given (configured secrets it could not have received, e.g. an AWS secret key), in every
- * field a vendor's error envelope may carry: OpenAI/Azure/Ark `error.{message,param,code}`, DashScope
- * and Bedrock `message`, Vertex `error.status`, fal `detail[]`. `sse` answers 200 with an event stream
- * whose second event is the error (a chat stream breaking mid-way).
- */
-export interface EchoFault {
-  kind: 'echo';
-  status: number;
-  /** The vendor error code to carry (decides the verdict: moderation codes, quota codes ...). */
-  code?: string;
-  extra?: readonly string[];
-  sse?: boolean;
-}
-
-const CREDENTIAL_HEADERS = /^(authorization|api-key|x-api-key|x-goog-api-key|x-amz-security-token|x-amz-content-sha256|proxy-authorization)$/i;
-
-/** Text quoting every credential a request carried (headers and query string). */
-export function echoOfCredentials(req: SimRequest, extra: readonly string[] = []): string {
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(req.headers)) if (CREDENTIAL_HEADERS.test(k)) parts.push(`${k}: ${v}`);
-  const q = req.query.toString();
-  if (q) parts.push(`query ${q}`);
-  for (const e of extra) parts.push(`configured ${e}`);
-  return `Request rejected; it carried ${parts.join('; ') || 'nothing'}`;
-}
-
-function echoBody(req: SimRequest, f: EchoFault): Record<string, unknown> {
-  const text = echoOfCredentials(req, f.extra);
-  const code = f.code ?? 'InvalidParameter';
-  return {
-    error: { message: text, param: text, code, type: 'invalid_request_error', status: text, details: [{ reason: text }] },
-    message: text,
-    code,
-    detail: [{ loc: ['body', text], msg: text, type: code }],
-    request_id: text,
-  };
 }
 
 interface QueuedFault {
@@ -212,84 +165,10 @@ export class SimServer {
 
     const fault = this.takeFault(u.pathname);
     if (this.latencyMs > 0) await sleep(this.latencyMs);
-    if (fault) {
-      switch (fault.kind) {
-        case 'timeout':
-          return; // never answer; the socket is destroyed on close()
-        case 'reset':
-          req.socket.destroy();
-          return;
-        case 'malformed':
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end('{"this is": not json');
-          return;
-        case 'status':
-          res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.headers ?? {}) });
-          res.end(JSON.stringify(fault.json ?? { error: { message: `injected ${fault.status}` } }));
-          return;
-        case 'latency':
-          await sleep(fault.ms);
-          break;
-        case 'hold':
-          // The request is already in `requests`, so a test can wait for it to arrive, act, then let it go.
-          await fault.until.catch(() => undefined);
-          break;
-        case 'echo':
-          if (fault.sse) {
-            const first = { id: 'chatcmpl-echo', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] };
-            res.writeHead(200, { 'content-type': 'text/event-stream' });
-            res.end(`data: ${JSON.stringify(first)}\n\ndata: ${JSON.stringify(echoBody(simReq, fault))}\n\n`);
-            return;
-          }
-          res.writeHead(fault.status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify(echoBody(simReq, fault)));
-          return;
-      }
-    }
+    if (fault && (await answerFault(fault, req, res, simReq))) return;
     const reply = await handler(simReq, this);
     await send(res, reply, this.memory);
   }
-}
-
-/** How long a large simulated answer waits for room in the memory budget before it is refused. */
-const MEMORY_WAIT_MS = 30_000;
-
-async function send(res: ServerResponse, reply: SimReply, memory?: BodyBudget): Promise<void> {
-  const headers: Record<string, string> = { ...(reply.headers ?? {}) };
-  if (reply.json !== undefined) {
-    const text = JSON.stringify(reply.json);
-    headers['content-type'] ??= 'application/json';
-    if (!(await holdMemory(res, text.length, memory))) return;
-    res.writeHead(reply.status ?? 200, headers);
-    res.end(text);
-    return;
-  }
-  const body = reply.body;
-  if (body instanceof Readable) {
-    res.writeHead(reply.status ?? 200, headers);
-    // pipeline, not pipe: a failing body or a client that leaves destroys both ends, with no stray error.
-    await new Promise<void>((resolve) => pipeline(guard(body), res, () => resolve()));
-    return;
-  }
-  if (body && !(await holdMemory(res, body.length, memory))) return;
-  res.writeHead(reply.status ?? 200, headers);
-  res.end(body ?? '');
-}
-
-/** Takes a large answer's bytes from `memory` until the response is over; false (503 sent) when no room came. */
-async function holdMemory(res: ServerResponse, bytes: number, memory: BodyBudget | undefined): Promise<boolean> {
-  if (!memory || bytes <= SMALL_ANSWER_BYTES) return true;
-  if (!(await memory.take(bytes, MEMORY_WAIT_MS))) {
-    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
-    res.end(JSON.stringify({ error: { message: 'simulator out of memory budget', type: 'server_error' } }));
-    return false;
-  }
-  if (res.destroyed) {
-    memory.give(bytes);
-    return false;
-  }
-  res.once('close', () => memory.give(bytes));
-  return true;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddingModules } from '../../src/embeddings/vendors/registry.js';
-import type { EchoFault, SimServer } from '../../src/sim/framework.js';
+import { hexWithColons, type EchoFault, type SimServer } from '../../src/sim/framework.js';
 import { videoModules } from '../../src/video/vendors/registry.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
 
 /**
  * Reproduction 4 of issue 9, as a canary: every upstream echoes the credentials it received (and the
- * ones configured for it that never travel, such as an AWS secret or a private key) in every field of
- * its error envelope, on every path (video create, poll, content; embeddings; chat streamed and not)
- * and every status. Every response body and every log line is then searched for any credential.
+ * ones configured for it that never travel, such as an AWS secret or a private key), as they are, as
+ * hex with colons and percent-encoded, in every field of its error envelope, on every path (video
+ * create, poll, content; embeddings; chat streamed and not) and every status. Every response body and
+ * every log line is then searched for any credential in any of these spellings.
  */
 const STATUSES = [400, 401, 403, 404, 409, 413, 422, 429, 500, 503];
 /** Codes that make the vendors' classifiers answer with a moderation verdict (or a quota one). */
@@ -190,9 +191,12 @@ describe('the canary scan', () => {
     expect(logLines.some((l) => l.includes('attempt failed') || l.includes('failed'))).toBe(true);
     expect(bodies.some((b) => b.includes('[redacted]'))).toBe(true);
 
+    // Each as the simulators also quote it: hex with colons (either case), percent-encoded.
+    const spellings = credentials.flatMap((c) => [c, hexWithColons(c), hexWithColons(c).toUpperCase(), encodeURIComponent(c)]);
+    expect(logLines.some((l) => l.includes(' as hex: '))).toBe(true);
     const leaks: string[] = [];
     for (const [where, texts] of [['response', bodies], ['log', logLines]] as const)
-      for (const t of texts) for (const c of credentials) if (t.includes(c)) leaks.push(`${where}: ${c.slice(0, 12)}... in ${t.slice(0, 300)}`);
+      for (const t of texts) for (const c of spellings) if (t.includes(c)) leaks.push(`${where}: ${c.slice(0, 12)}... in ${t.slice(0, 300)}`);
     expect(leaks).toEqual([]);
   });
 });

@@ -3,12 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
- * An upstream (a raw HTTP server on loopback) whose error messages quote its key hex-encoded, an
- * internal URL it failed to reach, an internal proxy host and its own address, as a misconfigured
- * proxy in front of a vendor does. None of it may reach the client or the log.
+ * An upstream (a raw HTTP server on loopback) whose error messages quote its key hex-encoded (also
+ * with colons between bytes) and percent-encoded, an internal URL it failed to reach, an internal
+ * proxy host, its own address and the operator's organization, as a misconfigured proxy in front of
+ * a vendor does. None of it may reach the client or the log.
  */
 const KEY = 'sk-upstream-secret-0123456789';
 const HEX = Buffer.from(KEY).toString('hex');
+/** As a certificate fingerprint or a hex dump writes it, and as a URL carries it. */
+const HEX_COLONS = HEX.replace(/(..)(?!$)/g, '$1:').toUpperCase();
+const PERCENT = HEX.replace(/(..)/g, '%$1');
+/** The operator's OpenAI organization, configured for the upstream. */
+const ORG = 'org-operator0123456789';
 
 let upstream: Server;
 let port = 0;
@@ -19,11 +25,11 @@ let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) =>
 
 /** What the upstream says: every kind of thing that must not leave, in one message. */
 const leaky = () =>
-  `Invalid key ${HEX} (x-api-key: ${HEX.toUpperCase()}); connect ECONNREFUSED http://10.0.3.4:8080/internal/v1/embeddings ` +
-  `via proxy sora-gw.corp:3128, answered by 127.0.0.1:${port}`;
+  `Invalid key ${HEX} (x-api-key: ${HEX.toUpperCase()}, dump ${HEX_COLONS}, GET /auth?k=${PERCENT}); connect ECONNREFUSED http://10.0.3.4:8080/internal/v1/embeddings ` +
+  `via proxy sora-gw.corp:3128, answered by 127.0.0.1:${port} for organization ${ORG}`;
 
 /** Everything of `leaky` that must be gone. */
-const secrets = () => [HEX, HEX.toUpperCase(), '10.0.3.4', '/internal/', 'sora-gw.corp', `127.0.0.1:${port}`];
+const secrets = () => [HEX, HEX.toUpperCase(), HEX_COLONS.slice(0, 30), PERCENT.slice(0, 30), '10.0.3.4', '/internal/', 'sora-gw.corp', `127.0.0.1:${port}`, ORG];
 
 function expectClean(text: string): void {
   for (const s of secrets()) expect(text, s).not.toContain(s);
@@ -38,7 +44,7 @@ beforeAll(async () => {
   port = (upstream.address() as { port: number }).port;
   gw = await startTestGateway(
     {
-      upstreams: [{ name: 'raw', vendor: 'openai', base_url: `http://127.0.0.1:${port}`, api_key: KEY, models: ['emb', 'gpt-4o'], timeout_ms: 2_000 }],
+      upstreams: [{ name: 'raw', vendor: 'openai', base_url: `http://127.0.0.1:${port}`, api_key: KEY, organization: ORG, models: ['emb', 'gpt-4o'], timeout_ms: 2_000 }],
       models: {
         emb: { capabilities: ['embedding'], price: { per_million_input_tokens: 1 } },
         'gpt-4o': { capabilities: ['chat'], price: { per_million_input_tokens: 1, per_million_output_tokens: 4 } },
@@ -69,7 +75,7 @@ describe('an upstream error quoting its key in hex and internal addresses', () =
     expect(r.json.error.code).toBe('upstream_rejected');
     expectClean(r.text);
     expect(r.json.error.message).toBe(
-      'Invalid key [redacted] (x-api-key: [redacted]); connect ECONNREFUSED [internal-url] via proxy [internal-host], answered by [upstream]',
+      'Invalid key [redacted] (x-api-key: [redacted], dump [redacted], GET /auth?k=[redacted]); connect ECONNREFUSED [internal-url] via proxy [internal-host], answered by [upstream] for organization [upstream]',
     );
   });
 

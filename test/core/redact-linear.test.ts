@@ -1,6 +1,6 @@
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { compileSecrets, mayHoldShape, redact } from '../../src/core/redact.js';
+import { compileNames, compileSecrets, mayHoldShape, redact } from '../../src/core/redact.js';
 
 /**
  * The redaction runs on text a caller controls (the request path is in every access line), on the
@@ -22,9 +22,11 @@ const LIMIT_MS = 3000;
 
 const SECRET = 'sk-hostile-0123456789abcdef';
 const SLASHED = 'aws/secret/Key+value/0123456789';
-const SECRETS = compileSecrets([SECRET, SLASHED, 'pw\u00ff\u00fe>>>??~~\u00fb\u00ef', '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\n-----END PRIVATE KEY-----\n']);
+const SECRETS = compileSecrets([SECRET, SLASHED, 'pw\u00ff\u00fe>>>??~~\u00fb\u00ef', '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\n-----END PRIVATE KEY-----\n', 'pass word%41&amp;']);
 const B64 = Buffer.from(SECRET).toString('base64');
 const HEX = Buffer.from(SECRET).toString('hex');
+const HEX_SEP = HEX.replace(/(..)(?!$)/g, '$1:');
+const PERCENT = HEX.replace(/(..)/g, '%$1');
 /** `s` cut into lines of `width` characters by `eol`. */
 const wrap = (s: string, width: number, eol: string) => (s.match(new RegExp(`.{1,${width}}`, 'g')) ?? []).join(eol);
 
@@ -149,6 +151,22 @@ const HOSTILE_SECRETS: [string, string, string][] = [
   ['wraps: its form cut by wraps, all but its last character', '', `${wrap(B64.slice(0, -1), 3, '\n')} `],
   ['wraps: its form cut by wraps, repeated in one run', '', `${wrap(B64, 5, '\r\n')}\r\n`],
   ['wraps: all but the last character of its form, cut by JSON wraps', '', wrap(B64.slice(0, -1), 7, '\\n')],
+  ['separated hex: all but the last byte of its form, repeated', '', `${HEX_SEP.slice(0, -3)}:`],
+  ['separated hex: its form, repeated in one run', '', `${HEX_SEP}:`],
+  ['separated hex: one byte, repeated', '', '0a:'],
+  ['separated hex: long groups, each ending one chain and starting the next', '', 'dead:be:ef:01:23:45:67:89:'],
+  ['separated hex: double separators', '', '0a::'],
+  ['separated hex: single digits', '', '0 '],
+  ['percent: "%" glued', '', '%'],
+  ['percent: "%25" glued', '', '%25'],
+  ['percent: its form, all but the last byte, repeated', '', PERCENT.slice(0, -3)],
+  ['percent: UTF-8 lead bytes without their continuation', '', '%e2%82'],
+  ['percent: "+" in a form', '', '+'],
+  ['backslash: "\\u" glued', '', '\\u'],
+  ['backslash: "\\x" and one digit', '', '\\x0'],
+  ['HTML: "&" glued', '', '&'],
+  ['HTML: "&#" and digits without ";"', '', '&#000000000'],
+  ['HTML: names without ";"', '', '&amp'],
 ];
 
 /** Hosts of an upstream's configured URLs, for the internal-address rule of upstream text. */
@@ -192,8 +210,24 @@ const HOSTILE_URLS: [string, string, string, string][] = [
   ['host: zones', '', 'fe80::1%', ''],
   ['host: "localhost" glued', '', 'localhost', ''],
   ['host: the configured host and a colon', '', 'mycorp.example.com:', ''],
+  ['host: names under the configured host, in one run', '', 'x.mycorp.example.com.', ''],
+  ['host: names under the configured host, trailing dots and ports', '', 'x.mycorp.example.com.:1 ', ''],
   ['host: a path that never ends after one', '10.0.0.1/', 'a', ''],
   ['host: JSON escapes before each', '', '\\n10.0.0.1 ', ''],
+];
+
+/** Names of an upstream's resources, for the resource-name rule of upstream text. */
+const NAMES = compileNames(['myres', 'acme-video-prod', 'org-abcdef0123']);
+
+// [what it attacks, head, repeated unit], redacted as upstream text (with HOSTS and NAMES)
+const HOSTILE_NAMES: [string, string, string][] = [
+  ['name: glued to itself', '', 'myres'],
+  ['name: glued by "-"', '', 'myres-'],
+  ['name: each a token', '', 'myres '],
+  ['name: all but its last character, glued by "-"', '', 'acme-video-pro-'],
+  ['name: JSON escapes before each', '', '\\nmyres'],
+  ['name: percent-encoded characters before each', '', '%2Fmyres'],
+  ['name: "\\u" escapes before each', '', '\\u0027myres'],
 ];
 
 describe('redact: time linear in the text', () => {
@@ -202,6 +236,7 @@ describe('redact: time linear in the text', () => {
   it.each(HOSTILE_URLS)('%s', (_what, head, unit, tail) =>
     checkLinear((n) => build(head, unit, n - tail.length) + tail, (text) => void redact(text, SECRETS, HOSTS)),
   );
+  it.each(HOSTILE_NAMES)('%s', (_what, head, unit) => checkLinear((n) => build(head, unit, n), (text) => void redact(text, SECRETS, HOSTS, NAMES)));
   it.each(['eyJ', 'eyJ-', 'eyj_', 'key', 'sk', '0'])('the pre-check, on a run of %j', (unit) => checkLinear((n) => build('', unit, n), (text) => void mayHoldShape(text)));
 
   it('still redacts what the hostile runs hide', () => {
@@ -213,5 +248,8 @@ describe('redact: time linear in the text', () => {
     expect(redact(`${build('', '-----BEGIN PRIVATE KEY-----\n', SMALL)}${pem}`)).not.toContain('MIIEsecretbody');
     expect(redact(`${build('', 'sk-a ', SMALL)} ${SECRET.toUpperCase()} ${B64}`, SECRETS)).not.toMatch(/SK-HOSTILE|c2staG9zdGlsZS0w/);
     expect(redact(`${build('', HEX.slice(0, -1), SMALL)} ${HEX.toUpperCase()} ${build('', 'A\n', SMALL)}${wrap(B64, 5, '\n')}`, SECRETS)).not.toMatch(/736B2D686F|c2st/);
+    expect(redact(`${build('', '0a:', SMALL)} ${HEX_SEP} ${build('', '%25', SMALL)} ${PERCENT} ${build('', '&#0', SMALL)} ${encodeURIComponent(SLASHED)}`, SECRETS)).toMatch(
+      /^[0a:]+ \[redacted\] [%25]+ \[redacted\] [&#0]+ \[redacted\]$/,
+    );
   });
 });

@@ -55,6 +55,22 @@ describe('redact: internal URLs in upstream text', () => {
     expect(up('see https://learn.microsoft.com/azure/ai-services/openai/')).toBe('see https://learn.microsoft.com/azure/ai-services/openai/');
   });
 
+  it('replaces names under a configured host, and a configured host with a trailing dot, in any case', () => {
+    for (const [text, expected] of [
+      ['bucket gs-out.storage.example.net refused', 'bucket [upstream] refused'],
+      ['https://Videos.MyCorp-Sora.openai.azure.com/x?y=1 failed', '[upstream] failed'],
+      ['http://a.b.storage.example.net.:8080/p?q and s3://x.storage.example.net/k', '[upstream] and [upstream]'],
+      ['{"host":"Bucket.Storage.Example.Net."}', '{"host":"[upstream]."}'],
+      ['host STORAGE.EXAMPLE.NET.:443 down', 'host [upstream] down'],
+      ['at https://storage.example.net./v/1.mp4, then', 'at [upstream], then'],
+      ['user@my-bucket.storage.example.net is not allowed', 'user@[upstream] is not allowed'],
+      ['\\nbucket.storage.example.net', '\\n[upstream]'],
+    ])
+      expect(up(text), text).toBe(expected);
+    // A longer name that only ends like one (no dot before it), or one that holds it elsewhere, is another host.
+    for (const text of ['notstorage.example.net', 'storage.example.net.evil.org', 'example.net', 'https://openai.azure.com/x']) expect(up(text), text).toBe(text);
+  });
+
   it('keeps JSON text valid: escaped slashes, escapes before a URL, \\u escapes inside one', () => {
     expect(up('{"message":"upstream http:\\/\\/10.0.3.4:8080\\/internal\\/x failed"}')).toBe('{"message":"upstream [internal-url] failed"}');
     expect(up('{"u":"http://10.0.0.1/a?b=1\\u0026c=2\\u003cx"}')).toBe('{"u":"[internal-url]\\u003cx"}');

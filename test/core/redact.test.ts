@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyShape, configuredSecrets, redact, redactJson, redactorFor, UpstreamRedactor, compileSecrets, SHAPES, mayHoldShape } from '../../src/core/redact.js';
+import { MIN_NAME_LENGTH } from '../../src/core/redact-names.js';
 import { createLogger } from '../../src/ops/logger.js';
 
 const PEM = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nabcdefghijklmnopqrstuvwxyz0123456789ABCD\n-----END PRIVATE KEY-----\n';
@@ -77,6 +78,16 @@ describe('redact: configured secrets', () => {
     expect(found).not.toContain('https://oauth2/token');
   });
 
+  it("leaves a service account's public, shared fields out: its type, URLs and universe domain are the same for every account", () => {
+    const file = { type: 'service_account', client_email: 'svc@proj.iam', private_key: PEM, universe_domain: 'googleapis.com', token_uri: 'https://oauth2.googleapis.com/token' };
+    for (const service_account of [file, JSON.stringify(file)]) {
+      const found = configuredSecrets({ options: { service_account } });
+      expect(found).toEqual(expect.arrayContaining([PEM, 'svc@proj.iam']));
+      expect(found).not.toContain('googleapis.com');
+      expect(found).not.toContain('service_account');
+    }
+  });
+
   it('reads a service account given as JSON text', () => {
     const found = configuredSecrets({ options: { service_account: JSON.stringify({ private_key: PEM, client_email: 'a@b.iam' }) } });
     expect(found).toContain(PEM);
@@ -124,7 +135,7 @@ describe('the logger', () => {
 
 describe('redact: the one-pass pre-check', () => {
   // Every shape applied unconditionally: what redact() did before it skipped text with nothing to hide.
-  const everyShape = (text: string): string => (text.length < 6 ? text : SHAPES.reduce(applyShape, text));
+  const everyShape = (text: string): string => (text.length < MIN_NAME_LENGTH ? text : SHAPES.reduce(applyShape, text));
   const pieces = ['Bearer ', 'BEARER ', 'Key ', 'Basic ', 'Token ', 'sk-', 'rk_', 'AIza', 'ya29.', 'AKIA', 'ASIA', 'eyJ', '=', '&', ' ', '.', '-----BEGIN PRIVATE KEY-----', '-----END PRIVATE KEY-----', 'api key provided: ', 'Signature=', 'abcdef0123456789', 'ABCDEF', 'xyz', '0', ':', '"', '/v1/embeddings',
     // Pieces that need a neighbour to be a shape (whitespace, a dot, a word start), with and without it.
     'key', 'KEY', 'token', 'Token', '\t', '\n', '\u00a0', '\u2028', '\u3000', 'eyJhbGciOi', 'eyJ', 'abcdefgh', '-', '_', 'sk', 'ak', 'xsk-', '-pk_', 'K', '\u212a', '\u0130', 'api key', 'provided',

@@ -147,6 +147,17 @@ describe('failover', () => {
     expect(backup.requests).toHaveLength(0);
   });
 
+  it('passes on at most a minute of Retry-After when every upstream answers 429 (years ahead, or unreadable)', async () => {
+    primary.inject({ kind: 'status', status: 429, headers: { 'retry-after': '999999999' } }, 1);
+    backup.inject({ kind: 'status', status: 429, headers: { 'retry-after': 'Fri, 01 Jan 2100 00:00:00 GMT' } }, 1);
+    const r1 = await post(h, key, { model: MODEL, input: 'x' });
+    expect([r1.status, r1.headers.get('retry-after')]).toEqual([502, '60']);
+    primary.inject({ kind: 'status', status: 429, headers: { 'retry-after': '0x10' } }, 1);
+    backup.inject({ kind: 'status', status: 429, headers: { 'retry-after': '1e9' } }, 1);
+    const r2 = await post(h, key, { model: MODEL, input: 'x' });
+    expect([r2.status, r2.headers.get('retry-after')]).toEqual([502, null]);
+  });
+
   it('answers 502 when every upstream errors and 504 when every upstream times out', async () => {
     primary.inject({ kind: 'status', status: 500 }, 1);
     backup.inject({ kind: 'status', status: 503 }, 1);

@@ -1,4 +1,5 @@
 import type { SignatureV4 } from '@smithy/signature-v4';
+import { refusedLocation } from '../../../core/storage-locations.js';
 import { errors } from '../../../core/errors.js';
 import { deepMerge, findPath, isObject, omit, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
@@ -171,19 +172,9 @@ function checkS3Locations(req: EmbeddingRequest, up: Upstream): void {
     );
   };
   // A text input is sent as inputText, which Bedrock embeds as text and never reads a location from.
-  if ((req.inputType ?? 'text') !== 'text')
-    for (const input of req.inputs) if (typeof input === 'string' && isS3(input) && !allowed(input.trim())) refuse('input');
-  const walk = (v: unknown, depth: number): void => {
-    if (typeof v === 'string') {
-      if (isS3(v) && !allowed(v.trim())) refuse('extra_body');
-    } else if (depth < 128 && v !== null && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
-  };
-  // The body's nesting is already bounded (64 levels, http/json-depth.ts); the cap only keeps the walk finite.
-  walk(req.extra, 0);
+  if ((req.inputType ?? 'text') !== 'text' && refusedLocation(req.inputs, 's3', allowed) !== undefined) refuse('input');
+  if (refusedLocation(req.extra, 's3', allowed) !== undefined) refuse('extra_body');
 }
-
-/** S3 URIs in any letter case or with leading blanks, as Bedrock might still read them. */
-const isS3 = (s: string): boolean => /^\s*s3:\/\//i.test(s);
 
 function mediaSource(input: string, bucketOwner: unknown): JsonObject {
   if (input.startsWith('s3://')) {

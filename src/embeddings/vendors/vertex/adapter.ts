@@ -1,5 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { deepMerge, findPath, isObject, type JsonObject } from '../../../core/json.js';
+import { refusedLocation } from '../../../core/storage-locations.js';
 import { googleAuthOptionsFrom, googleCredentialSource } from '../../../protocols/google/oauth.js';
 import type { CredentialSource, Upstream, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
@@ -37,14 +38,6 @@ export function oneInstancePerCall(model: string): boolean {
   return /^gemini-embedding/.test(model);
 }
 
-/** Whether a gs:// URI is anywhere in `v` (the body's nesting is already bounded at 64 levels). */
-function hasCloudStorageUri(v: unknown, depth: number): boolean {
-  if (typeof v === 'string') return /^\s*gs:\/\//i.test(v);
-  if (depth > 128 || v === null || typeof v !== 'object') return false;
-  for (const x of Object.values(v)) if (hasCloudStorageUri(x, depth + 1)) return true;
-  return false;
-}
-
 export const vertexVendor: EmbeddingVendor = {
   id: 'vertex',
   label: 'Vertex AI',
@@ -62,7 +55,7 @@ export const vertexVendor: EmbeddingVendor = {
       throw errors.invalidRequest("'title' is only accepted with task_type RETRIEVAL_DOCUMENT.", 'title');
     // Vertex reads a gs:// object with the upstream's service account, not the client's: these
     // models embed text only, so no client-named Cloud Storage location has a use here.
-    if (hasCloudStorageUri(req.extra, 0))
+    if (refusedLocation(req.extra, 'gs') !== undefined)
       throw errors.invalidRequest(
         `Model '${req.model}' embeds text only; extra_body may not name a gs:// location (Vertex would read it as the gateway).`,
         'extra_body',
