@@ -1,4 +1,4 @@
-import { messageId, videoEvent } from '../webhooks/events.js';
+import { messageId, receiverKey, videoEvent } from '../webhooks/events.js';
 import type { SqlDriver, SqlExecutor } from './driver.js';
 import type { SqlValue } from './driver.js';
 import { clampLimit } from './ledger.js';
@@ -58,12 +58,18 @@ const INSERT_OUTBOX = `INSERT INTO webhook_outbox
   VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, NULL, ?, NULL)`;
 
 /**
- * Writes one outbox row per subscribed active endpoint of the account, and one for the job's own
- * target, inside the settlement's transaction. The job's own target is written even when the
- * account has no active endpoint any more (they were all disabled while the job ran): the
- * dispatcher then records it as failed, with the reason, rather than the event vanishing. It is
- * filed under the account's first active endpoint, or else its newest one, so that it shows in a
- * delivery log; the dispatcher picks the signing secret when it sends it.
+ * Writes one outbox row per receiver of the event, inside the settlement's transaction: one per
+ * subscribed active endpoint of the account, and one for the job's own target. Endpoints at the
+ * same URL are one receiver (a secret rotation overlaps an old and a new endpoint): it gets one row,
+ * filed under the oldest of them, which the dispatcher signs with all their secrets. A second row
+ * would carry a second webhook-id, which receivers deduplicate on, so they would act twice.
+ *
+ * A job's own target that is the URL of an active endpoint is that endpoint's receiver (sent once,
+ * signed with its secrets). Any other is written even when the account has no active endpoint any
+ * more (they were all disabled while the job ran): the dispatcher then records it as failed, with
+ * the reason, rather than the event vanishing. It is filed under the account's first active
+ * endpoint, or else its newest one, so that it shows in a delivery log; the dispatcher picks the
+ * signing secret when it sends it.
  */
 export async function enqueueVideoEvent(
   tx: SqlExecutor,
@@ -71,8 +77,20 @@ export async function enqueueVideoEvent(
 ): Promise<void> {
   const endpoints = (await tx.query('SELECT * FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id', [e.accountId])).map(toEndpoint);
   const active = endpoints.filter((p) => p.disabledAt === null);
-  const targets: Array<{ endpointId: string | null; url: string }> = active.filter((p) => p.events.includes(e.type)).map((p) => ({ endpointId: p.id, url: p.url }));
-  if (e.webhookUrl) targets.push({ endpointId: (active[0] ?? endpoints.at(-1))?.id ?? null, url: e.webhookUrl });
+  const targets: Array<{ endpointId: string | null; url: string }> = [];
+  const receivers = new Set<string>();
+  const add = (p: WebhookEndpoint) => {
+    if (receivers.has(receiverKey(p.url))) return;
+    receivers.add(receiverKey(p.url));
+    // The endpoint's URL as registered: the dispatcher knows the row for that endpoint's own by it.
+    targets.push({ endpointId: p.id, url: p.url });
+  };
+  for (const p of active) if (p.events.includes(e.type)) add(p);
+  if (e.webhookUrl) {
+    const own = active.find((p) => receiverKey(p.url) === receiverKey(e.webhookUrl!));
+    if (own) add(own);
+    else targets.push({ endpointId: (active[0] ?? endpoints.at(-1))?.id ?? null, url: e.webhookUrl });
+  }
   if (targets.length === 0) return;
   const event = videoEvent(e.type, e.videoId, e.now);
   for (const t of targets) {

@@ -22,14 +22,14 @@ export interface PostResult {
  * whole by `attemptMs`; redirects are not followed. A refused, unreachable or silent receiver is
  * a PostResult, not an exception.
  */
-export async function postDelivery(agent: Agent, row: OutboxRecord, secret: string, attemptMs: number, clock: Clock): Promise<PostResult> {
+export async function postDelivery(agent: Agent, row: OutboxRecord, secrets: readonly string[], attemptMs: number, clock: Clock): Promise<PostResult> {
   let url: URL;
   try {
     url = new URL(row.url);
   } catch {
     return { status: null, error: 'invalid URL', unreachable: false };
   }
-  const headers = { 'content-type': 'application/json', 'user-agent': 'video-embeddings-gateway-webhooks', ...signedHeaders(secret, row.id, row.payload, new Date(clock.now())) };
+  const headers = { 'content-type': 'application/json', 'user-agent': 'video-embeddings-gateway-webhooks', ...signedHeaders(secrets, row.id, row.payload, new Date(clock.now())) };
   const deadline = AbortSignal.timeout(attemptMs);
   let res: Dispatcher.ResponseData;
   try {

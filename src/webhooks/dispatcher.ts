@@ -5,7 +5,7 @@ import type { Store } from '../store/types.js';
 import type { OutboxRecord } from '../store/webhook-types.js';
 import { postDelivery, type PostResult } from './delivery-post.js';
 import { ReceiverSlots, slotOf, type Slot } from './receiver-slots.js';
-import { signingEndpoint } from './signing-endpoint.js';
+import { signingSecrets } from './signing-endpoint.js';
 import { webhookDeliveries, webhookDeliveryDuration } from '../ops/metrics.js';
 
 export interface DispatcherSettings {
@@ -196,20 +196,20 @@ export class WebhookDispatcher {
   private async deliver(row: OutboxRecord, slot: Slot): Promise<void> {
     const attempt = row.attempts + 1;
     const started = this.clock.now();
-    const signing = await signingEndpoint(this.store, row);
-    const result: PostResult = signing.endpoint ? await postDelivery(this.agent, row, signing.endpoint.secret, this.attemptMs, this.clock) : { status: null, error: signing.refusal, unreachable: false };
+    const signing = await signingSecrets(this.store, row);
+    const result: PostResult = signing.secrets ? await postDelivery(this.agent, row, signing.secrets, this.attemptMs, this.clock) : { status: null, error: signing.refusal, unreachable: false };
     const now = this.clock.now();
-    if (signing.endpoint) this.slots.note(slot, result.status !== null, result.unreachable, now);
+    if (signing.secrets) this.slots.note(slot, result.status !== null, result.unreachable, now);
     const { status, error } = result;
     const ok = status !== null && status >= 200 && status < 300 && error === null;
-    const final = !signing.endpoint || attempt >= this.settings.maxAttempts;
+    const final = !signing.secrets || attempt >= this.settings.maxAttempts;
     const outcome = ok
       ? { state: 'delivered' as const }
       : final
         ? { state: 'failed' as const }
         : { state: 'pending' as const, nextAttemptAt: now + retryDelay(attempt, this.settings.retryBaseMs, this.settings.maxDelayMs) };
     const recorded = await this.store.recordDeliveryAttempt(row.id, { endpointId: row.endpointId, attempt, status, error, latencyMs: now - started, now }, outcome, row.leaseUntil ?? 0);
-    if (signing.endpoint) webhookDeliveryDuration.observe({ result: ok ? 'ok' : 'error' }, (now - started) / 1000);
+    if (signing.secrets) webhookDeliveryDuration.observe({ result: ok ? 'ok' : 'error' }, (now - started) / 1000);
     if (!recorded) {
       this.log.warn({ delivery: row.id, attempt }, 'webhook attempt ended after its lease; its outcome was not recorded');
       return;

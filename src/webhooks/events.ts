@@ -17,3 +17,15 @@ export function videoEvent(type: VideoEventType, videoId: string, now: number): 
 export function messageId(): string {
   return `msg_${randomUUID().replace(/-/g, '')}`;
 }
+
+/**
+ * A receiver's URL as parsed (scheme and host case, default port), so that two spellings of one
+ * receiver compare equal: endpoints at one URL are one receiver (outbox rows, signing secrets).
+ */
+export function receiverKey(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}

@@ -21,10 +21,10 @@ export function takeJobWebhook(body: JsonObject): { body: JsonObject; url: strin
 
 /**
  * A per-job target must pass the SSRF rules, and the account needs a registered endpoint: its secret
- * signs the per-job deliveries, so the receiver can verify them like any other.
+ * signs the per-job deliveries, so the receiver can verify them like any other. The endpoint is
+ * looked for first: an account that may not name a target never gets the gateway to resolve one.
  */
 export async function checkJobWebhook(store: Pick<Store, 'listWebhookEndpoints'>, accountId: string, url: string, allowPrivate: boolean): Promise<void> {
-  await checkTarget(url, JOB_WEBHOOK_FIELD, allowPrivate);
   const active = (await store.listWebhookEndpoints(accountId)).some((e) => e.disabledAt === null);
   if (!active)
     throw errors.invalidRequest(
@@ -32,4 +32,5 @@ export async function checkJobWebhook(store: Pick<Store, 'listWebhookEndpoints'>
       JOB_WEBHOOK_FIELD,
       'invalid_webhook_url',
     );
+  await checkTarget(url, JOB_WEBHOOK_FIELD, allowPrivate);
 }
