@@ -45,22 +45,31 @@ async function budgetOf(tx: SqlExecutor, keyId: string): Promise<KeyBudget | nul
   return { total, period, periodLimit };
 }
 
-/** The (row, cap) pairs a reservation at `at` must fit in. */
-function windowsOf(b: KeyBudget, at: number): Array<{ key: string; cap: Micros; start: number }> {
-  const out: Array<{ key: string; cap: Micros; start: number }> = [];
-  if (b.total !== null) out.push({ key: TOTAL, cap: b.total, start: 0 });
-  if (b.period && b.periodLimit !== null) {
-    const w = periodWindow(b.period, at);
-    out.push({ key: w.key, cap: b.periodLimit, start: w.start });
-  }
-  return out;
+interface Window {
+  key: string;
+  start: number;
+  end: number;
+  /** The budget's cap on it; null for a window counted but not capped. */
+  cap: Micros | null;
 }
 
-/** Whether two budgets count the same windows (the total, and a period of the same kind), so that counters kept for one serve the other. */
-function sameWindows(a: KeyBudget | null, b: KeyBudget | null): boolean {
-  if (!a || !b) return false;
-  const periodOf = (x: KeyBudget) => (x.period && x.periodLimit !== null ? x.period : null);
-  return (a.total !== null) === (b.total !== null) && periodOf(a) === periodOf(b);
+/**
+ * Every window a reservation at `at` is counted in: the lifetime total, its UTC day and its UTC
+ * month, whichever of them the budget caps. The ones it does not cap are counted too, so that a
+ * budget changed to another kind (a daily limit made monthly, a period made a total) finds counters
+ * that already hold the estimates of the requests running: restarted from the ledger, they would
+ * miss those requests, whose charges are not written yet, and the corrections of their estimates
+ * (`adjustInTx`) would then take them off counters that never had them.
+ */
+function windowsOf(b: KeyBudget, at: number): Window[] {
+  const day = periodWindow('day', at);
+  const month = periodWindow('month', at);
+  const periodCap = (p: BudgetPeriod): Micros | null => (b.period === p && b.periodLimit !== null ? b.periodLimit : null);
+  return [
+    { key: TOTAL, start: 0, end: Number.MAX_SAFE_INTEGER, cap: b.total },
+    { ...day, cap: periodCap('day') },
+    { ...month, cap: periodCap('month') },
+  ];
 }
 
 /** Captures and charges of the key since `since`, plus holds of its jobs still open (what a budget row starts from). */
@@ -86,8 +95,14 @@ async function spentSince(tx: SqlExecutor, keyId: string, since: number, until =
 export async function reserveInTx(tx: SqlExecutor, keyId: string, amount: Micros, at: number): Promise<void> {
   const budget = await budgetOf(tx, keyId);
   if (!budget) return;
-  for (const w of windowsOf(budget, at)) {
-    await seed(tx, keyId, w.key, w.start, w.key === TOTAL ? Number.MAX_SAFE_INTEGER : periodWindow(budget.period!, at).end);
+  const windows = windowsOf(budget, at);
+  await seed(tx, keyId, windows);
+  const uncapped: string[] = [];
+  for (const w of windows) {
+    if (w.cap === null) {
+      uncapped.push(w.key);
+      continue;
+    }
     const moved = await tx.run('UPDATE key_spend SET spent = spent + ? WHERE key_id = ? AND period = ? AND spent + ? <= ?', [
       amount,
       keyId,
@@ -97,14 +112,22 @@ export async function reserveInTx(tx: SqlExecutor, keyId: string, amount: Micros
     ]);
     if (moved === 0) throw new KeyBudgetExceeded();
   }
+  if (uncapped.length > 0)
+    await tx.run(`UPDATE key_spend SET spent = spent + ? WHERE key_id = ? AND period IN (${uncapped.map(() => '?').join(', ')})`, [amount, keyId, ...uncapped]);
 }
 
-/** Creates a window's row on first use from what the ledger already knows, so a budget set late still counts past spend. */
-async function seed(tx: SqlExecutor, keyId: string, period: string, start: number, end: number): Promise<void> {
-  const exists = await tx.query('SELECT 1 AS found FROM key_spend WHERE key_id = ? AND period = ?', [keyId, period]);
-  if (exists.length > 0) return;
-  const spent = await spentSince(tx, keyId, start, end);
-  await tx.run('INSERT INTO key_spend (key_id, period, spent) VALUES (?, ?, ?) ON CONFLICT (key_id, period) DO NOTHING', [keyId, period, spent]);
+/** Creates the windows' rows on first use from what the ledger already knows, so a budget set late still counts past spend. */
+async function seed(tx: SqlExecutor, keyId: string, windows: Window[]): Promise<void> {
+  const rows = await tx.query(`SELECT period FROM key_spend WHERE key_id = ? AND period IN (${windows.map(() => '?').join(', ')})`, [
+    keyId,
+    ...windows.map((w) => w.key),
+  ]);
+  const present = new Set(rows.map((r) => String(r.period)));
+  for (const w of windows) {
+    if (present.has(w.key)) continue;
+    const spent = await spentSince(tx, keyId, w.start, w.end);
+    await tx.run('INSERT INTO key_spend (key_id, period, spent) VALUES (?, ?, ?) ON CONFLICT (key_id, period) DO NOTHING', [keyId, w.key, spent]);
+  }
 }
 
 /** Moves the key's windows that exist for a reservation made at `at` by `delta` (never below zero). */
@@ -132,12 +155,12 @@ export function budgetOps(db: SqlDriver): BudgetOps {
           budget?.periodLimit ?? null,
           id,
         ]);
-        // A new cap over the windows the old budget already counted keeps their counters: they hold
-        // the estimates of requests in flight, which the ledger does not (yet), and a restart from
-        // the ledger would let those requests' spend go uncounted. Otherwise the counters restart
-        // from the ledger the next time they are needed: while a key had no budget, or a window was
-        // not part of it, nothing kept them up to date.
-        if (!sameWindows(before, budget)) await tx.run('DELETE FROM key_spend WHERE key_id = ?', [id]);
+        // A budget changed to another (a new cap, another period, a total added or removed) keeps the
+        // counters: every window was counted whatever the budget capped (windowsOf), and they hold the
+        // estimates of requests in flight, which the ledger does not (yet). While a key has no budget
+        // nothing keeps them up to date, so a budget removed or set where there was none restarts them
+        // from the ledger the next time they are needed (what that misses: docs/spend.md).
+        if (!before || !budget) await tx.run('DELETE FROM key_spend WHERE key_id = ?', [id]);
         return changed === 1;
       });
     },

@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/types.js';
 import { redactorFor } from '../core/redact.js';
 import { errors, isGatewayError } from '../core/errors.js';
-import { isObject, type JsonObject } from '../core/json.js';
-import { costForSeconds } from '../core/money.js';
+import type { JsonObject } from '../core/json.js';
+import { costForSeconds, isMicros } from '../core/money.js';
 import { MediaUnreachableError } from '../http/media.js';
 import { TransportError, type Upstream } from '../http/types.js';
 import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
-import { moneyHeld, moneyReleased, units, videoSettlements } from '../ops/metrics.js';
-import { annotateRequest, traced, tracingOn } from '../ops/tracing.js';
+import { moneyReleased, units, videoSettlements } from '../ops/metrics.js';
+import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import type { JobDialect, JobRecord, NewJob } from '../store/job-types.js';
 import { checkCapabilities } from './capabilities.js';
 import { taskRefOf } from './refresh.js';
@@ -22,6 +22,8 @@ import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
 import { checkJobWebhook, takeJobWebhook } from '../webhooks/job-target.js';
 import { newCallbackToken, withGatewayCallback } from './callbacks.js';
 import { releaseHold } from './release.js';
+import { placeJob, summarize } from './create-hold.js';
+import { fetchMedia } from './fetch-media.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -30,6 +32,8 @@ export interface CreateControl {
   commit?(): void;
   /** The request's x-request-id: recorded on the job, and sent to vendors that take one. */
   requestId?: string;
+  /** Receives the admission's x-ratelimit-* headers, for every answer the create gives after it. */
+  rateLimitHeaders?(headers: Record<string, string>): void;
 }
 
 /** What the OpenAI surface adds to a create. */
@@ -81,10 +85,14 @@ export async function createVideoJob(
   }
   const pricePerSecond = model.price.perSecond ?? 0;
   const hold = costForSeconds(pricePerSecond, estSeconds);
+  // A length or count past any sense (a 400-digit duration) holds more than any balance: the 402 of
+  // a hold that does not fit, before anything is counted.
+  if (!isMicros(hold)) throw errors.insufficientQuota('This video would hold more than any balance can cover; ask for fewer or shorter videos.');
   if (target.url) await checkJobWebhook(deps.store, ctx.account.id, target.url, deps.settings.allowPrivateWebhooks ?? false);
 
   const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
   const admission = await admitOrThrow(deps.limiter, 'video', scopes, 0);
+  control.rateLimitHeaders?.(admission.headers);
 
   let jobId: string;
   // Set only when the gateway registers its own callback URL with the vendor (see callbacks.ts).
@@ -125,12 +133,7 @@ export async function createVideoJob(
       webhookUrl: target.url ?? null,
       callbackToken: callbackNative ? callbackToken : null,
     };
-    const placed = deps.reservations
-      ? await deps.reservations.storeHold(ctx.account.id, hold, (inFlight) => deps.store.createJobWithHold(newJob, hold, now, inFlight), (r) => r === 'ok')
-      : await deps.store.createJobWithHold(newJob, hold, now);
-    if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start, besides what the account's requests still running hold.`);
-    if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
-    moneyHeld.inc({ model: model.name }, units(hold));
+    await placeJob(deps, newJob, hold, now);
   } catch (e) {
     // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
     // did no work, so the video RPM quota gets it back.
@@ -234,71 +237,7 @@ async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream,
   }
 }
 
-/** At most this many media URLs per request, fetched this many at a time (memory and fan-out bounds). */
-const MAX_MEDIA_URLS = 8;
-const MEDIA_CONCURRENCY = 4;
-
-async function fetchMedia(
-  deps: VideoDeps,
-  vendor: VideoVendor,
-  input: Omit<CreateInput, 'media'>,
-  signal?: AbortSignal,
-  prefetched?: ReadonlyMap<string, InlineMedia>,
-): Promise<Map<string, InlineMedia>> {
-  const out = new Map<string, InlineMedia>();
-  const urls: string[] = [];
-  for (const url of new Set(vendor.inlineMedia?.(input) ?? [])) {
-    const known = prefetched?.get(url);
-    if (known) out.set(url, known);
-    else urls.push(url);
-  }
-  if (urls.length > MAX_MEDIA_URLS)
-    throw errors.invalidRequest(`At most ${MAX_MEDIA_URLS} media URLs can be fetched for one video; got ${urls.length}.`, 'media', 'too_many_media');
-  let next = 0;
-  const worker = async () => {
-    while (next < urls.length) {
-      const url = urls[next++]!;
-      const param = paramForUrl(input, url);
-      out.set(url, await traced('media fetch', mediaAttributes(url, param), () => deps.media.fetch(url, param, signal)));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(MEDIA_CONCURRENCY, urls.length) }, worker));
-  return out;
-}
-
-/** Only the scheme and host of a client's media URL go into a span: paths and queries may carry tokens. */
-function mediaAttributes(url: string, param: string): Record<string, string> {
-  if (url.startsWith('data:')) return { 'url.scheme': 'data', 'gateway.param': param };
-  try {
-    const u = new URL(url);
-    return { 'url.scheme': u.protocol.replace(':', ''), 'server.address': u.hostname, 'gateway.param': param };
-  } catch {
-    return { 'gateway.param': param };
-  }
-}
-
-function paramForUrl(input: Omit<CreateInput, 'media'>, url: string): string {
-  const i = input.std.frameImages.findIndex((f) => f.url === url);
-  if (i >= 0) return `frame_images[${i}].image_url`;
-  const j = input.std.inputReferences.findIndex((r) => r.url === url);
-  if (j >= 0) return `input_references[${j}].url`;
-  const key = Object.keys(input.native).find((k) => JSON.stringify(input.native[k]).includes(url));
-  return key ?? 'media';
-}
-
 async function recordMaybeCreated(deps: VideoDeps, jobId: string, up: Upstream, err: TransportError): Promise<void> {
   deps.log.warn({ upstream: up.name, job: jobId, reason: err.reason }, 'video create may have reached the upstream; recorded for reconciliation');
   await deps.store.recordReconcile({ jobId, upstream: up.name, reason: `${err.reason}: ${redactorFor(up).text(err.message)}`, now: deps.clock.now() });
-}
-
-/** What is kept of the request: standard fields and native names, prompt truncated, no media bytes. */
-function summarize(body: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(body)) {
-    if (k === 'prompt' && typeof v === 'string') out.prompt = v.slice(0, 500);
-    else if (typeof v === 'string') out[k] = v.length > 300 ? `${v.slice(0, 300)}...` : v;
-    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
-    else out[k] = Array.isArray(v) ? `[array of ${v.length}]` : isObject(v) ? '[object]' : null;
-  }
-  return out;
 }

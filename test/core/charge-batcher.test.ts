@@ -1,7 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { GatewayError } from '../../src/core/errors.js';
 import { ChargeBatcher } from '../../src/billing/charges.js';
-import { Reservations } from '../../src/billing/reservations.js';
 
 describe('charge batching', () => {
   it('writes charges queued in one turn in one call, and settles each caller with its own result', async () => {
@@ -56,29 +54,6 @@ describe('charge batching at shutdown', () => {
     const p = b.charge('a', 1, 'r1', null, 0);
     await b.drain();
     await expect(p).rejects.toThrow('database gone');
-  });
-});
-
-describe('in-flight reservations', () => {
-  it('counts what is in flight against the balance, and releases exactly once', async () => {
-    let balance = 100;
-    let now = 0;
-    const r = new Reservations({ getAccount: async (id) => ({ id, name: id, balance, upstreams: null, limits: {}, createdAt: 0 }) }, () => now);
-    const first = await r.reserve('acct', 60);
-    expect(first).toBeDefined();
-    expect(await r.reserve('acct', 60)).toBeUndefined(); // 120 > 100 while the first is in flight
-    const parallel = await Promise.all([r.reserve('acct', 20), r.reserve('acct', 20), r.reserve('acct', 20)]);
-    expect(parallel.filter(Boolean)).toHaveLength(2); // 60 + 20 + 20 = 100
-    first!(50); // charged 50: this process now sees 50 left
-    first!(50);
-    expect(r.held('acct')).toBe(40);
-    for (const p of parallel) p?.(0);
-    expect(await r.reserve('acct', 51)).toBeUndefined();
-    expect(await r.reserve('acct', 50)).toBeDefined();
-    // A top-up (or another instance's charge) shows once the view is a second old.
-    balance = 1_000;
-    now += 1_000;
-    expect(await r.reserve('acct', 900)).toBeDefined();
   });
 });
 
@@ -175,62 +150,6 @@ describe('charges acknowledged before their write', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(errors.at(-1)).toBe('r1');
     expect(b.backlog).toBe(0);
-  });
-});
-
-describe('reservations with acknowledged charges', () => {
-  it('an acknowledged charge counts against the balance until it is written, and is not counted twice after', async () => {
-    let balance = 100;
-    let now = 0;
-    const r = new Reservations({ getAccount: async (id) => ({ id, name: id, balance, upstreams: null, limits: {}, createdAt: 0 }) }, () => now);
-    const release = (await r.reserve('acct', 10))!;
-    let write!: () => void;
-    const durable = new Promise<void>((res) => (write = res));
-    release(70, durable); // charged 70, not yet in the store: the store still says 100
-    expect(r.held('acct')).toBe(70);
-    expect(await r.reserve('acct', 31)).toBeUndefined();
-    // The write lands; the store now says 30 and the cached view (read before) drops by 70.
-    balance = 30;
-    write();
-    await durable;
-    await new Promise((res) => setImmediate(res));
-    expect(r.held('acct')).toBe(0);
-    expect(await r.reserve('acct', 31)).toBeUndefined();
-    const ok = await r.reserve('acct', 30);
-    expect(ok).toBeDefined();
-    ok!(0);
-    // A view read after the write already holds it: 30 left, not -40.
-    now += 1_000;
-    expect(await r.reserve('acct', 30)).toBeDefined();
-  });
-
-  it('refreshes the balance in the background past half its lifetime, and waits only when it expired', async () => {
-    let balance = 100;
-    let reads = 0;
-    let now = 0;
-    const r = new Reservations(
-      {
-        getAccount: async (id) => {
-          reads++;
-          return { id, name: id, balance, upstreams: null, limits: {}, createdAt: 0 };
-        },
-      },
-      () => now,
-    );
-    (await r.reserve('acct', 1))!(0);
-    expect(reads).toBe(1);
-    now = 400;
-    (await r.reserve('acct', 1))!(0);
-    expect(reads).toBe(1); // fresh
-    balance = 5;
-    now = 600;
-    // Past half: answered from the cached 100 while a read starts.
-    const stale = await r.reserve('acct', 50);
-    expect(stale).toBeDefined();
-    stale!(0);
-    expect(reads).toBe(2);
-    await new Promise((res) => setImmediate(res));
-    expect(await r.reserve('acct', 50)).toBeUndefined(); // the background read brought 5
   });
 });
 
@@ -359,93 +278,5 @@ describe('charge writes at a pace (PostgreSQL)', () => {
     } finally {
       vi.useRealTimers();
     }
-  });
-});
-
-describe('charge writes that fail', () => {
-  const transient = () => new Error('connection refused');
-
-  it('retries an acknowledged charge whose own write failed for the database, drops one the store refused, and rejects a waiting caller', async () => {
-    let down = true;
-    const written: string[] = [];
-    const reported: string[] = [];
-    const b = new ChargeBatcher(
-      {
-        // As the store does after a failed batch: each item on its own, errors in their slots.
-        chargeMany: async (items) =>
-          items.map((it) => {
-            if (it.ref === 'gone') return new GatewayError(404, 'invalid_request_error', 'Account does not exist.');
-            if (down) return transient();
-            written.push(it.ref);
-            return 'ok' as const;
-          }),
-      },
-      { onError: (e, ref) => reported.push(`${ref}: ${(e as Error).message}`) },
-    );
-    const a = await b.submit('acct', 5, 'a1', null, 0);
-    const gone = await b.submit('acct', 5, 'gone', null, 0);
-    const waiting = b.charge('acct', 5, 'w1', null, 0);
-    await expect(waiting).rejects.toThrow('connection refused');
-    await gone.durable;
-    expect(b.backlog).toBe(1);
-    down = false;
-    await a.durable;
-    expect(written).toEqual(['a1']);
-    expect(b.backlog).toBe(0);
-    expect(reported).toContain('gone: Account does not exist.');
-    expect(reported).toContain('a1: connection refused');
-  });
-
-  it('refuses an amount the ledger cannot take before it is queued, so the charges after it are still written', async () => {
-    const written: string[] = [];
-    const b = new ChargeBatcher({
-      chargeMany: async (items) => {
-        if (items.some((i) => !Number.isSafeInteger(i.amount) || i.amount < 0)) throw new Error('amount must be an integer');
-        written.push(...items.map((i) => i.ref));
-        return items.map(() => 'ok' as const);
-      },
-    });
-    for (const bad of [1e16, Number.NaN, -1, 0.5, Number.POSITIVE_INFINITY]) {
-      await expect(b.submit('acct', bad, 'bad', null, 0)).rejects.toMatchObject({ status: 500 });
-      await expect(b.charge('acct', bad, 'bad', null, 0)).rejects.toMatchObject({ status: 500 });
-    }
-    const { durable } = await b.submit('acct', 5, 'good', null, 0);
-    await expect(b.charge('acct', 5, 'chat', null, 0)).resolves.toBe('ok');
-    await durable;
-    expect(written.sort()).toEqual(['chat', 'good']);
-    expect(b.backlog).toBe(0);
-  });
-
-  it('drain keeps the retry delays while the database stays down, then reports what it could not write', async () => {
-    let writes = 0;
-    const reported: string[] = [];
-    const b = new ChargeBatcher(
-      {
-        chargeMany: async () => {
-          writes++;
-          throw transient();
-        },
-      },
-      { onError: (_e, ref) => reported.push(ref) },
-    );
-    const { durable } = await b.submit('acct', 1, 'r1', null, 0);
-    await new Promise((r) => setTimeout(r, 30));
-    const before = writes;
-    await b.drain(1_200);
-    await durable;
-    // Retries at 50, 200 and 1,000 ms: a handful of writes, not one per event-loop turn.
-    expect(writes - before).toBeGreaterThanOrEqual(1);
-    expect(writes - before).toBeLessThanOrEqual(4);
-    expect(reported.at(-1)).toBe('r1');
-    expect(b.backlog).toBe(0);
-  });
-
-  it('at its deadline drain also reports the charges of a write still in flight', async () => {
-    const reported: string[] = [];
-    const b = new ChargeBatcher({ chargeMany: () => new Promise(() => undefined) }, { onError: (e, ref) => reported.push(`${ref}: ${(e as Error).message}`) });
-    await b.submit('acct', 1, 'r1', null, 0);
-    await b.submit('acct', 1, 'r2', null, 0);
-    await b.drain(100);
-    expect(reported).toEqual(['r1: 2 charge(s) still being written at shutdown']);
   });
 });

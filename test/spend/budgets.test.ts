@@ -115,7 +115,7 @@ describe('key budgets on SQLite', () => {
     expect((await gw.services.store.keySpend(limitedId, Date.now())).total).toBe(9_000_000);
   });
 
-  it('a new cap over the same windows keeps counting the requests in flight; another kind of budget restarts from the ledger', async () => {
+  it('a new cap or another kind of budget keeps counting the requests in flight; a budget removed and set again restarts from the ledger', async () => {
     const { KeyBudgets } = await import('../../src/billing/key-budgets.js');
     const store = gw.services.store;
     const { limitedId } = await accountWithKeys(gw, 100, { total: '1' });
@@ -130,9 +130,44 @@ describe('key budgets on SQLite', () => {
     await settleA(900_000);
     await settleB(900_000);
     expect((await store.keySpend(limitedId, Date.now())).total).toBe(1_800_000);
-    // A budget of another kind (a daily limit added) starts again from the ledger: nothing was charged.
+    // A budget of another kind (a daily limit added) keeps the counters as well.
     await store.setKeyBudget(limitedId, { total: 2_000_000, period: 'day', periodLimit: 1_000_000 });
+    expect(await store.keySpend(limitedId, Date.now())).toMatchObject({ total: 1_800_000, period: 1_800_000 });
+    // A key whose budget was removed counts nothing meanwhile: a budget set again starts from the ledger,
+    // where these reservations never wrote a charge.
+    await store.setKeyBudget(limitedId, null);
+    await store.setKeyBudget(limitedId, { total: 2_000_000, period: null, periodLimit: null });
     expect((await store.keySpend(limitedId, Date.now())).total).toBe(0);
+  });
+
+  it('a budget changed to another kind while requests run still counts them (a day to a month, a period to a total)', async () => {
+    const { KeyBudgets } = await import('../../src/billing/key-budgets.js');
+    const store = gw.services.store;
+    const { account, limitedId } = await accountWithKeys(gw, 100, { period: 'day', period_limit: '5' });
+    const accountId = (await store.getAccountByName(account))!.id;
+    const key = (await store.getKey(limitedId))!;
+    const budgets = new KeyBudgets(store, () => Date.now());
+    const by = { keyId: limitedId, model: EMBED_MODEL, upstream: 'oai' };
+    // 1.0 is counted for a request still running when the daily limit becomes a monthly one of 1.5.
+    const settleA = await budgets.reserve(key, 1_000_000);
+    await store.setKeyBudget(limitedId, { total: null, period: 'month', periodLimit: 1_500_000 });
+    await expect(budgets.reserve(key, 600_000)).rejects.toMatchObject({ status: 402 });
+    const settleB = await budgets.reserve(key, 500_000);
+    // Each is charged (the ledger row first, then the estimate corrected, as the services do).
+    await store.charge(accountId, 800_000, 'emb-kind-a', EMBED_MODEL, Date.now(), by);
+    await settleA(800_000);
+    await store.charge(accountId, 500_000, 'emb-kind-b', EMBED_MODEL, Date.now(), by);
+    await settleB(500_000);
+    expect((await store.keySpend(limitedId, Date.now())).period).toBe(1_300_000);
+    // The monthly limit becomes a lifetime total while a third request runs.
+    const settleC = await budgets.reserve(key, 100_000);
+    await store.setKeyBudget(limitedId, { total: 1_500_000, period: null, periodLimit: null });
+    await expect(budgets.reserve(key, 100_001)).rejects.toMatchObject({ status: 402 });
+    await store.charge(accountId, 100_000, 'emb-kind-c', EMBED_MODEL, Date.now(), by);
+    await settleC(100_000);
+    expect((await store.keySpend(limitedId, Date.now())).total).toBe(1_400_000);
+    await expect(budgets.reserve(key, 100_001)).rejects.toMatchObject({ status: 402 });
+    expect(await budgets.reserve(key, 100_000)).toBeTypeOf('function');
   });
 
   it('ledger rows carry the key, model and upstream that caused them', async () => {
