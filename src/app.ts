@@ -151,10 +151,10 @@ export function buildApp(s: Services): FastifyInstance {
       adminToken: s.config.admin_token,
       metricsHere: s.config.metrics.enabled && s.config.metrics.port === undefined,
     });
-    registerModelRoutes(api, { authorizer: s.authorizer, catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
+    registerModelRoutes(api, { catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video, downloadStallMs: server.download_stall_ms });
     registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video, downloadStallMs: server.download_stall_ms });
-    registerFileRoutes(api, { authorizer: s.authorizer, files: s.video.deps.files, downloadStallMs: server.download_stall_ms });
+    registerFileRoutes(api, { files: s.video.deps.files, downloadStallMs: server.download_stall_ms });
     registerCallbackRoutes(api, { video: s.video, shutdown: s.shutdown });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });

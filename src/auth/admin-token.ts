@@ -22,15 +22,11 @@ export function adminTokenGuard(adminToken: string | undefined, limiter: SignInL
     const h = req.headers.authorization;
     // Nothing to guess without a header or without an admin token.
     if (h === undefined || !want) throw errors.unauthenticated('This endpoint needs the admin token.');
-    const guess = !authorizedBySession(req);
-    if (guess) {
-      const wait = limiter.retryAfter(req.ip);
-      if (wait > 0) throw errors.rateLimited('Too many wrong admin tokens from this address; wait and try again.', wait);
-    }
+    // Counted up front like a console sign-in (one look at the address), given back when right.
+    const attempt = authorizedBySession(req) ? undefined : limiter.begin(req.ip);
+    if (attempt && attempt.retryAfter > 0) throw errors.rateLimited('Too many wrong admin tokens from this address; wait and try again.', attempt.retryAfter);
     const m = typeof h === 'string' ? /^Bearer ([\x21-\x7e]+)$/.exec(h) : null;
-    if (!m || !timingSafeEqual(digest(m[1]!), want)) {
-      if (guess) limiter.fail(req.ip);
-      throw errors.unauthenticated('This endpoint needs the admin token.');
-    }
+    if (!m || !timingSafeEqual(digest(m[1]!), want)) throw errors.unauthenticated('This endpoint needs the admin token.');
+    attempt?.succeeded();
   };
 }

@@ -4,6 +4,11 @@ import { globMatch } from '../routing/glob.js';
 import type { KeyAction } from '../store/types.js';
 import type { AuthContext } from './types.js';
 
+/** 403 unless the key may call the endpoints of `action`. */
+export function requireAction(ctx: AuthContext, action: KeyAction): void {
+  if (!ctx.key.actions.includes(action)) throw errors.permissionDenied(`This API key may not use the ${action} endpoints.`);
+}
+
 /**
  * Decides whether a key may perform an action on a model:
  * - unknown model: 404 model_not_found
@@ -14,13 +19,10 @@ import type { AuthContext } from './types.js';
 export class Authorizer {
   constructor(private readonly catalog: Catalog) {}
 
-  action(ctx: AuthContext, action: KeyAction): void {
-    if (!ctx.key.actions.includes(action))
-      throw errors.permissionDenied(`This API key may not use the ${action} endpoints.`);
-  }
-
   model(ctx: AuthContext, action: KeyAction, model: unknown, capability: Capability): ModelInfo {
-    this.action(ctx, action);
+    // The request gate checked it already for routes that name it (auth/request-gate.ts); callers of
+    // this check get it whatever route they serve.
+    requireAction(ctx, action);
     if (typeof model !== 'string' || model.length === 0)
       throw errors.invalidRequest("'model' is required and must be a string.", 'model', 'missing_required_parameter');
     const info = this.catalog.model(model);

@@ -1,6 +1,6 @@
 import 'fastify';
 import type { CallSignal } from '../http/call-signal.js';
-import type { Account, ApiKeyRecord } from '../store/types.js';
+import type { Account, ApiKeyRecord, KeyAction } from '../store/types.js';
 
 export interface AuthContext {
   account: Account;
@@ -34,5 +34,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route accepts signed links (expires + signature) in place of a bearer key. */
     signedLinks?: boolean;
+    /**
+     * The key action a /v1 route needs: checked with the key, before the body is read or parsed
+     * (auth/request-gate.ts), so a key without it gets 403 whatever it sends. `any`: every valid key
+     * (a key's own usage). Every /v1 route names one: the gate refuses to register a route without.
+     */
+    keyAction?: KeyAction | 'any';
   }
 }

@@ -148,7 +148,9 @@ export class ChatService {
     const forwardUsageChunk = isObject(body.stream_options) && body.stream_options.include_usage === true;
     const headers = {
       'content-type': res.headers['content-type'] ?? 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
+      // As every /v1 answer (auth/request-gate.ts), which a hijacked reply does not inherit: one
+      // caller's words, no cache may keep them.
+      'cache-control': 'no-store',
       // Tells buffering reverse proxies (nginx) to pass events on at once.
       'x-accel-buffering': 'no',
       ...limitHeaders,

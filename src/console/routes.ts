@@ -59,7 +59,13 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     if (type !== 'application/json') throw errors.invalidRequest('Send {"token": "..."} as application/json.', undefined, 'unsupported_media_type');
   };
 
-  app.post('/console/session', { onRequest: onlyOwnPageJson }, async (req, reply) => {
+  // A session's answers are one browser's (its CSRF token; who is signed in), and a sign-in's refusals
+  // (401, 429) no less: no cache may keep any of them.
+  const noStore = async (_req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('cache-control', 'no-store');
+  };
+
+  app.post('/console/session', { onRequest: [noStore, onlyOwnPageJson] }, async (req, reply) => {
     // Counted before the key lookup is awaited, so attempts sent at once are counted at once.
     const attempt = deps.limiter.begin(req.ip);
     if (attempt.retryAfter > 0) throw errors.rateLimited('Too many failed sign-ins from this address; wait and try again.', attempt.retryAfter);
@@ -91,11 +97,10 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     // A fresh id at every sign-in (no fixation); the old session, if any, ends.
     deps.sessions.delete(sessionIdOf(req));
     setSessionCookie(reply, req, session, deps.clock.now());
-    reply.header('cache-control', 'no-store');
     return describeSession(session);
   }
 
-  app.get('/console/session', async (req, reply) => {
+  app.get('/console/session', { onRequest: noStore }, async (req, reply) => {
     const id = sessionIdOf(req);
     const s = deps.sessions.get(id);
     if (!s) throw errors.unauthenticated('No console session: sign in.');
@@ -112,11 +117,10 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
       setSessionCookie(reply, req, undefined, deps.clock.now());
       throw errors.unauthenticated('The API key behind this session was revoked or has expired: sign in again.');
     }
-    reply.header('cache-control', 'no-store');
     return describeSession(s);
   });
 
-  app.delete('/console/session', async (req, reply) => {
+  app.delete('/console/session', { onRequest: noStore }, async (req, reply) => {
     const id = sessionIdOf(req);
     const s = deps.sessions.get(id);
     if (s) checkCsrf(req, s);

@@ -54,6 +54,8 @@ export class SignInLimiter {
     private readonly maxFailures = 10,
     private readonly windowMs = 60_000,
     private readonly maxAddresses = 50_000,
+    /** Whose attempts an address counts with (addressBucket; IPv6 takes some parsing, so once per attempt). */
+    private readonly bucketOf: (client: string) => string = addressBucket,
   ) {}
 
   /**
@@ -62,8 +64,8 @@ export class SignInLimiter {
    * wrong keys were all looked up): counted up front, the attempts in flight take the places themselves.
    */
   begin(client: string): SignInAttempt {
-    const address = addressBucket(client);
-    const wait = this.retryAfter(address);
+    const address = this.bucketOf(client);
+    const wait = this.waitOf(address);
     if (wait > 0) return { retryAfter: wait, succeeded: () => undefined };
     const w = this.count(address);
     let given = false;
@@ -78,20 +80,15 @@ export class SignInLimiter {
     };
   }
 
-  /** 0 when the address may try; else the whole seconds until it may. */
-  retryAfter(client: string): number {
-    const w = this.windows.get(addressBucket(client));
+  /** 0 when the address (a bucket, bucketOf) may try; else the whole seconds until it may. */
+  private waitOf(address: string): number {
+    const w = this.windows.get(address);
     const at = this.now();
     if (!w || at - w.start >= this.windowMs || w.count < this.maxFailures) return 0;
     return Math.max(1, Math.ceil((w.start + this.windowMs - at) / 1000));
   }
 
-  /** Counts one failed attempt (for checks that complete without awaiting anything). */
-  fail(client: string): void {
-    this.count(addressBucket(client));
-  }
-
-  /** `address` is a bucket (addressBucket) already. */
+  /** `address` is a bucket (bucketOf) already. */
   private count(address: string): { start: number; count: number } {
     const at = this.now();
     let w = this.windows.get(address);

@@ -1,5 +1,5 @@
 import { elapsedMs } from '../core/clock.js';
-import { cleanTokens, isLimited, type LimitDecision } from './decision.js';
+import { cleanTokens, findTooLarge, isLimited, type LimitDecision } from './decision.js';
 import { MemoryRateLimiter } from './memory.js';
 import type { LimitFamily, LimitScope } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
@@ -45,6 +45,8 @@ export class LocalFallback {
 
   admit(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string): LimitDecision {
     const tokens = cleanTokens(tokensIn);
+    // Too large for the real quota: refused on it (with its headers), never admitted on a share.
+    if (findTooLarge(scopes, tokens)) return this.windows.admitNow(family, scopes, tokens);
     const shares = scopes.map((s) => this.share(s, tokens));
     const decision = this.windows.admitNow(family, shares, tokens);
     if (decision.allowed) for (const s of scopes) if (isLimited(s)) this.note(keyOf(s), 1, tokens);

@@ -1,11 +1,10 @@
 import { elapsedMs } from '../core/clock.js';
-import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
 import { answerAll, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation } from './redis-batch.js';
 import { decide, usedPerScope } from './redis-reply.js';
-import { HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
+import { firstAttempt, scriptClient } from './redis-client.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
 import { consoleLogger, type LimiterLogger, type RedisLimiterOptions, type ScriptClient } from './redis-options.js';
@@ -59,31 +58,25 @@ export class RedisRateLimiter implements RateLimiter {
     this.fallback = new LocalFallback(opts.now);
     this.heartbeatMs = opts.heartbeatMs ?? 5_000;
     this.ownsClient = !opts.client;
-    const client =
-      opts.client ??
-      new Redis(opts.url ?? 'redis://127.0.0.1:6379', {
-        // Fail fast instead of queueing: a request must never wait on a Redis that is not there.
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        commandTimeout: opts.commandTimeoutMs ?? 500,
-        connectTimeout: 1_000,
-        retryStrategy: (times) => Math.min(100 * times, 2_000),
-      });
-    client.defineCommand('rlTurn', { lua: TURN_LUA });
-    client.defineCommand('rlRelease', { lua: RELEASE_LUA });
-    client.defineCommand('rlRecord', { lua: RECORD_LUA });
-    client.defineCommand('rlHeartbeat', { lua: HEARTBEAT_LUA });
+    const client = scriptClient(opts);
     // Without a listener ioredis reports every reconnect failure as an unhandled error.
     client.on('error', (e: Error) => this.failed(e));
     client.on('ready', () => {
       this.everReady = true;
       void this.heartbeat();
     });
-    this.redis = client as ScriptClient;
+    this.redis = client;
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
     this.heartbeatTimer.unref();
     if (client.status === 'ready') void this.heartbeat();
-    if (client.status !== 'ready') this.firstConnect = this.awaitFirstConnect(opts.connectWaitMs ?? 1_000);
+    // Right after start the connection is still being made; admitting locally in that moment would
+    // hand every instance a full quota of its own. So the first requests wait for it, but never
+    // longer than `connectWaitMs`, and not at all once it failed.
+    else {
+      this.firstConnect = firstAttempt(client, opts.connectWaitMs ?? 1_000).then(() => {
+        this.firstConnect = undefined;
+      });
+    }
   }
 
   /** True when the connection to Redis is up. */
@@ -105,11 +98,15 @@ export class RedisRateLimiter implements RateLimiter {
     const tokens = cleanTokens(tokensIn);
     const limited = scopes.filter(isLimited);
     if (limited.length === 0) return admittedUnlimited();
-    const tooLarge = findTooLarge(limited, tokens);
-    if (tooLarge) return tooLargeDecision(family, tooLarge, tokens, {});
     if (this.firstConnect) await this.firstConnect;
-    if (!this.usable()) return this.fallback.admit(family, scopes, tokens, this.keyOf(family));
-    return new Promise((resolve, reject) => this.turn.push(family, { kind: 'admission', scopes, limited, tokens, resolve, reject }));
+    const decision = this.usable()
+      ? await new Promise<LimitDecision>((resolve, reject) => this.turn.push(family, { kind: 'admission', scopes, limited, tokens, resolve, reject }))
+      : this.fallback.admit(family, scopes, tokens, this.keyOf(family));
+    // A request over a whole minute's tokens goes through the windows all the same, which refuse it
+    // without counting it (no window holds more than its quota): so its answer describes them with
+    // the same headers as the in-process limiter's, and only the verdict is told apart here.
+    const tooLarge = findTooLarge(limited, tokens);
+    return tooLarge ? tooLargeDecision(family, tooLarge, tokens, decision.headers) : decision;
   }
 
   async adjustTokens(family: LimitFamily, scopes: readonly LimitScope[], delta: number, second?: number): Promise<void> {
@@ -162,29 +159,6 @@ export class RedisRateLimiter implements RateLimiter {
     } catch {
       this.redis.disconnect();
     }
-  }
-
-  /**
-   * Right after start the connection is still being made; admitting locally in that moment would
-   * hand every instance a full quota of its own. So the first requests wait for it, but never
-   * longer than `ms`, and not at all once it failed.
-   */
-  private awaitFirstConnect(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.redis.off('ready', done);
-        this.redis.off('error', done);
-        this.redis.off('end', done);
-        this.firstConnect = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.redis.once('ready', done);
-      this.redis.once('error', done);
-      this.redis.once('end', done);
-    });
   }
 
   /**

@@ -12,7 +12,7 @@ export interface ChatRouteDeps {
 
 /** POST /v1/chat/completions: OpenAI-compatible, streaming (SSE) or not. */
 export function registerChatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
-  app.post('/v1/chat/completions', async (request, reply) => {
+  app.post('/v1/chat/completions', { config: { keyAction: 'chat' } }, async (request, reply) => {
     const body = request.body;
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.');
     const model = deps.authorizer.model(request.auth, 'chat', body.model, 'chat');

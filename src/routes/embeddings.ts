@@ -12,7 +12,7 @@ export function registerEmbeddingsRoutes(
   app: FastifyInstance,
   deps: { authorizer: Authorizer; embeddings: EmbeddingsService },
 ): void {
-  app.post('/v1/embeddings', async (request, reply) => {
+  app.post('/v1/embeddings', { config: { keyAction: 'embeddings' } }, async (request, reply) => {
     const body = request.body;
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.');
     const model = deps.authorizer.model(request.auth, 'embeddings', body['model'], 'embedding');

@@ -1,6 +1,5 @@
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
 import { sendDownload } from '../http/download.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
@@ -43,37 +42,32 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
 }
 
 /** OpenAI's Files API (the part its SDKs use to pass a video create an `input_reference: {file_id}`). */
-export function registerFileRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; files: FilesService; downloadStallMs?: number }): void {
+export function registerFileRoutes(app: FastifyInstance, deps: { files: FilesService; downloadStallMs?: number }): void {
   const maxBytes = deps.files.settings.maxBytes;
   app.register(async (scope) => {
     await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, parts: MAX_FIELDS + 1, fieldSize: 1024 } });
-    scope.post('/v1/files', async (req, reply) => {
-      deps.authorizer.action(req.auth, 'video');
+    scope.post('/v1/files', { config: { keyAction: 'video' } }, async (req, reply) => {
       return deps.files.create(req.auth, await readUpload(req, reply, maxBytes));
     });
   });
 
-  app.get<{ Querystring: { after?: string; limit?: string; order?: string; purpose?: string } }>('/v1/files', async (req) => {
-    deps.authorizer.action(req.auth, 'video');
+  app.get<{ Querystring: { after?: string; limit?: string; order?: string; purpose?: string } }>('/v1/files', { config: { keyAction: 'video' } }, async (req) => {
     return deps.files.list(req.auth, req.query);
   });
 
-  app.get<{ Params: { id: string } }>('/v1/files/:id', async (req) => {
-    deps.authorizer.action(req.auth, 'video');
+  app.get<{ Params: { id: string } }>('/v1/files/:id', { config: { keyAction: 'video' } }, async (req) => {
     return deps.files.get(req.auth, req.params.id);
   });
 
   // Like videos.delete, an SDK may send DELETE with an empty JSON body: an empty body is no body.
   app.register(async (scope) => {
     acceptEmptyJsonBody(scope);
-    scope.delete<{ Params: { id: string } }>('/v1/files/:id', async (req) => {
-      deps.authorizer.action(req.auth, 'video');
+    scope.delete<{ Params: { id: string } }>('/v1/files/:id', { config: { keyAction: 'video' } }, async (req) => {
       return deps.files.delete(req.auth, req.params.id);
     });
   });
 
-  app.get<{ Params: { id: string } }>('/v1/files/:id/content', async (req, reply) => {
-    deps.authorizer.action(req.auth, 'video');
+  app.get<{ Params: { id: string } }>('/v1/files/:id/content', { config: { keyAction: 'video' } }, async (req, reply) => {
     const out = await deps.files.content(req.auth, req.params.id);
     // A client's bytes, served from the gateway's origin: a browser must keep to the sniffed type.
     reply.headers(out.headers).header('x-content-type-options', 'nosniff');

@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
 import { formatMicros } from '../core/money.js';
 import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import type { VideoCapabilities } from '../video/capabilities.js';
 
 interface ModelRouteDeps {
-  authorizer: Authorizer;
   catalog: Catalog;
   startedAt: number;
   videoCapabilities: (model: string) => VideoCapabilities | undefined;
@@ -21,13 +19,11 @@ export function registerModelRoutes(app: FastifyInstance, deps: ModelRouteDeps):
     if (video) out.video = { ...video, price_per_second: m.price.perSecond !== undefined ? Number(formatMicros(m.price.perSecond)) : null };
     return out;
   };
-  app.get('/v1/models', async (req) => {
-    deps.authorizer.action(req.auth, 'models');
+  app.get('/v1/models', { config: { keyAction: 'models' } }, async (req) => {
     return { object: 'list', data: deps.catalog.visibleModels(req.auth.account, req.auth.key).map((m) => present(m, created)) };
   });
 
-  app.get<{ Params: { id: string } }>('/v1/models/:id', async (req) => {
-    deps.authorizer.action(req.auth, 'models');
+  app.get<{ Params: { id: string } }>('/v1/models/:id', { config: { keyAction: 'models' } }, async (req) => {
     const visible = deps.catalog.visibleModels(req.auth.account, req.auth.key).find((m) => m.name === req.params.id);
     if (!visible) {
       if (!deps.catalog.model(req.params.id)) throw errors.modelNotFound(req.params.id);

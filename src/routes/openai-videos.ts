@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors, isGatewayError } from '../core/errors.js';
 import { sendDownload } from '../http/download.js';
+import { createControl } from './create-control.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
 import { isObject, type JsonObject } from '../core/json.js';
@@ -81,9 +82,9 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
       limits: { fileSize: maxUpload, files: 1, fields: MAX_FORM_FIELDS, parts: MAX_FORM_FIELDS + 1, fieldSize: MAX_FIELD_BYTES },
     });
 
-    scope.post('/v1/videos', async (req, reply) => {
-      // Before the body is read: a key that may not create videos neither uploads nor learns what its form got wrong.
-      deps.authorizer.action(req.auth, 'video');
+    // The key's action is checked before the body is read: a key that may not create videos neither
+    // uploads nor learns what its form got wrong.
+    scope.post('/v1/videos', { config: { keyAction: 'video' } }, async (req, reply) => {
       const parsed = await readCreate(req, reply, maxUpload);
       const fields: JsonObject = { ...parsed.fields };
       const model = deps.authorizer.model(req.auth, 'video', fields.model ?? OPENAI_DEFAULT_MODEL, 'video');
@@ -91,7 +92,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
       if (fromFiles && parsed.file) throw errors.invalidRequest("Send 'input_reference' once: as a file or as a reference, not both.", 'input_reference');
       if (fromFiles) delete fields.input_reference;
       const file = parsed.file ?? fromFiles;
-      const control = { signal: req.abortSignal, commit: () => req.commit() };
+      const control = createControl(req, reply);
       if (!file) return deps.video.create(req.auth, model, toSpecBody(fields, undefined), control, { dialect: 'openai' });
 
       const prepared = await prepareUpload(deps.video.deps, req.auth, model.name, fields, file);
@@ -105,22 +106,19 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
     });
   });
 
-  app.get<{ Querystring: { after?: string; limit?: string; order?: string } }>('/v1/videos', async (req) => {
-    deps.authorizer.action(req.auth, 'video');
+  app.get<{ Querystring: { after?: string; limit?: string; order?: string } }>('/v1/videos', { config: { keyAction: 'video' } }, async (req) => {
     return deps.video.list(req.auth, req.query);
   });
 
   // The Python SDK sends DELETE with an empty JSON body; an empty body here is no body.
   app.register(async (scope) => {
     acceptEmptyJsonBody(scope);
-    scope.delete<{ Params: { id: string } }>('/v1/videos/:id', async (req) => {
-      deps.authorizer.action(req.auth, 'video');
+    scope.delete<{ Params: { id: string } }>('/v1/videos/:id', { config: { keyAction: 'video' } }, async (req) => {
       return deps.video.delete(req.auth, req.params.id);
     });
   });
 
-  app.post<{ Params: { id: string } }>('/v1/videos/:id/remix', async (req) => {
-    deps.authorizer.action(req.auth, 'video');
+  app.post<{ Params: { id: string } }>('/v1/videos/:id/remix', { config: { keyAction: 'video' } }, async (req, reply) => {
     const body = req.body;
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.', undefined, 'invalid_body');
     const extra = Object.keys(body).find((k) => k !== 'prompt');
@@ -129,7 +127,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
     const model = deps.authorizer.model(req.auth, 'video', source.model, 'video');
     const spec: JsonObject = { model: source.model, prompt: body.prompt ?? null };
     if (typeof source.request.size === 'string') spec.size = source.request.size;
-    return deps.video.create(req.auth, model, spec, { signal: req.abortSignal, commit: () => req.commit() }, { dialect: 'openai', remixOf: source });
+    return deps.video.create(req.auth, model, spec, createControl(req, reply), { dialect: 'openai', remixOf: source });
   });
 
   // Uploaded inputs, for vendors that fetch them: only through a signed, expiring link (no key).

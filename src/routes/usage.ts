@@ -14,8 +14,8 @@ export function registerUsageRoutes(app: FastifyInstance, deps: { store: Store; 
     const q = (req.query ?? {}) as { from?: string; to?: string };
     return keyUsage(deps.store, req.auth.account, req.auth.key, q, deps.clock.now());
   };
-  app.get('/v1/usage', handler);
-  app.get('/v1/key', handler);
+  app.get('/v1/usage', { config: { keyAction: 'any' } }, handler);
+  app.get('/v1/key', { config: { keyAction: 'any' } }, handler);
 }
 
 export interface AdminUsageQuery {

@@ -163,6 +163,8 @@ describe('POST /v1/chat/completions (streaming)', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     expect(res.headers.get('x-ratelimit-limit-tokens')).toBe('200000');
+    // Written on the raw response (the reply is hijacked), and private like every /v1 answer.
+    expect(res.headers.get('cache-control')).toBe('no-store');
     const events = res.text.split('\n\n').filter(Boolean);
     expect(events[events.length - 1]).toBe('data: [DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)));

@@ -69,4 +69,29 @@ describe('Cache-Control on answers that hold secrets', () => {
     await bytes.arrayBuffer();
     expect(bytes.headers.get('cache-control')).toBeNull();
   });
+
+  it('every console session answer, the refusals of a sign-in included (401, 429, 400, 403)', async () => {
+    const fresh = await startTestGateway({});
+    try {
+      const signIn = (token: unknown, headers: Record<string, string> = {}) => call(fresh, 'POST', '/console/session', { body: { token }, headers });
+      const noStore = (r: { status: number; headers: Headers }, want: number, what: string) => {
+        expect(r.status, what).toBe(want);
+        expect(r.headers.get('cache-control'), what).toBe('no-store');
+      };
+      noStore(await signIn('sk-gw-wrong'), 401, 'a wrong key');
+      noStore(await signIn(42), 400, 'a token that is not a string');
+      noStore(await signIn(fresh.adminToken, { 'sec-fetch-site': 'cross-site' }), 403, 'another site');
+      noStore(await call(fresh, 'POST', '/console/session', { body: 'x', headers: { 'content-type': 'text/plain' } }), 400, 'not JSON');
+      noStore(await call(fresh, 'GET', '/console/session'), 401, 'no session');
+      noStore(await call(fresh, 'DELETE', '/console/session'), 200, 'sign out');
+      // Two attempts counted so far (the wrong key and the bad token); eight more fill the window.
+      for (let i = 0; i < 8; i++) expect((await signIn('sk-gw-wrong')).status).toBe(401);
+      const locked = await signIn(fresh.adminToken);
+      noStore(locked, 429, 'locked out');
+      expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      noStore(await signIn(fresh.adminToken.replace(/.$/, '_')), 429, 'locked out, another wrong token');
+    } finally {
+      await fresh.close();
+    }
+  });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionStore } from '../../src/console/sessions.js';
+import type { FastifyRequest } from 'fastify';
+import { adminTokenGuard } from '../../src/auth/admin-token.js';
 import { SignInLimiter } from '../../src/console/sign-in-limit.js';
 
 describe('SessionStore', () => {
@@ -48,27 +50,50 @@ describe('SignInLimiter', () => {
   it('allows maxFailures failed attempts per address per window, then says how long to wait', () => {
     let now = 0;
     const limiter = new SignInLimiter(() => now, 3, 60_000);
-    for (let i = 0; i < 3; i++) {
-      expect(limiter.retryAfter('a')).toBe(0);
-      limiter.fail('a');
-    }
-    expect(limiter.retryAfter('a')).toBe(60);
-    expect(limiter.retryAfter('b')).toBe(0);
+    // An attempt never marked as succeeded is a failure.
+    for (let i = 0; i < 3; i++) expect(limiter.begin('a').retryAfter).toBe(0);
+    expect(limiter.begin('a').retryAfter).toBe(60);
+    expect(limiter.begin('b').retryAfter).toBe(0);
     now = 45_500;
-    expect(limiter.retryAfter('a')).toBe(15);
+    expect(limiter.begin('a').retryAfter).toBe(15);
     now = 60_000;
-    expect(limiter.retryAfter('a')).toBe(0);
-    limiter.fail('a');
-    expect(limiter.retryAfter('a')).toBe(0);
+    expect(limiter.begin('a').retryAfter).toBe(0);
+    expect(limiter.begin('a').retryAfter).toBe(0);
+  });
+
+  it('works out an attempt\'s address bucket once, whichever way the attempt goes', () => {
+    const asked: string[] = [];
+    const bucketOf = (ip: string) => (asked.push(ip), ip);
+    const limiter = new SignInLimiter(() => 0, 1, 60_000, 10, bucketOf);
+    limiter.begin('a').succeeded();
+    expect(asked).toEqual(['a']);
+    limiter.begin('a');
+    expect(asked).toEqual(['a', 'a']);
+    expect(limiter.begin('a').retryAfter).toBe(60);
+    expect(asked).toEqual(['a', 'a', 'a']);
+  });
+
+  it('the admin-token guard, which shares it, works out the address once per guess too', () => {
+    const asked: string[] = [];
+    const limiter = new SignInLimiter(() => 0, 10, 60_000, 10, (ip) => (asked.push(ip), ip));
+    const guard = adminTokenGuard('admin-token-0123456789', limiter);
+    const req = (token: string) => ({ headers: { authorization: `Bearer ${token}` }, ip: '192.0.2.1' }) as unknown as FastifyRequest;
+    expect(() => guard(req('wrong-token'))).toThrow(/admin token/);
+    expect(asked).toHaveLength(1);
+    guard(req('admin-token-0123456789'));
+    expect(asked).toHaveLength(2);
+    // The right token gave its place back: nine more wrong ones still leave it judged.
+    for (let i = 0; i < 9; i++) expect(() => guard(req('wrong-token'))).toThrow(/admin token/);
+    expect(() => guard(req('wrong-token'))).toThrow(/Too many/);
   });
 
   it('forgets the oldest addresses past its bound', () => {
     const limiter = new SignInLimiter(() => 0, 1, 60_000, 2);
-    limiter.fail('a');
-    limiter.fail('b');
-    limiter.fail('c');
+    limiter.begin('a');
+    limiter.begin('b');
+    limiter.begin('c');
     // 'a' was forgotten, so it may try again; 'c' is still counted.
-    expect(limiter.retryAfter('a')).toBe(0);
-    expect(limiter.retryAfter('c')).toBeGreaterThan(0);
+    expect(limiter.begin('a').retryAfter).toBe(0);
+    expect(limiter.begin('c').retryAfter).toBeGreaterThan(0);
   });
 });
