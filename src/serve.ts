@@ -46,6 +46,8 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     logger: services.logger,
     deadlineMs: cfg.server.shutdown_timeout_ms,
     stopBackground: async () => {
+      // Vendor polls in flight are cut short, not waited for (VideoService.stopRefreshes).
+      services.video.stopRefreshes();
       await Promise.all([services.poller.stop(), services.video.stopCallbacks(), services.webhooks.dispatcher.stop()]);
     },
     closeServices,

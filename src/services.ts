@@ -160,6 +160,7 @@ export async function buildServices(
     shutdown,
     webhooks,
     async close() {
+      video.stopRefreshes();
       await poller.stop();
       await video.stopCallbacks();
       await webhooks.dispatcher.stop();

@@ -60,7 +60,7 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
   // Looked for once at start, so the models list can say whether the gateway makes thumbnails.
   void frames?.available();
   const capabilities = withGatewayThumbnails(capabilitiesSource(cfg, catalog), frames);
-  const links = new LinkSigner(idSecrets[idSecrets.length - 1]!, cfg.video.link_ttl_ms);
+  const links = new LinkSigner(idSecrets, cfg.video.link_ttl_ms);
   const settings = {
     pollIntervalMs: cfg.video.poll_interval_ms,
     deadlineMs: cfg.video.deadline_ms,

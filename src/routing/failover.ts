@@ -4,6 +4,14 @@ import { TransportError, type Upstream, type UpstreamVerdict } from '../http/typ
 import { failovers } from '../ops/metrics.js';
 import type { CircuitBreaker } from './circuit.js';
 
+/**
+ * The longest wait a 502 passes on to clients. An upstream's Retry-After is a hint about that
+ * upstream (often a daily quota or a misconfigured proxy); the gateway may have others by the time
+ * the client comes back, and a value from a hostile or broken upstream (years ahead) must not park
+ * every client. A minute is also what the gateway's own client waits at most (cli/client/api.ts).
+ */
+export const MAX_PASSED_RETRY_AFTER_SECONDS = 60;
+
 export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; verdict: UpstreamVerdict };
 
 export interface FailoverOptions {
@@ -68,7 +76,7 @@ export async function withFailover<T>(
         opts.circuits?.failure(up.name);
         failovers.inc({ upstream: up.name, reason: v.kind });
         opts.onAttemptFailed?.(up, `${v.kind} ${v.status}: ${message}`);
-        if (v.kind === 'retryable' && v.retryAfterSeconds) retryAfter = Math.max(retryAfter ?? 0, v.retryAfterSeconds);
+        if (v.kind === 'retryable') retryAfter = longerWait(retryAfter, v.retryAfterSeconds);
         last = 'answered';
         break;
     }
@@ -77,6 +85,12 @@ export async function withFailover<T>(
   if (last === 'too_large') throw errors.upstreamAnswerTooLarge();
   if (last === 'connect') throw errors.upstreamUnavailable();
   const err = errors.upstreamError('Every upstream for this model failed; try again shortly.');
-  if (retryAfter) err.headers['retry-after'] = String(Math.ceil(retryAfter));
+  if (retryAfter !== undefined) err.headers['retry-after'] = String(Math.ceil(retryAfter));
   return Promise.reject(err);
+}
+
+/** The longer of two waits, capped; a wait that is not a positive finite number is no wait. */
+function longerWait(sofar: number | undefined, wait: number | undefined): number | undefined {
+  if (wait === undefined || !Number.isFinite(wait) || wait <= 0) return sofar;
+  return Math.min(MAX_PASSED_RETRY_AFTER_SECONDS, Math.max(sofar ?? 0, wait));
 }

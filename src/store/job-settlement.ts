@@ -24,7 +24,9 @@ export interface Settled {
  * Runs a state compare-and-swap (an UPDATE ... RETURNING account_id, hold_micros) and, when it
  * won, the ledger entries and balance move in the same transaction. Returns false when the CAS
  * found the job in another state, or when the ledger already held one of the entries (the
- * unique (ref, kind) index refused it and everything was rolled back).
+ * unique (ref, kind) index refused it and everything was rolled back). `reconcile`, when given, is
+ * the reason of a reconciliation record written in the same transaction: once, by the settlement
+ * that won, however many instances tried.
  */
 export async function settleJob(
   db: SqlDriver,
@@ -33,6 +35,7 @@ export async function settleJob(
   jobId: string,
   now: number,
   event?: VideoEventType,
+  reconcile?: string,
 ): Promise<boolean> {
   try {
     return await db.transaction(async (tx) => {
@@ -52,6 +55,9 @@ export async function settleJob(
       // no settled job without its event.
       if (event && won.publicId) {
         await enqueueVideoEvent(tx, { accountId: won.accountId, type: event, videoId: won.publicId, webhookUrl: won.webhookUrl, now });
+      }
+      if (reconcile !== undefined) {
+        await tx.run('INSERT INTO reconcile (job_id, upstream, reason, created_at) VALUES (?, ?, ?, ?)', [jobId, won.upstream ?? '(unknown)', reconcile, now]);
       }
       return true;
     });

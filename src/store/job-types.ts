@@ -122,9 +122,11 @@ export interface JobStore {
     jobId: string,
     p: { upstream: string; taskId: string; publicId: string; taskMeta: JsonObject; nextPollAt: number; now: number },
   ): Promise<boolean>;
-  /** submitting -> rejected, releasing the hold exactly once. */
-  /** True when this call settled the job (it was still submitting): its hold was released here. */
-  rejectJob(jobId: string, reason: string, now: number): Promise<boolean>;
+  /**
+   * submitting -> rejected, releasing the hold exactly once. True when this call settled the job (it
+   * was still submitting): its hold was released here, and `reconcile` (a reason) recorded with it.
+   */
+  rejectJob(jobId: string, reason: string, now: number, reconcile?: string): Promise<boolean>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** The processing job a vendor callback token belongs to. */
   getJobByCallbackToken(token: string): Promise<JobRecord | undefined>;
@@ -152,7 +154,7 @@ export interface JobStore {
     },
   ): Promise<boolean>;
   /** processing|submitting -> failed: release the hold. Exactly once, like completeJob. */
-  failJob(jobId: string, p: { code: string; message: string; vendorData: JsonObject; now: number }): Promise<boolean>;
+  failJob(jobId: string, p: { code: string; message: string; vendorData: JsonObject; now: number; /** A reconciliation record's reason, written with the settlement. */ reconcile?: string }): Promise<boolean>;
   /** Processing jobs due for a background poll (next_poll_at <= now, lease free), oldest first. */
   dueJobs(now: number, limit: number): Promise<JobRecord[]>;
   /** Processing jobs past their deadline. */

@@ -107,7 +107,7 @@ export function jobOps(db: SqlDriver): JobOps {
       return changed === 1;
     },
 
-    async rejectJob(jobId, reason, now) {
+    async rejectJob(jobId, reason, now, reconcile) {
       return settleJob(
         db,
         async (tx) =>
@@ -121,6 +121,8 @@ export function jobOps(db: SqlDriver): JobOps {
         (s) => [{ kind: 'release', delta: s.hold, note: 'rejected' }],
         jobId,
         now,
+        undefined,
+        reconcile,
       );
     },
 
@@ -178,6 +180,7 @@ export function jobOps(db: SqlDriver): JobOps {
         jobId,
         p.now,
         p.code === 'cancelled' ? 'video.cancelled' : 'video.failed',
+        p.reconcile,
       );
     },
 

@@ -9,6 +9,7 @@ import type { Upstream, UpstreamRequest } from '../http/types.js';
 import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { parseRange, sliceBody } from './range.js';
+import { jobUpstream } from './job-upstream.js';
 import { taskRefOf } from './refresh.js';
 import { videoMediaType } from './media-type.js';
 import type { VideoOutput } from './types.js';
@@ -57,7 +58,7 @@ export async function openContent(
   }
 
   const vendor = deps.vendors.get(job.vendor);
-  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  const up = jobUpstream(deps, job);
   if (!vendor || !up) throw errors.upstreamUnavailable('The upstream that made this video is not configured any more.');
   const output: VideoOutput = { url: typeof out.url === 'string' ? out.url : undefined, mimeType: mime };
   let req = await deps.client.authorize(up, vendor, vendor.buildContent(taskRefOf(job), output, up));
@@ -215,7 +216,7 @@ function refusedLocation(why: string): GatewayError {
  */
 /** Whether the job's vendor makes this preview asset itself (declared, and its adapter can fetch it). */
 export function vendorMakesVariant(deps: VideoDeps, job: JobRecord, variant: 'thumbnail' | 'spritesheet'): boolean {
-  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  const up = jobUpstream(deps, job);
   return !!(deps.capabilities(job.model)?.variants.includes(variant) && deps.vendors.get(job.vendor)?.buildVariant && up);
 }
 
@@ -228,7 +229,7 @@ const PREVIEW_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/g
 export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thumbnail' | 'spritesheet', signal: AbortSignal): Promise<ContentReply> {
   if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
   const vendor = deps.vendors.get(job.vendor);
-  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  const up = jobUpstream(deps, job);
   if (!vendorMakesVariant(deps, job, variant) || !vendor?.buildVariant || !up)
     throw errors.notFound(`No ${variant} is available for videos of '${job.model}'.`, 'variant_unavailable');
   const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up));

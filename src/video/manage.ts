@@ -4,6 +4,7 @@ import { isObject, type JsonObject } from '../core/json.js';
 import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { parseJobFilter, type JobFilterQuery } from './list-filter.js';
+import { jobUpstream } from './job-upstream.js';
 import { taskRefOf } from './refresh.js';
 import { thumbnailBlob } from './thumbnail.js';
 import { releaseHold } from './release.js';
@@ -48,7 +49,7 @@ export async function listJobs(deps: VideoDeps, ctx: AuthContext, q: ListQuery):
  */
 export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<boolean> {
   const vendor = deps.vendors.get(job.vendor);
-  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  const up = jobUpstream(deps, job);
   if (!vendor?.buildCancel || !up || !job.taskId) return false;
   try {
     const res = await deps.client.send(up, vendor, vendor.buildCancel(taskRefOf(job), up));

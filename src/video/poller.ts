@@ -39,9 +39,10 @@ export class VideoPoller {
   private async rejectStale(now: number): Promise<void> {
     const { store, log } = this.video.deps;
     for (const job of await store.staleSubmittingJobs(now - this.staleSubmittingMs, this.batch)) {
-      await store.recordReconcile({ jobId: job.id, upstream: job.upstream ?? '(unknown)', reason: 'gateway stopped during create', now });
-      // Another instance may have released it first: the money moved once, so it is counted once.
-      if (!(await releaseHold(this.video.deps, job.accountId, job.holdMicros, () => store.rejectJob(job.id, 'gateway stopped during create', now)))) continue;
+      // Another instance may have released it first: the money moved once, so it is counted once,
+      // and recorded once (the record commits with the release that won).
+      const reason = 'gateway stopped during create';
+      if (!(await releaseHold(this.video.deps, job.accountId, job.holdMicros, () => store.rejectJob(job.id, reason, now, reason)))) continue;
       videoSettlements.inc({ model: job.model, outcome: 'rejected', code: 'interrupted' });
       moneyReleased.inc({ model: job.model }, units(job.holdMicros));
       log.warn({ job: job.id }, 'released the hold of a create interrupted by a restart');

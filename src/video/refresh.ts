@@ -11,6 +11,7 @@ import { videoMediaType } from './media-type.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
 import { boundVendorData, pollAnswerLimit } from './vendors/answers.js';
 import { releaseHold } from './release.js';
+import { jobUpstream } from './job-upstream.js';
 
 const FAILURE_CODES: ReadonlySet<string> = new Set<FailureCode>([
   'content_policy_violation', 'invalid_media', 'unsupported_parameters', 'generation_failed', 'cancelled', 'expired', 'timeout',
@@ -33,13 +34,15 @@ export function taskRefOf(job: JobRecord): TaskRef {
 /**
  * Brings one processing job up to date with its upstream, settling it at most once. The caller
  * must hold the job's poll lease. Transport failures and retryable answers leave the job
- * processing (the hold stays; only a definitive failure or the deadline releases it).
+ * processing (the hold stays; only a definitive failure or the deadline releases it). `stopping`
+ * aborts the vendor poll at shutdown: the job is then handed back, due at once.
  */
-export async function refreshJob(deps: VideoDeps, job: JobRecord): Promise<void> {
+export async function refreshJob(deps: VideoDeps, job: JobRecord, stopping?: AbortSignal): Promise<void> {
   const now = deps.clock.now();
   if (job.state !== 'processing') return;
   if (now >= job.deadlineAt) {
-    await settleFailed(deps, job, { code: 'timeout', message: 'The job did not finish before the gateway deadline; nothing was charged.' }, job.vendorData);
+    const message = 'The job did not finish before the gateway deadline; nothing was charged.';
+    await settleFailed(deps, job, { code: 'timeout', message }, job.vendorData, unsettledTask(deps, job));
     return;
   }
   const deferred = job.taskMeta.deferred_failure;
@@ -48,7 +51,7 @@ export async function refreshJob(deps: VideoDeps, job: JobRecord): Promise<void>
     return;
   }
   const vendor = deps.vendors.get(job.vendor);
-  const up = job.upstream ? deps.catalog.upstream(job.upstream) : undefined;
+  const up = jobUpstream(deps, job);
   if (!vendor || !up) {
     deps.log.warn({ job: job.id, upstream: job.upstream }, 'job upstream is no longer configured; will retry');
     await backoff(deps, job, now);
@@ -56,12 +59,18 @@ export async function refreshJob(deps: VideoDeps, job: JobRecord): Promise<void>
   }
   let status: VendorStatus | undefined;
   try {
-    status = await pollOnce(deps, vendor, up, taskRefOf(job));
+    status = await pollOnce(deps, vendor, up, taskRefOf(job), stopping);
   } catch (e) {
     // No memory for a large answer (an inline video) right now: like a transport failure, try later.
     const shed = isGatewayError(e) && e.code === 'overloaded';
     if (!(e instanceof TransportError) && !shed) throw e;
-    deps.log.warn({ job: job.id, upstream: up.name, reason: shed ? 'overloaded' : (e as TransportError).reason }, 'video poll failed; will retry');
+    if (!stopping?.aborted) deps.log.warn({ job: job.id, upstream: up.name, reason: shed ? 'overloaded' : (e as TransportError).reason }, 'video poll failed; will retry');
+  }
+  if (!status && stopping?.aborted) {
+    // Cut short by shutdown, not the vendor's doing: the lease goes back and the job is due at once,
+    // for the next process or another instance, without a back-off.
+    await deps.store.recordPoll(job.id, { vendorData: job.vendorData, progress: job.progress, nextPollAt: now, now });
+    return;
   }
   if (!status) return backoff(deps, job, now);
   switch (status.state) {
@@ -88,11 +97,12 @@ async function pollOnce(
   vendor: VideoVendor,
   up: Parameters<VideoVendor['buildPoll']>[1],
   task: TaskRef,
+  signal: AbortSignal | undefined,
 ): Promise<VendorStatus | undefined> {
   let req: UpstreamRequest = vendor.buildPoll(task, up);
   let carried: JsonObject = {};
   for (let step = 0; step < MAX_POLL_STEPS; step++) {
-    const res: UpstreamResponse = await sendPoll(deps, vendor, up, req);
+    const res: UpstreamResponse = await sendPoll(deps, vendor, up, req, signal);
     const out = res.status < 200 || res.status >= 300 ? verdictToStatus(vendor, res) : vendor.parsePoll(res, task, up);
     if (out && 'next' in out) {
       req = out.next;
@@ -112,9 +122,9 @@ async function pollOnce(
  * Vendors that can return a video inline keep the configured cap. The executor reads either way,
  * with the process's answer-memory budget and its JSON nesting bound.
  */
-function sendPoll(deps: VideoDeps, vendor: VideoVendor, up: Upstream, req: UpstreamRequest): Promise<UpstreamResponse> {
+function sendPoll(deps: VideoDeps, vendor: VideoVendor, up: Upstream, req: UpstreamRequest, signal: AbortSignal | undefined): Promise<UpstreamResponse> {
   const maxBytes = pollAnswerLimit(vendor);
-  return deps.client.send(up, vendor, maxBytes === undefined ? req : { ...req, maxAnswerBytes: maxBytes });
+  return deps.client.send(up, vendor, maxBytes === undefined ? req : { ...req, maxAnswerBytes: maxBytes }, signal);
 }
 
 /**
@@ -213,9 +223,20 @@ async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, ind
   return kept;
 }
 
-async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string; message: string }, vendorData: JsonObject): Promise<void> {
+/**
+ * Why a job the deadline ends is recorded for reconciliation: its vendor task was never seen to
+ * settle, and the vendor may still finish it (or has, unseen: its upstream is no longer configured)
+ * and bill for it, while the client paid nothing. Written with the settlement, so once.
+ */
+function unsettledTask(deps: VideoDeps, job: JobRecord): string {
+  const configured = jobUpstream(deps, job) !== undefined;
+  return `deadline passed with vendor task ${job.taskId ?? '(none)'} unsettled${configured ? '' : '; its upstream is no longer configured'}`;
+}
+
+/** `reconcile`: a reconciliation record's reason, committed with the settlement if this call wins it. */
+async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string; message: string }, vendorData: JsonObject, reconcile?: string): Promise<void> {
   const settled = await releaseHold(deps, job.accountId, job.holdMicros, () =>
-    deps.store.failJob(job.id, { code: err.code, message: err.message, vendorData, now: deps.clock.now() }),
+    deps.store.failJob(job.id, { code: err.code, message: err.message, vendorData, now: deps.clock.now(), reconcile }),
   );
   if (!settled) return;
   // Failure codes are the fixed set of spec 7.3 (FAILURE_CODES); anything else is counted as other.
@@ -225,8 +246,13 @@ async function settleFailed(deps: VideoDeps, job: JobRecord, err: { code: string
   await afterSettle(deps, job);
 }
 
-/** Retry later, more slowly each time, never later than a minute. */
+/**
+ * Retry later, more slowly each time, never later than a minute. The wait the last poll set (the
+ * row's next poll less its last update) is doubled, so no counter is stored: after a poll that
+ * answered it is the poll interval, and a failure starts over at twice that (at least 2 s).
+ */
 async function backoff(deps: VideoDeps, job: JobRecord, now: number): Promise<void> {
-  const wait = Math.min(60_000, Math.max(deps.settings.pollIntervalMs, 1_000) * 2);
+  const first = Math.max(deps.settings.pollIntervalMs, 1_000) * 2;
+  const wait = Math.min(60_000, Math.max(first, 2 * (job.nextPollAt - job.updatedAt)));
   await deps.store.recordPoll(job.id, { vendorData: job.vendorData, progress: job.progress, nextPollAt: now + wait, now });
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AuthContext } from '../auth/types.js';
 import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -11,6 +12,7 @@ import { cancelUpstream, deletedAnswer, listJobs, purgeJob, type ListQuery } fro
 import { presentOpenAiVideo } from './openai/present.js';
 import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
+import { jobUpstream } from './job-upstream.js';
 import { JobCache } from './job-cache.js';
 import { AnswerCache } from './answer-cache.js';
 import { CALLBACK_TOKEN, CallbackThrottle } from './callbacks.js';
@@ -31,8 +33,13 @@ export class VideoService {
   private readonly answers = new AnswerCache((job) => this.present(job));
   private readonly callbacks = new CallbackThrottle(CALLBACK_WINDOW_MS);
   private readonly callbackAuth: CallbackAuth;
+  /** Aborted when shutdown begins: vendor polls in flight are cut short and none starts (`stopRefreshes`). */
+  private readonly stopping = new AbortController();
 
   constructor(readonly deps: VideoDeps) {
+    // Every vendor poll in flight listens on it (a refresher pass polls 25 jobs at once, client GETs
+    // more): so many listeners are the design, not the leak Node warns of past 10.
+    setMaxListeners(0, this.stopping.signal);
     this.jobs = new JobCache(deps.store, deps.clock);
     this.callbackAuth = new CallbackAuth(deps.client, () => deps.clock.now());
   }
@@ -49,7 +56,7 @@ export class VideoService {
     if (!job) return 'unknown';
     const vendor = this.deps.vendors.get(job.vendor);
     if (vendor?.callbackSignature) {
-      const up = job.upstream ? this.deps.catalog.upstream(job.upstream) : undefined;
+      const up = jobUpstream(this.deps, job);
       const verdict = await this.callbackAuth.verify(vendor, up, request.headers, request.body);
       if (!verdict.ok) {
         this.deps.log.warn({ job: job.id, vendor: vendor.id, reason: verdict.reason }, 'vendor callback refused');
@@ -79,6 +86,17 @@ export class VideoService {
       // The limiter itself failed (not an outage it handles): the local throttle still bounds the work.
       return true;
     }
+  }
+
+  /**
+   * Shutdown: a vendor poll in flight (the refresher's, a client GET's, a callback's) is aborted
+   * rather than waited for, since a vendor that stalls would hold the drain for the upstream's whole
+   * timeout (30 s by default, past the 25 s grace) and the process would exit 1 with the job's poll
+   * lease still taken. Each job is handed back due at once (refresh.ts); polls started later are
+   * aborted before they are sent.
+   */
+  stopRefreshes(): void {
+    this.stopping.abort();
   }
 
   /** Shutdown: callback-driven refreshes stop and the running ones finish (before the store closes). */
@@ -150,7 +168,7 @@ export class VideoService {
     // Only the upstream that made the source can continue its task: one the account may no longer
     // use is a permission it lacks (never another upstream, and no outage either).
     const { catalog } = this.deps;
-    if (job.upstream && catalog.upstream(job.upstream) && !catalog.servingUpstreams(job.model, ctx.account).some((u) => u.name === job.upstream))
+    if (job.upstream && jobUpstream(this.deps, job) && !catalog.servingUpstreams(job.model, ctx.account).some((u) => u.name === job.upstream))
       throw errors.permissionDenied('The upstream that made this video is not enabled for this account, and only it can remix the video.');
     return job;
   }
@@ -182,7 +200,7 @@ export class VideoService {
     const now = this.deps.clock.now();
     if (await this.deps.store.acquirePollLease(job.id, now, this.deps.settings.leaseMs)) {
       try {
-        await refreshJob(this.deps, job);
+        await refreshJob(this.deps, job, this.stopping.signal);
       } catch (e) {
         this.deps.log.error({ job: job.id, err: (e as Error).message }, 'video refresh failed');
         // Hand the lease back rather than leave the job unpolled until it expires.

@@ -32,6 +32,21 @@ describe('failover outcomes', () => {
     await expect(p).rejects.toMatchObject({ status: 502, headers: { 'retry-after': '2' } });
   });
 
+  it('caps the Retry-After passed on at 60 s, whatever an upstream asked (seconds or a date years ahead)', async () => {
+    for (const wait of [999_999_999, 1e21, 3 * 365 * 86_400, 61]) {
+      const p = withFailover(ups, async () => ({ ok: false, verdict: { kind: 'retryable', status: 429, message: 'x', retryAfterSeconds: wait } }));
+      await expect(p).rejects.toMatchObject({ status: 502, headers: { 'retry-after': '60' } });
+    }
+  });
+
+  it('passes on no Retry-After for a wait that is not a positive finite number', async () => {
+    for (const wait of [Number.NaN, Number.POSITIVE_INFINITY, -5, 0]) {
+      const err = await withFailover(ups, async () => ({ ok: false, verdict: { kind: 'retryable', status: 503, message: 'x', retryAfterSeconds: wait } })).catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 502 });
+      expect((err as { headers: Record<string, string> }).headers['retry-after']).toBeUndefined();
+    }
+  });
+
   it('504 when the last failure was a timeout, 503 when nothing could be reached', async () => {
     await expect(withFailover(ups, async () => { throw new TransportError('timeout', 't', true); })).rejects.toMatchObject({ status: 504 });
     await expect(withFailover(ups, async () => { throw new TransportError('connect', 'c', false); })).rejects.toMatchObject({ status: 503 });

@@ -26,13 +26,16 @@ export function upstreamsFor(entries: { module: VideoVendorModule; sim: SimServe
   return { upstreams, models };
 }
 
-/** Polls GET /v1/videos/{id} until it leaves processing (bounded). */
+/** A job's states before it ends: the spec's, and the OpenAI Videos API's for a job made there. */
+const STILL_RUNNING = new Set(['processing', 'queued', 'in_progress']);
+
+/** Polls GET /v1/videos/{id} until the job has ended, in either surface's words (bounded). */
 export async function pollUntilDone(gw: TestGateway, key: string, id: string, maxMs = 15_000): Promise<any> {
   const until = Date.now() + maxMs;
   for (;;) {
     const r = await call(gw, 'GET', `/v1/videos/${id}`, { key });
     expect(r.status).toBe(200);
-    if (r.json.status !== 'processing') return r.json;
+    if (!STILL_RUNNING.has(r.json.status)) return r.json;
     if (Date.now() > until) throw new Error(`job ${id} still processing after ${maxMs} ms`);
     await new Promise((res) => setTimeout(res, 50));
   }

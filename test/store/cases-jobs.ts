@@ -77,6 +77,27 @@ export function jobCases(ctx: () => Ctx): void {
     expect(await balanceOf(store, a.id)).toBe(900);
   });
 
+  it('a reconciliation reason given to a settlement is recorded with it, by the one that wins only', async () => {
+    const { store } = ctx();
+    const a = await makeAccount(store, 1_000);
+    const job = newJob(a.id);
+    expect(await store.createJobWithHold(job, 400, T0)).toBe('ok');
+    expect(await store.rejectJob(job.id, 'stopped', T0 + 5, 'gateway stopped during create')).toBe(true);
+    expect(await store.rejectJob(job.id, 'stopped', T0 + 6, 'gateway stopped during create')).toBe(false);
+    const late = await processingJob(store, a.id, 100);
+    const failure = { code: 'timeout', message: 'deadline', vendorData: {}, now: T0 + 7, reconcile: 'deadline passed' };
+    expect(await store.failJob(late, failure)).toBe(true);
+    expect(await store.failJob(late, failure)).toBe(false);
+    const records = (await store.listReconcile(100)).filter((r) => r.jobId === job.id || r.jobId === late);
+    expect(records.map((r) => [r.jobId, r.upstream, r.reason, r.createdAt]).sort()).toEqual(
+      [
+        [job.id, '(unknown)', 'gateway stopped during create', T0 + 5],
+        [late, 'wan-main', 'deadline passed', T0 + 7],
+      ].sort(),
+    );
+    expect(await balanceOf(store, a.id)).toBe(1_000);
+  });
+
   it('refuses a hold the balance cannot cover and writes nothing', async () => {
     const { store } = ctx();
     const a = await makeAccount(store, 500);

@@ -196,6 +196,23 @@ describe('fal validate and estimate', () => {
     expect(fal.estimateSeconds(input('fal-ai/some-model', { seconds: 6 }, { num_frames: 120 }))).toBe(6);
   });
 
+  it('holds every video a request asks for: n or num_videos, the larger when both are sent', () => {
+    const kling = 'fal-ai/kling-video/v2.1/pro/text-to-video';
+    expect(fal.estimateSeconds(input(kling, { seconds: 10 }, { num_videos: 3 }))).toBe(30);
+    expect(fal.estimateSeconds(input(kling, { seconds: 5 }, { n: 2 }))).toBe(10);
+    expect(fal.estimateSeconds(input(kling, { seconds: 5 }, { n: 2, num_videos: 4 }))).toBe(20);
+    // A count the model would coerce ("3") counts; a fraction is held at the next whole video.
+    expect(fal.estimateSeconds(input('fal-ai/veo3/fast', {}, { num_videos: '3' }))).toBe(24);
+    expect(fal.estimateSeconds(input('fal-ai/some-model', { seconds: 4 }, { num_videos: 2.5 }))).toBe(12);
+    expect(fal.estimateSeconds(input('fal-ai/ltx-video', {}, { num_frames: 240, fps: 24, num_videos: 2 }))).toBe(20);
+    // Nothing that can be a count (0, negative, not a number) holds one video: the model judges it.
+    for (const n of [0, -2, 'many', null, true]) expect(fal.estimateSeconds(input(kling, { seconds: 5 }, { num_videos: n }))).toBe(5);
+  });
+
+  it('a count past any balance holds an amount no balance covers, not a broken figure', () => {
+    expect(fal.estimateSeconds(input('fal-ai/some-model', { seconds: 5 }, { num_videos: 1e300 }))).toBe(5e300);
+  });
+
   it('owns fal names but never a standard or cross-vendor-common one', () => {
     // enhance_prompt is also Veo's: fal's Veo models take it, so fal claims it too.
     for (const name of ['image_url', 'tail_image_url', 'end_image_url', 'cfg_scale', 'multi_prompt', 'webhook_url', 'sync_mode', 'enhance_prompt']) {

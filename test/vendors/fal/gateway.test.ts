@@ -34,4 +34,48 @@ describe('vendor F (fal queue) through the gateway', () => {
     // Status and result were fetched at the owner/app paths the submit answer gave.
     expect(sim.received('GET', /^\/fal-ai\/kling-video\/requests\/[^/]+\/status$/).length).toBeGreaterThan(0);
   });
+
+  it('a request for several videos holds all of them, and is billed for the videos that came back', async () => {
+    const model = 'fal-ai/kling-video/v2.1/standard/text-to-video';
+    const { key, account } = await gw.newKey(10);
+    // Three videos of 5 s at 0.1 a second: 1.5 held.
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'three kites', seconds: 5, num_videos: 3 } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.usage.held).toBe(1.5);
+    expect(sim.received('POST', `/${model}`).at(-1)!.json).toMatchObject({ num_videos: 3 });
+    const done = await pollUntilDone(gw, key, r.json.id);
+    expect(done.status).toBe('completed');
+    expect(done.usage.cost).toBe(1.5);
+    expect(await gw.balance(account)).toBe(10_000_000 - 1_500_000);
+    // The model made one fewer than asked: two videos are billed, the rest of the hold comes back.
+    const short = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'three kites [one-short]', seconds: 5, num_videos: 3 } });
+    expect(short.json.usage.held).toBe(1.5);
+    const shortDone = await pollUntilDone(gw, key, short.json.id);
+    expect(shortDone.usage.cost).toBe(1);
+    expect(await gw.balance(account)).toBe(10_000_000 - 2_500_000);
+  });
+
+  it('a balance that covers one video but not all those asked for is a 402 before anything is sent', async () => {
+    const model = 'fal-ai/kling-video/v2.1/standard/text-to-video';
+    const { key, account } = await gw.newKey(1);
+    const before = sim.received('POST', `/${model}`).length;
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'three kites', seconds: 5, n: 3 } });
+    expect(r.status, r.text).toBe(402);
+    expect(r.json.error.type).toBe('insufficient_quota');
+    expect(sim.received('POST', `/${model}`).length).toBe(before);
+    expect(await gw.balance(account)).toBe(1_000_000);
+  });
+  it('a count or a duration past what any balance holds is a 402, and the account is usable after it', async () => {
+    const model = 'fal-ai/kling-video/v2.1/standard/text-to-video';
+    const { key, account } = await gw.newKey(1);
+    for (const extra of [{ num_videos: 1e300 }, { duration: '9'.repeat(400) }]) {
+      const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'endless kites', ...extra } });
+      expect(r.status, r.text).toBe(402);
+      expect(r.json.error.type).toBe('insufficient_quota');
+    }
+    const ok = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'one kite', seconds: 5 } });
+    expect(ok.status, ok.text).toBe(200);
+    expect((await pollUntilDone(gw, key, ok.json.id)).status).toBe('completed');
+    expect(await gw.balance(account)).toBe(500_000);
+  });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { veoVendor as veo } from '../../../src/video/vendors/veo/adapter.js';
-import { input } from '../../kit/veo.js';
+import type { JsonObject } from '../../../src/core/json.js';
+import { input, upstream } from '../../kit/veo.js';
 
 function catch400(fn: () => unknown): GatewayError {
   try {
@@ -61,6 +62,17 @@ describe('veo estimateSeconds and ownership', () => {
     expect(veo.estimateSeconds(input({ std: { seconds: 6 }, native: { durationSeconds: 4 } }))).toBe(4);
     expect(veo.estimateSeconds(input({ native: { duration: '6', sample_count: 3 } }))).toBe(18);
     expect(veo.estimateSeconds(input({ native: { parameters: { sampleCount: 4 } } }))).toBe(32);
+  });
+
+  it("the Gen AI SDK's number of videos (numberOfVideos, number_of_videos) is sampleCount: held, checked and sent as such", () => {
+    expect(veo.estimateSeconds(input({ native: { numberOfVideos: 3 } }))).toBe(24);
+    expect(veo.estimateSeconds(input({ std: { seconds: 4 }, native: { number_of_videos: 2 } }))).toBe(8);
+    const sent = veo.buildCreate(input({ native: { numberOfVideos: 3 } }), upstream()).body as JsonObject;
+    expect(sent['parameters']).toMatchObject({ sampleCount: 3 });
+    expect(sent['parameters']).not.toHaveProperty('numberOfVideos');
+    expect(() => veo.validate!(input({ native: { numberOfVideos: 9 } }))).toThrow(/sampleCount must be an integer from 1 to 4/);
+    // The wire name still wins over an alias.
+    expect(veo.estimateSeconds(input({ native: { numberOfVideos: 3, sampleCount: 1 } }))).toBe(8);
   });
 
   it('owns its camelCase and spec-listed names, never the cross-vendor common ones', () => {

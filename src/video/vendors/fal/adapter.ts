@@ -86,9 +86,37 @@ function buildBody(input: Omit<CreateInput, 'media'>, family: Family): JsonObjec
 const FRAME_RATE_NAMES = ['fps', 'frame_rate', 'frames_per_second'] as const;
 
 /**
- * The seconds a request asks for: the client's own duration, else its frame count over its frame
- * rate (models sized in frames), else `seconds`, else the family default. The hold is taken on it
- * and billing never goes above the hold, so a length the request sets must be read here.
+ * Native names a fal model takes for how many videos to make: `num_videos` (fal's spelling, as
+ * `num_images` on its image models) and the cross-vendor-common `n`, both forwarded as sent.
+ */
+const COUNT_NAMES = ['num_videos', 'n'] as const;
+
+/**
+ * How many videos a request can produce: the largest count it sends under any of COUNT_NAMES (a
+ * numeric string too, which fal's input validation coerces; a fraction rounded up), 1 without one.
+ * Which of the names a model reads is the model's business, so the hold covers the largest. A
+ * model that takes no count makes one video whatever was sent: the hold is then larger than the
+ * bill, never smaller, and the capture follows the videos that came back.
+ */
+function requestedVideos(input: Pick<CreateInput, 'native'>): number {
+  let most = 1;
+  for (const name of COUNT_NAMES) {
+    const v = input.native[name];
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : NaN;
+    if (n > most) most = Math.ceil(n);
+  }
+  return most;
+}
+
+/** What the hold covers: the seconds of one video times every video the request asks for. */
+function heldSeconds(input: Omit<CreateInput, 'media'>): number {
+  return requestedSeconds(input) * requestedVideos(input);
+}
+
+/**
+ * The seconds a request asks for, per video: the client's own duration, else its frame count over
+ * its frame rate (models sized in frames), else `seconds`, else the family default. The hold is
+ * taken on it and billing never goes above the hold, so a length the request sets must be read here.
  */
 function requestedSeconds(input: Omit<CreateInput, 'media'>): number {
   const fromNative = parseSeconds(input.native['duration']);
@@ -158,7 +186,7 @@ export const falVendor: VideoVendor = {
     }
   },
 
-  estimateSeconds: requestedSeconds,
+  estimateSeconds: heldSeconds,
 
   buildCreate(input, up) {
     const family = familyFor(input, up);

@@ -17,6 +17,10 @@ import { appPath, familyOf, isInFormat, parseSeconds, type Family } from './fami
  * Settings (sim.settings): taskMs, apiKey, videoBytes (serve a synthetic body of that size),
  * queueOrigin / cdnOrigin (origins written into returned URLs; default: the simulator's own),
  * reportDuration (results carry video.duration, as some models do).
+ *
+ * A model that makes several videos is stood in for by `num_videos`: a request with `num_videos: N`
+ * (N > 1) gets a `videos: [...]` result of N files (one fewer with `[one-short]` in the prompt, as
+ * when the model drops one), the shape fal's multi-output models answer with.
  */
 export async function startFalSim(opts: SimulatorOptions = {}): Promise<SimServer> {
   const book = new TaskBook();
@@ -61,7 +65,7 @@ function jwks(sim: SimServer): SimReply {
 
 /** `[namespace/]owner/app/requests/{id}[/status|/cancel]` */
 const REQUEST_PATH = /^\/((?:(?:workflows|comfy)\/)?[^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/;
-const CDN_PATH = /^\/files\/sim\/([^/]+)\/output\.mp4$/;
+const CDN_PATH = /^\/files\/sim\/([^/]+)\/output(?:-\d+)?\.mp4$/;
 
 function route(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
   const cdn = CDN_PATH.exec(req.path);
@@ -188,6 +192,12 @@ function result(sim: SimServer, book: TaskBook, task: SimTask): SimReply {
     file_size: size,
   };
   if (sim.settings['reportDuration']) video['duration'] = task.seconds;
+  const asked = typeof body.num_videos === 'number' && Number.isInteger(body.num_videos) ? body.num_videos : 1;
+  if (asked > 1) {
+    const made = String(body.prompt ?? '').includes('[one-short]') ? asked - 1 : asked;
+    const videos = Array.from({ length: made }, (_, i) => ({ ...video, url: String(video['url']).replace('output.mp4', `output-${i}.mp4`), file_name: `output-${i}.mp4` }));
+    return { status: 200, headers, json: { videos, seed: 424242, sim_trace_id: `trace-${task.id.slice(0, 8)}` } };
+  }
   return { status: 200, headers, json: { video, seed: 424242, sim_trace_id: `trace-${task.id.slice(0, 8)}` } };
 }
 

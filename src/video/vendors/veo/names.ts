@@ -35,6 +35,10 @@ export const PARAMETER_ALIASES: Readonly<Record<string, string>> = {
   duration_seconds: 'durationSeconds',
   n: 'sampleCount',
   sample_count: 'sampleCount',
+  // The Gen AI SDK's name (GenerateVideosConfig.number_of_videos), which it sends as sampleCount: Vertex
+  // knows only sampleCount, and a count sent under another name would escape the hold and the 1-4 check.
+  numberOfVideos: 'sampleCount',
+  number_of_videos: 'sampleCount',
   negative_prompt: 'negativePrompt',
   person_generation: 'personGeneration',
   enhance_prompt: 'enhancePrompt',
@@ -62,6 +66,8 @@ export const OWNED_PARAMS: ReadonlySet<string> = new Set([
   'instances',
   'sampleCount',
   'sample_count',
+  'numberOfVideos',
+  'number_of_videos',
   'personGeneration',
   'person_generation',
   'enhancePrompt',
