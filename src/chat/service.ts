@@ -9,7 +9,7 @@ import type { StreamResponse } from '../http/executor.js';
 import { STATIC_AUTH, UpstreamClient } from '../http/upstream-client.js';
 import { discard } from '../http/streams.js';
 import { TransportError, type Upstream } from '../http/types.js';
-import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
+import { admitOrThrow, giveBack, refusalGivesBack } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
@@ -89,10 +89,13 @@ export class ChatService {
       await settleBudget?.(r.charged ?? 0);
       // Nothing was generated: the tokens reserved at admission go back, and for a refusal (402,
       // an upstream's 400, load shedding) the request too (limits/refusal.ts).
+      // The give-back is awaited (a refusal is not the hot path) so that the refused answer's
+      // headers describe the windows without this request.
+      let headers = admission.headers;
       if (refusalGivesBack(e))
-        limiter.release('chat', r.scopes, r.estimate, r.admittedSecond).catch((err: unknown) => this.log.warn(`rate-limit give-back failed: ${(err as Error).message}`));
+        headers = await giveBack(limiter, 'chat', r.scopes, r.estimate, admission, (err) => this.log.warn(`rate-limit give-back failed: ${(err as Error).message}`));
       else this.billing.correct(r, -r.estimate);
-      if (e instanceof GatewayError) for (const [k, v] of Object.entries(admission.headers)) e.headers[k] ??= v;
+      if (e instanceof GatewayError) for (const [k, v] of Object.entries(headers)) e.headers[k] ??= v;
       throw e;
     }
   }

@@ -12,7 +12,7 @@ import { Reservations } from '../billing/reservations.js';
 import type { ChargeBatcher } from '../billing/charges.js';
 import { KeyBudgets } from '../billing/key-budgets.js';
 import { usageCostMember } from '../billing/usage-cost.js';
-import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
+import { admitOrThrow, giveBack, refusalGivesBack } from '../limits/refusal.js';
 import { countCharged } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import { scopesFor } from '../limits/scopes.js';
@@ -154,9 +154,11 @@ export class EmbeddingsService {
     } catch (e) {
       // Nothing was embedded: the tokens go back, and for a refusal the request too (refusal.ts; the
       // refusal path is not the hot one, so the give-back is awaited and the next request sees it).
-      if (refusalGivesBack(e)) await limiter.release('embeddings', scopes, estimate, admission.second).catch(() => undefined);
+      // Its answer's headers then describe the windows after the give-back.
+      let headers = admission.headers;
+      if (refusalGivesBack(e)) headers = await giveBack(limiter, 'embeddings', scopes, estimate, admission);
       else this.adjust(scopes, -estimate, admission.second);
-      if (e instanceof GatewayError) Object.assign(e.headers, admission.headers);
+      if (e instanceof GatewayError) Object.assign(e.headers, headers);
       throw e;
     }
 

@@ -58,10 +58,12 @@ export class LocalFallback {
     for (const s of scopes) this.note(keyOf(s), 0, delta);
   }
 
-  release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string, from?: number): void {
+  /** Gives an admission back; returns the headers after it, on this instance's shares as an admission here shows them. */
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string, from?: number): Record<string, string> {
     const tokens = cleanTokens(tokensIn);
     this.windows.releaseNow(family, scopes, tokens, from);
     for (const s of scopes) if (isLimited(s)) this.note(keyOf(s), -1, -tokens);
+    return this.windows.headersNow(family, scopes.map((s) => this.share(s, tokens)));
   }
 
   /** Takes what was admitted locally and is still inside the window, for Redis to count. */

@@ -49,9 +49,9 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve();
   }
 
-  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, second?: number): Promise<void> {
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, second?: number): Promise<Record<string, string>> {
     this.releaseNow(family, scopes, tokens, second);
-    return Promise.resolve();
+    return Promise.resolve(this.headersNow(family, scopes));
   }
 
   releaseNow(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, from?: number): void {
@@ -151,6 +151,26 @@ export class MemoryRateLimiter implements RateLimiter {
     const moreTokens = usedTokens - w.usedTokens;
     if (moreRequests > 0) w.addRequests(moreRequests);
     if (moreTokens > 0) w.adjust(moreTokens);
+  }
+
+  /**
+   * The x-ratelimit-* headers the windows of `scopes` give now (after a give-back, for the refused
+   * request's answer). A scope without a window holds nothing.
+   */
+  headersNow(family: LimitFamily, scopes: readonly LimitScope[]): Record<string, string> {
+    const nowMs = this.now();
+    const second = Math.floor(nowMs / 1000);
+    const windows = this.families[family];
+    const t = this.tight.clear();
+    for (const s of scopes) {
+      const w = windows.get(s.id);
+      w?.advance(second);
+      const rpm = s.quota.rpm ?? 0;
+      const tpm = s.quota.tpm ?? 0;
+      if (rpm > 0) t.offer('requests', rpm, w?.usedRequests ?? 0, w?.resetMs('requests', nowMs) ?? 0);
+      if (tpm > 0) t.offer('tokens', tpm, w?.usedTokens ?? 0, w?.resetMs('tokens', nowMs) ?? 0);
+    }
+    return t.headers();
   }
 
   /** Number of live windows across families (for tests of the idle sweep). */

@@ -31,7 +31,7 @@ export interface RedisLimiterOptions {
 /** The client with the limiter's scripts defined on it (ioredis `defineCommand`). */
 export type ScriptClient = Redis & {
   rlTurn(...args: (string | number)[]): Promise<number[][]>;
-  rlRelease(...args: (string | number)[]): Promise<number>;
+  rlRelease(...args: (string | number)[]): Promise<number[]>;
   rlRecord(...args: (string | number)[]): Promise<number>;
   rlHeartbeat(...args: (string | number)[]): Promise<number>;
 };

@@ -48,3 +48,16 @@ export function decide(family: LimitFamily, scopes: readonly LimitScope[], token
   if (allowed) return { allowed: true, retryAfterSeconds: 0, headers, second: Math.floor(Number(reply[1]) / 1000) };
   return refusedDecision(family, worstScope ?? scopes[0]!, worstDim, worstUsed, worstDim === 'requests' ? 1 : tokens, worstWait, headers);
 }
+
+/** The x-ratelimit-* headers from the give-back script's reply ({now, then per scope: usedReq, usedTok, resetReqMs, resetTokMs}). */
+export function releasedHeaders(scopes: readonly LimitScope[], reply: number[]): Record<string, string> | undefined {
+  if (!Array.isArray(reply) || reply.length !== 1 + 4 * scopes.length) return undefined;
+  const tight = new TightestScope();
+  for (let i = 0; i < scopes.length; i++) {
+    const s = scopes[i]!;
+    const base = 1 + 4 * i;
+    if ((s.quota.rpm ?? 0) > 0) tight.offer('requests', s.quota.rpm!, Number(reply[base]), Number(reply[base + 2]));
+    if ((s.quota.tpm ?? 0) > 0) tight.offer('tokens', s.quota.tpm!, Number(reply[base + 1]), Number(reply[base + 3]));
+  }
+  return tight.headers();
+}

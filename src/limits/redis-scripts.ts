@@ -142,19 +142,30 @@ return out
  * Takes back one request and the tokens of an admission that did no work, never below zero: from
  * the admission's second only (nothing once it left the window), or without it from the newest
  * buckets first.
+ * Returns {now, then per key: usedReq, usedTok, resetReqMs, resetTokMs} after the give-back, so the
+ * refused request's answer can describe the windows without another call.
  */
 export const RELEASE_LUA = `${CLOCK}
 local tokens = tonumber(ARGV[2])
 local W = tonumber(ARGV[3])
 local from = tonumber(ARGV[4] or '-1')
 ${WINDOW}
+local function reset_ms(newest)
+  if newest < oldest then return 0 end
+  return math.max(0, (newest + W) * 1000 - now)
+end
+local out = { now }
 for i = 1, #KEYS do
   local w = open(KEYS[i])
   take_back(w, 'r', 1, from)
   if tokens > 0 then take_back(w, 't', tokens, from) end
   save(w)
+  out[#out + 1] = w.R
+  out[#out + 1] = w.T
+  out[#out + 1] = reset_ms(w.nr)
+  out[#out + 1] = reset_ms(w.nt)
 end
-return 1
+return out
 `;
 
 /**

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
 import { answerAll, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation } from './redis-batch.js';
-import { decide, usedPerScope } from './redis-reply.js';
+import { decide, releasedHeaders, usedPerScope } from './redis-reply.js';
 import { firstAttempt, scriptClient } from './redis-client.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
@@ -122,24 +122,25 @@ export class RedisRateLimiter implements RateLimiter {
     return new Promise((resolve, reject) => this.turn.push(family, { kind: 'correction', limited, delta: rounded, second, resolve, reject }, true));
   }
 
-  async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, second?: number): Promise<void> {
+  async release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, second?: number): Promise<Record<string, string> | undefined> {
     const tokens = cleanTokens(tokensIn);
     const limited = scopes.filter(isLimited);
-    if (limited.length === 0) return;
+    if (limited.length === 0) return {};
+    if (!this.usable()) return this.fallback.release(family, limited, tokens, this.keyOf(family), second);
     // The local mirror gives it back too, so an outage right now does not count it.
-    if (!this.usable()) {
-      this.fallback.release(family, limited, tokens, this.keyOf(family), second);
-      return;
-    }
     this.fallback.windows.releaseNow(family, limited, tokens, second);
     const args: (string | number)[] = [limited.length];
     for (const s of limited) args.push(this.key(family, s));
     args.push(this.clock(), tokens, WINDOW_SECONDS, second ?? -1);
     try {
-      await this.redis.rlRelease(...args);
+      // The script's reply holds the windows after the give-back: the refused answer's headers.
+      const reply = await this.redis.rlRelease(...args);
       this.succeeded();
+      return releasedHeaders(limited, reply);
     } catch (e) {
+      // Not given back in Redis: the admission's headers stay true.
       this.failed(e);
+      return undefined;
     }
   }
 

@@ -51,3 +51,26 @@ export function refusalGivesBack(e: unknown): boolean {
   if (e.code === 'overloaded') return true;
   return e.status >= 400 && e.status < 500 && e.status !== 408;
 }
+
+/**
+ * Gives back an admission whose request was refused after it (see refusalGivesBack) and returns the
+ * x-ratelimit-* headers for the refused answer: the admission's headers still count the request,
+ * so those of the windows after the give-back replace them (learned from the give-back's own
+ * reply). A give-back that fails leaves the admission counted, and its headers true.
+ */
+export async function giveBack(
+  limiter: RateLimiter,
+  family: LimitFamily,
+  scopes: readonly LimitScope[],
+  tokens: number,
+  admission: Admission,
+  onError?: (e: unknown) => void,
+): Promise<Record<string, string>> {
+  let after: Record<string, string> | undefined;
+  try {
+    after = await limiter.release(family, scopes, tokens, admission.second);
+  } catch (e) {
+    onError?.(e);
+  }
+  return after ? { ...admission.headers, ...after } : admission.headers;
+}

@@ -52,7 +52,12 @@ export interface RateLimiter {
    * second's buckets only, and out of nothing once it left the window, since a refusal can come long
    * after the admission (an upstream timed out before the next one refused). Without it, from the
    * newest buckets first.
+   *
+   * Resolves to the x-ratelimit-* headers of the windows after the give-back, for the refused
+   * request's own answer (the admission's headers still count what was given back), or undefined
+   * when the limiter could not learn them (the give-back itself failed: the admission's headers
+   * are then still the truth). Learned from the give-back's own reply: no extra call.
    */
-  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, second?: number): Promise<void>;
+  release(family: LimitFamily, scopes: readonly LimitScope[], tokens: number, second?: number): Promise<Record<string, string> | undefined>;
   close(): Promise<void>;
 }

@@ -7,7 +7,8 @@ import type { CreateControl } from '../video/create.js';
  * OpenAI Videos API's create and remix): its abort signal and point of no return, its x-request-id,
  * and the admission's x-ratelimit-* headers put on the reply at once, so that whatever the create
  * answers from then on (the job, or a refusal after the admission) describes the limit, as
- * embeddings and chat answers do.
+ * embeddings and chat answers do. A refusal that gives the admission back sets them again, as the
+ * give-back left the windows.
  */
 export function createControl(req: FastifyRequest, reply: FastifyReply): CreateControl {
   return {

@@ -6,7 +6,7 @@ import type { JsonObject } from '../core/json.js';
 import { costForSeconds, isMicros } from '../core/money.js';
 import { MediaUnreachableError } from '../http/media.js';
 import { TransportError, type Upstream } from '../http/types.js';
-import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
+import { admitOrThrow, giveBack, refusalGivesBack } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
@@ -32,7 +32,10 @@ export interface CreateControl {
   commit?(): void;
   /** The request's x-request-id: recorded on the job, and sent to vendors that take one. */
   requestId?: string;
-  /** Receives the admission's x-ratelimit-* headers, for every answer the create gives after it. */
+  /**
+   * Receives the admission's x-ratelimit-* headers, for every answer the create gives after it; and
+   * again, replacing them, those after a give-back, for the refusal that caused it.
+   */
   rateLimitHeaders?(headers: Record<string, string>): void;
 }
 
@@ -136,8 +139,8 @@ export async function createVideoJob(
     await placeJob(deps, newJob, hold, now);
   } catch (e) {
     // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
-    // did no work, so the video RPM quota gets it back.
-    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await deps.limiter.release('video', scopes, 0, admission.second).catch(() => undefined);
+    // did no work, so the video RPM quota gets it back, and the answer's headers show it given back.
+    if (isGatewayError(e) && e.status >= 400 && e.status < 500) control.rateLimitHeaders?.(await giveBack(deps.limiter, 'video', scopes, 0, admission));
     throw e;
   }
   const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};
@@ -180,7 +183,7 @@ export async function createVideoJob(
     // The upstream refused the request itself (its 4xx, e.g. 400 upstream_rejected): no task exists,
     // so, as for embeddings and chat, the admission goes back (limits/refusal.ts). Failures after the
     // upstreams were put to work (5xx, timeouts) keep counting.
-    if (refusalGivesBack(e)) await deps.limiter.release('video', scopes, 0, admission.second).catch(() => undefined);
+    if (refusalGivesBack(e)) control.rateLimitHeaders?.(await giveBack(deps.limiter, 'video', scopes, 0, admission));
     throw e;
   }
   // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process

@@ -78,8 +78,9 @@ describe('RedisRateLimiter: agrees with the in-process limiter', () => {
               await memory.adjustTokens('embeddings', [scopes[s.scope]!], s.delta);
             } else {
               const second = s.back === null ? undefined : Math.floor(clock.t / 1000) - s.back;
-              await redis.release('embeddings', [scopes[s.scope]!], s.tokens, second);
-              await memory.release('embeddings', [scopes[s.scope]!], s.tokens, second);
+              // The headers a give-back returns (for the refused request's answer) agree too.
+              const got = await redis.release('embeddings', [scopes[s.scope]!], s.tokens, second);
+              expect(got).toEqual(await memory.release('embeddings', [scopes[s.scope]!], s.tokens, second));
             }
           }
           expect(redis.isDegraded).toBe(false);
