@@ -173,6 +173,18 @@ export class MemoryRateLimiter implements RateLimiter {
     return t.headers();
   }
 
+  /** Every window holding something, with its buckets (SlidingWindow.buckets) as of now. */
+  *snapshot(): Generator<{ family: LimitFamily; id: string; buckets: [number, number, number][] }> {
+    const second = Math.floor(this.now() / 1000);
+    for (const family of Object.keys(this.families) as LimitFamily[]) {
+      for (const [id, w] of this.families[family]) {
+        w.advance(second);
+        const buckets = w.buckets();
+        if (buckets.length > 0) yield { family, id, buckets };
+      }
+    }
+  }
+
   /** Number of live windows across families (for tests of the idle sweep). */
   get windowCount(): number {
     let n = 0;

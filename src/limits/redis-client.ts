@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisLimiterOptions, ScriptClient } from './redis-options.js';
-import { HEARTBEAT_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
+import { HEARTBEAT_LUA, RAISE_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
 
 /**
  * The Redis limiter's connection: the client given, or one built from the url that fails fast (a
@@ -20,6 +20,7 @@ export function scriptClient(opts: RedisLimiterOptions): ScriptClient {
   client.defineCommand('rlTurn', { lua: TURN_LUA });
   client.defineCommand('rlRelease', { lua: RELEASE_LUA });
   client.defineCommand('rlRecord', { lua: RECORD_LUA });
+  client.defineCommand('rlRaise', { lua: RAISE_LUA });
   client.defineCommand('rlHeartbeat', { lua: HEARTBEAT_LUA });
   return client as ScriptClient;
 }

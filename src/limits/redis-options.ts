@@ -33,6 +33,7 @@ export type ScriptClient = Redis & {
   rlTurn(...args: (string | number)[]): Promise<number[][]>;
   rlRelease(...args: (string | number)[]): Promise<number[]>;
   rlRecord(...args: (string | number)[]): Promise<number>;
+  rlRaise(...args: (string | number)[]): Promise<number>;
   rlHeartbeat(...args: (string | number)[]): Promise<number>;
 };
 

@@ -192,6 +192,46 @@ return 1
 `;
 
 /**
+ * KEYS[1]: one scope hash. ARGV[1]: clock (ms, or -1). ARGV[2]: window seconds. Then triples (age
+ * in seconds, requests, tokens), oldest first: one instance's view of the window, after Redis lost
+ * writes (redis-handover.ts). Raises the window to at least those totals, never lowering it: each
+ * instance can send its own view and none is counted twice. What is missing goes into the oldest
+ * seconds of the view first (what Redis lost is older than what it took since). Ages, not seconds,
+ * so an instance whose clock is not the server's still places them right.
+ */
+export const RAISE_LUA = `${CLOCK}
+local W = tonumber(ARGV[2])
+${WINDOW}
+local w = open(KEYS[1])
+local needR, needT = -w.R, -w.T
+for i = 3, #ARGV, 3 do
+  if tonumber(ARGV[i]) < W then
+    needR = needR + tonumber(ARGV[i + 1])
+    needT = needT + tonumber(ARGV[i + 2])
+  end
+end
+for i = 3, #ARGV, 3 do
+  if needR <= 0 and needT <= 0 then break end
+  local age = tonumber(ARGV[i])
+  if age < W then
+    local s = sec - math.max(age, 0)
+    local r = math.min(tonumber(ARGV[i + 1]), math.max(needR, 0))
+    local t = math.min(tonumber(ARGV[i + 2]), math.max(needT, 0))
+    if r > 0 then
+      add(w, 'r', s, r)
+      needR = needR - r
+    end
+    if t > 0 then
+      add(w, 't', s, t)
+      needT = needT - t
+    end
+  end
+end
+save(w)
+return 1
+`;
+
+/**
  * KEYS[1]: the instance registry (a sorted set scored by last heartbeat, server clock).
  * ARGV[1]: this instance's id. ARGV[2]: how long a silent instance still counts (ms).
  * Returns how many instances are live, this one included.

@@ -2,6 +2,7 @@ import { elapsedMs } from '../core/clock.js';
 import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
+import { HandOver } from './redis-handover.js';
 import { answerAll, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation } from './redis-batch.js';
 import { decide, releasedHeaders, usedPerScope } from './redis-reply.js';
 import { firstAttempt, scriptClient } from './redis-client.js';
@@ -37,9 +38,9 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly instanceId = randomUUID();
   private readonly heartbeatMs: number;
   private heartbeatTimer?: NodeJS.Timeout;
-  private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s);
-  /** Set while the usage admitted during an outage is on its way to Redis (shareLocalUsage). */
-  private sharing?: Promise<void>;
+  private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s.id);
+  /** What is owed to the shared windows after an outage, and the check-in after a reconnect. */
+  private readonly handOver: HandOver;
   /** Settles when the first connection attempt is over; until then admissions wait for it. */
   private firstConnect?: Promise<void>;
   /** Admissions and corrections of one event-loop turn, in the order made, sent as one script call per family. */
@@ -61,14 +62,27 @@ export class RedisRateLimiter implements RateLimiter {
     const client = scriptClient(opts);
     // Without a listener ioredis reports every reconnect failure as an unhandled error.
     client.on('error', (e: Error) => this.failed(e));
-    client.on('ready', () => {
-      this.everReady = true;
-      void this.heartbeat();
-    });
     this.redis = client;
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.handOver = new HandOver({
+      redis: client,
+      fallback: this.fallback,
+      clock: () => this.clock(),
+      windowKey: (family, id) => this.key(family, id),
+      registryKey: `${this.prefix}rl:instances`,
+      instanceId: this.instanceId,
+      generationKey: `${this.prefix}rl:generation`,
+      heartbeatMs: this.heartbeatMs,
+    });
+    client.on('ready', () => {
+      // Back after a lost connection: Redis may have restarted, so nothing is decided there until
+      // this instance has checked in (redis-handover.ts).
+      if (this.everReady) this.handOver.reconnected();
+      else void this.handOver.checkIn();
+      this.everReady = true;
+    });
+    this.heartbeatTimer = setInterval(() => void this.handOver.checkIn(), this.heartbeatMs);
     this.heartbeatTimer.unref();
-    if (client.status === 'ready') void this.heartbeat();
+    if (client.status === 'ready') void this.handOver.checkIn();
     // Right after start the connection is still being made; admitting locally in that moment would
     // hand every instance a full quota of its own. So the first requests wait for it, but never
     // longer than `connectWaitMs`, and not at all once it failed.
@@ -130,9 +144,13 @@ export class RedisRateLimiter implements RateLimiter {
     // The local mirror gives it back too, so an outage right now does not count it.
     this.fallback.windows.releaseNow(family, limited, tokens, second);
     const args: (string | number)[] = [limited.length];
-    for (const s of limited) args.push(this.key(family, s));
+    for (const s of limited) args.push(this.key(family, s.id));
     args.push(this.clock(), tokens, WINDOW_SECONDS, second ?? -1);
     try {
+      // The admission given back may be one made locally during an outage that Redis has not been
+      // told of yet: taken back before it is, it would take another admission's request out of the
+      // window (or nothing), and then be counted when the outage's usage arrives.
+      if (this.handOver.pending) await this.handOver.settled();
       // The script's reply holds the windows after the give-back: the refused answer's headers.
       const reply = await this.redis.rlRelease(...args);
       this.succeeded();
@@ -150,7 +168,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.turn.flushAll();
     if (this.redis.status === 'ready') {
       // Leaving the registry at once lowers the count the other instances divide by.
-      await this.redis.zrem(this.registryKey(), this.instanceId).catch(() => undefined);
+      await this.redis.zrem(`${this.prefix}rl:instances`, this.instanceId).catch(() => undefined);
     }
     await this.fallback.close();
     if (!this.ownsClient) return;
@@ -172,9 +190,10 @@ export class RedisRateLimiter implements RateLimiter {
     let replies: number[][] | undefined;
     if (this.usable()) {
       try {
-        // What was admitted here during an outage goes in first: decided without it, the first
-        // admissions after the outage would spend the minute's quota a second time.
-        if (this.fallback.hasUnshared || this.sharing) await this.shareLocalUsage();
+        // What was admitted here during an outage goes in first (and, if Redis lost its data, the
+        // minute as known here): decided without it, the first admissions after the outage would
+        // spend the minute's quota a second time.
+        if (this.handOver.pending) await this.handOver.settled();
         const call = turnCall(items, keyOf, this.clock());
         replies = await this.redis.rlTurn(call.keys.length, ...call.keys, ...call.args);
         this.succeeded();
@@ -207,47 +226,13 @@ export class RedisRateLimiter implements RateLimiter {
     return this.now ? this.now() : -1;
   }
 
-  /** Registers this instance and reads how many are live; a failure keeps the last count. */
-  private async heartbeat(): Promise<void> {
-    if (this.redis.status !== 'ready') return;
-    try {
-      const n = Number(await this.redis.rlHeartbeat(1, this.registryKey(), this.instanceId, this.heartbeatMs * 3));
-      if (Number.isInteger(n) && n > 0) this.fallback.instances = n;
-      // An instance that gets no request after an outage still hands over what it admitted during
-      // it (the heartbeat runs as soon as the connection is back): the others decide with it.
-      if (this.fallback.hasUnshared) void this.shareLocalUsage();
-    } catch {
-      // The admissions notice an outage on their own; the count just stays as last known.
-    }
-  }
-
-  /**
-   * Hands Redis what this instance admitted alone during an outage (best effort, once), every scope's
-   * record sent at once. Callers that come while it is under way wait for the same one.
-   */
-  private shareLocalUsage(): Promise<void> {
-    if (!this.sharing && this.fallback.hasUnshared) {
-      const clock = this.clock();
-      const records = this.fallback.takeUnshared().map((u) => this.redis.rlRecord(1, u.key, clock, WINDOW_SECONDS, ...u.buckets.flat()));
-      // A record Redis did not take is lost: it went away again, and the windows moved on meanwhile.
-      this.sharing = Promise.allSettled(records).then(() => {
-        this.sharing = undefined;
-      });
-    }
-    return this.sharing ?? Promise.resolve();
-  }
-
-  private registryKey(): string {
-    return `${this.prefix}rl:instances`;
-  }
-
   /**
    * Hash-tagged by family so all keys of one admission live in one Redis Cluster slot. `w2` is the
    * window layout with a summary (redis-window-lua.ts): the scripts of the earlier layout would
    * change buckets without it, so during a rolling upgrade the two versions count apart.
    */
-  private key(family: LimitFamily, scope: LimitScope): string {
-    return `${this.prefix}rl:{${family}}:w2:${scope.id}`;
+  private key(family: LimitFamily, scopeId: string): string {
+    return `${this.prefix}rl:{${family}}:w2:${scopeId}`;
   }
 
   private usable(): boolean {
@@ -269,7 +254,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private succeeded(): void {
-    if (this.fallback.hasUnshared) void this.shareLocalUsage();
+    if (this.fallback.hasUnshared) void this.handOver.share();
     if (!this.degraded) return;
     this.degraded = false;
     this.logger.info('rate limiter: Redis answers again; limits are shared across instances once more');

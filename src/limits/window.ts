@@ -121,6 +121,18 @@ export class SlidingWindow {
     return 0;
   }
 
+  /** The seconds holding something, oldest first, as [age in seconds behind the newest, requests, tokens]. */
+  buckets(): [number, number, number][] {
+    const out: [number, number, number][] = [];
+    for (let s = this.head - WINDOW_SECONDS + 1; s <= this.head; s++) {
+      const i = slot(s);
+      const r = this.requests[i]!;
+      const t = this.tokens[i]!;
+      if (r > 0 || t > 0) out.push([this.head - s, r, t]);
+    }
+    return out;
+  }
+
   /** True when nothing recorded can still be in the window at `second`. */
   idleAt(second: number): boolean {
     return second - this.head >= WINDOW_SECONDS;
