@@ -60,7 +60,12 @@ export interface DeliveryAttempt {
 }
 
 export interface WebhookStore {
-  createWebhookEndpoint(e: Omit<WebhookEndpoint, 'disabledAt'>): Promise<WebhookEndpoint>;
+  /**
+   * With `maxActive`, counting the account's active endpoints and inserting are one atomic step:
+   * a 400 `too_many_endpoints` (param `url`) when it already has that many, however many
+   * registrations run at once, on any number of instances.
+   */
+  createWebhookEndpoint(e: Omit<WebhookEndpoint, 'disabledAt'>, maxActive?: number): Promise<WebhookEndpoint>;
   listWebhookEndpoints(accountId?: string): Promise<WebhookEndpoint[]>;
   getWebhookEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
   /** False when it does not exist or was already disabled. */

@@ -1,3 +1,4 @@
+import { errors } from '../core/errors.js';
 import { messageId, receiverKey, videoEvent } from '../webhooks/events.js';
 import type { SqlDriver, SqlExecutor } from './driver.js';
 import type { SqlValue } from './driver.js';
@@ -103,12 +104,25 @@ const STALE_NOTE = 'not recorded: the lease on this delivery had expired and it 
 
 export function webhookOps(db: SqlDriver): WebhookStore {
   return {
-    async createWebhookEndpoint(e) {
-      const rows = await db.query(
-        'INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, disabled_at) VALUES (?, ?, ?, ?, ?, ?, NULL) RETURNING *',
-        [e.id, e.accountId, e.url, JSON.stringify(e.events), e.secret, e.createdAt],
-      );
-      return toEndpoint(rows[0]!);
+    async createWebhookEndpoint(e, maxActive) {
+      return db.transaction(async (tx) => {
+        if (maxActive !== undefined) {
+          // The count and the insert must be one step: two registrations that both counted 9 would
+          // otherwise both insert. SQLite's write transaction (BEGIN IMMEDIATE) already runs alone;
+          // PostgreSQL's READ COMMITTED does not, so registrations for one account queue on a lock
+          // of their own (not the account row, which every charge updates), held until commit.
+          if (db.dialect === 'postgres') await tx.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints'), hashtext(?))`, [e.accountId]);
+          const [counted] = await tx.query('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ? AND disabled_at IS NULL', [e.accountId]);
+          if (int(counted!.n) >= maxActive) {
+            throw errors.invalidRequest(`An account has at most ${maxActive} active webhook endpoints.`, 'url', 'too_many_endpoints');
+          }
+        }
+        const rows = await tx.query(
+          'INSERT INTO webhook_endpoints (id, account_id, url, events, secret, created_at, disabled_at) VALUES (?, ?, ?, ?, ?, ?, NULL) RETURNING *',
+          [e.id, e.accountId, e.url, JSON.stringify(e.events), e.secret, e.createdAt],
+        );
+        return toEndpoint(rows[0]!);
+      });
     },
 
     async listWebhookEndpoints(accountId) {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import { accountCases, type Ctx } from './cases-accounts.js';
 import { jobCases } from './cases-jobs.js';
 import { propertyCases } from './cases-property.js';
+import { webhookCases } from './cases-webhooks.js';
 import { postgresBackend, sqliteBackend, type Backend } from './harness.js';
 
 /**
@@ -32,6 +33,7 @@ function contract(name: string, make: () => Backend): void {
     accountCases(ctx);
     jobCases(ctx);
     propertyCases(ctx);
+    webhookCases(ctx);
   });
 }
 
