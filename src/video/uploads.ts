@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { imageSize } from 'image-size';
 import { errors } from '../core/errors.js';
+import { imageStructureProblem, type ImageContainer } from '../core/image-structure.js';
 import type { BlobStore } from './blobs.js';
 import type { LinkSigner } from './links.js';
 
 /** Image types every video vendor here takes as a reference frame. */
-const IMAGE_TYPES: Record<string, { mime: string; ext: string }> = {
-  png: { mime: 'image/png', ext: 'png' },
-  jpg: { mime: 'image/jpeg', ext: 'jpg' },
-  webp: { mime: 'image/webp', ext: 'webp' },
+const IMAGE_TYPES: Record<string, { mime: string; ext: string; container: ImageContainer; label: string }> = {
+  png: { mime: 'image/png', ext: 'png', container: 'png', label: 'PNG' },
+  jpg: { mime: 'image/jpeg', ext: 'jpg', container: 'jpg', label: 'JPEG' },
+  webp: { mime: 'image/webp', ext: 'webp', container: 'webp', label: 'WebP' },
 };
 /** Video inputs (see video-upload.ts), served back to the vendor under these types. */
 const VIDEO_TYPES = [
@@ -28,7 +29,9 @@ export interface CheckedUpload {
 
 /**
  * What an uploaded file really is, from its bytes (the declared content type and file name are
- * the client's word, and are ignored): a PNG, JPEG or WebP image within sane dimensions.
+ * the client's word, and are ignored): a whole PNG, JPEG or WebP image within sane dimensions.
+ * Whole: its container's framing is complete (core/image-structure.ts), since the type and size
+ * are read from the first bytes alone and a file cut short would otherwise reach the vendor.
  */
 export function checkUpload(bytes: Buffer, param: string): CheckedUpload {
   if (bytes.length === 0) throw errors.invalidRequest(`'${param}' is an empty file.`, param, 'invalid_media');
@@ -49,10 +52,12 @@ export function checkUpload(bytes: Buffer, param: string): CheckedUpload {
       'unsupported_media_type',
     );
   }
+  const problem = imageStructureProblem(bytes, kind.container);
+  if (problem) throw errors.invalidRequest(`'${param}' is not a whole ${kind.label} image: ${problem}.`, param, 'invalid_media');
   const { width = 0, height = 0 } = info;
   if (width < MIN_SIDE || height < MIN_SIDE || width > MAX_SIDE || height > MAX_SIDE)
     throw errors.invalidRequest(`'${param}' is ${width}x${height}; each side must be between ${MIN_SIDE} and ${MAX_SIDE} pixels.`, param, 'invalid_media');
-  return { ...kind, width, height };
+  return { mime: kind.mime, ext: kind.ext, width, height };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { crc32, deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import { nasty } from './values.js';
 
@@ -20,8 +21,15 @@ const u32 = (n: number) => {
   return b;
 };
 
-/** A PNG header claiming width x height (only the header: a sniffer reads this much). */
+/** A PNG header claiming width x height (only the header: a sniffer reads this much, the gateway refuses it as cut short). */
 const pngHead = (w: number, h: number) => Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), u32(w), u32(h), Buffer.from('0806000000', 'hex')]);
+const chunk = (type: string, data: Buffer) => {
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  return Buffer.concat([u32(data.length), body, u32(crc32(body))]);
+};
+/** A PNG whose container is whole (IHDR, IDAT, IEND; the pixel data is not a real picture, which nothing decodes). */
+const pngWhole = (w: number, h: number) =>
+  Buffer.concat([pngHead(w, h).subarray(0, 8), chunk('IHDR', pngHead(w, h).subarray(16)), chunk('IDAT', deflateSync(Buffer.alloc(64))), chunk('IEND', Buffer.alloc(0))]);
 const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 /** An MP4 whose `ftyp` and `mvhd` boxes are all there is (duration read from mvhd). */
 function mp4(durationSeconds: number): Buffer {
@@ -34,7 +42,7 @@ function mp4(durationSeconds: number): Buffer {
 
 /** Files a model takes: an image of a usual size, a short MP4. */
 const goodFile: fc.Arbitrary<{ bytes: Buffer; type: string }> = fc.oneof(
-  fc.constantFrom([1280, 720], [720, 1280], [1024, 1024]).map(([w, h]) => ({ bytes: pngHead(w!, h!), type: 'image/png' })),
+  fc.constantFrom([1280, 720], [720, 1280], [1024, 1024]).map(([w, h]) => ({ bytes: pngWhole(w!, h!), type: 'image/png' })),
   fc.constantFrom(4, 8).map((s) => ({ bytes: mp4(s), type: 'video/mp4' })),
 );
 

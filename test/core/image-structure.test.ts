@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { imageStructureProblem } from '../../src/core/image-structure.js';
+
+/** The container checks on the cases a truncation test over HTTP does not reach. */
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url));
+const png = fixture('frame.png');
+const jpg = fixture('frame.jpg');
+const webp = fixture('frame.webp');
+
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
+const chunk = (type: string, data: Buffer) => {
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  return Buffer.concat([u32(data.length), body, u32(crc32(body))]);
+};
+
+describe('image containers', () => {
+  it('takes the fixtures whole, and with bytes appended after their end', () => {
+    for (const [b, kind] of [[png, 'png'], [jpg, 'jpg'], [webp, 'webp']] as const) {
+      expect(imageStructureProblem(b, kind)).toBeUndefined();
+      expect(imageStructureProblem(Buffer.concat([b, Buffer.alloc(7)]), kind)).toBeUndefined();
+    }
+  });
+
+  it('refuses every cut of each fixture', () => {
+    for (const [b, kind] of [[png, 'png'], [jpg, 'jpg'], [webp, 'webp']] as const) {
+      for (let n = 0; n < b.length; n++) expect(imageStructureProblem(b.subarray(0, n), kind), `${kind} cut at ${n}`).toBeDefined();
+    }
+  });
+
+  it('PNG: a damaged IHDR, a missing IDAT and a chunk claiming more than the file are refused', () => {
+    const damaged = Buffer.from(png);
+    damaged[20] ^= 0xff; // inside IHDR's data: its CRC no longer matches
+    expect(imageStructureProblem(damaged, 'png')).toMatch(/IHDR chunk fails its CRC/);
+    const ihdr = png.subarray(8, 33);
+    expect(imageStructureProblem(Buffer.concat([png.subarray(0, 8), ihdr, chunk('IEND', Buffer.alloc(0))]), 'png')).toMatch(/no image data/);
+    const huge = Buffer.concat([png.subarray(0, 33), u32(0x7000_0000), Buffer.from('IDAT'), Buffer.alloc(16)]);
+    expect(imageStructureProblem(huge, 'png')).toMatch(/cut short .*IDAT/);
+  });
+
+  it('PNG: a file of empty chunks is refused at the chunk cap, quickly', () => {
+    const filler = chunk('tEXt', Buffer.alloc(0));
+    const hostile = Buffer.concat([png.subarray(0, 33), Buffer.concat(Array.from({ length: 200_000 }, () => filler))]);
+    const t = performance.now();
+    expect(imageStructureProblem(hostile, 'png')).toMatch(/more than 65536 chunks/);
+    expect(performance.now() - t).toBeLessThan(500);
+  });
+
+  it('JPEG: the EOI of an Exif thumbnail does not make a cut main image whole', () => {
+    const thumbnail = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), Buffer.from('ffd8ffd9', 'hex')]);
+    const app1 = Buffer.concat([Buffer.from('ffe1', 'hex'), Buffer.from([0, thumbnail.length + 2]), thumbnail]);
+    const withExif = Buffer.concat([jpg.subarray(0, 2), app1, jpg.subarray(2)]);
+    expect(imageStructureProblem(withExif, 'jpg')).toBeUndefined();
+    expect(imageStructureProblem(withExif.subarray(0, withExif.length - 40), 'jpg')).toMatch(/no EOI/);
+  });
+
+  it('WebP: a RIFF size past the file, or chunks without image data, are refused', () => {
+    const grown = Buffer.from(webp);
+    grown.writeUInt32LE(webp.readUInt32LE(4) + 2, 4);
+    expect(imageStructureProblem(grown, 'webp')).toMatch(/cut short/);
+    const meta = Buffer.concat([Buffer.from('EXIF', 'latin1'), Buffer.from([4, 0, 0, 0]), Buffer.alloc(4)]);
+    const noImage = Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([4 + meta.length, 0, 0, 0]), Buffer.from('WEBP', 'latin1'), meta]);
+    expect(imageStructureProblem(noImage, 'webp')).toMatch(/no image data/);
+  });
+});
