@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../core/json.js';
+import type { CallSignal } from './call-signal.js';
 
 /** One configured upstream (an account at a vendor), as the adapters and the executor see it. */
 export interface Upstream {
@@ -58,7 +59,11 @@ export type UpstreamVerdict =
 
 /** Issues a vendor's auth headers (e.g. a minted OAuth token); built once per upstream, cached inside. */
 export interface CredentialSource {
-  headers(): Promise<Record<string, string>>;
+  /**
+   * `signal` is the call's own (a client's request, or the shutdown signal of a vendor poll): once it
+   * aborts, the call stops waiting for a token being minted, with TransportError 'aborted'.
+   */
+  headers(signal?: CallSignal): Promise<Record<string, string>>;
 }
 
 /** A transport failure, raised by the executor (never by adapters). */

@@ -28,17 +28,17 @@ export class UpstreamClient {
   constructor(readonly executor: Executor) {}
 
   async send(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: AbortSignal): Promise<UpstreamResponse> {
-    return this.executor.send(await this.authorize(up, auth, req), up.timeoutMs, signal, up);
+    return this.executor.send(await this.authorize(up, auth, req, signal), up.timeoutMs, signal, up);
   }
 
   sendRaw(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: CallSignal) {
     // Static keys (most OpenAI-compatible upstreams) are already in the headers: no authorize step.
     if (!auth.credentials && !auth.sign) return this.executor.sendRaw(req, up.timeoutMs, signal, up);
-    return this.authorize(up, auth, req).then((authorized) => this.executor.sendRaw(authorized, up.timeoutMs, signal, up));
+    return this.authorize(up, auth, req, signal).then((authorized) => this.executor.sendRaw(authorized, up.timeoutMs, signal, up));
   }
 
   async stream(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: AbortSignal): Promise<StreamResponse> {
-    return this.executor.stream(await this.authorize(up, auth, req), up.timeoutMs, signal, up);
+    return this.executor.stream(await this.authorize(up, auth, req, signal), up.timeoutMs, signal, up);
   }
 
   /** Sends a request that is already authorised (a redirect hop, whose headers were decided by the caller). */
@@ -46,8 +46,11 @@ export class UpstreamClient {
     return this.executor.stream(req, timeoutMs, signal, target, via);
   }
 
-  /** Credentials first, then the signature (it must cover the final headers). */
-  async authorize(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest): Promise<UpstreamRequest> {
+  /**
+   * Credentials first, then the signature (it must cover the final headers). `signal` is the call's:
+   * a call cancelled while its token is minted ends as cancelled (not as a failure of the upstream).
+   */
+  async authorize(up: Upstream, auth: UpstreamAuth, req: UpstreamRequest, signal?: CallSignal): Promise<UpstreamRequest> {
     let source = this.creds.get(up.name);
     if (source === undefined) {
       source = auth.credentials ? auth.credentials(up, this.executor) : null;
@@ -57,8 +60,9 @@ export class UpstreamClient {
     if (source) {
       let headers: Record<string, string>;
       try {
-        headers = await source.headers();
+        headers = await source.headers(signal);
       } catch (e) {
+        if (e instanceof TransportError && e.reason === 'aborted') throw e;
         // Credentials that cannot be minted make this upstream unusable, not the request invalid:
         // let failover move on to the next candidate.
         throw new CredentialError(`credentials for ${up.name}: ${redactorFor(up).text((e as Error).message)}`);

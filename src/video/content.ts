@@ -61,7 +61,7 @@ export async function openContent(
   const up = jobUpstream(deps, job);
   if (!vendor || !up) throw errors.upstreamUnavailable('The upstream that made this video is not configured any more.');
   const output: VideoOutput = { url: typeof out.url === 'string' ? out.url : undefined, mimeType: mime };
-  let req = await deps.client.authorize(up, vendor, vendor.buildContent(taskRefOf(job), output, up));
+  let req = await deps.client.authorize(up, vendor, vendor.buildContent(taskRefOf(job), output, up), signal);
   if (range) req = { ...req, headers: { ...req.headers, range } };
 
   let res = await followRedirects(deps, req, signal, up, job.id);
@@ -232,7 +232,7 @@ export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thu
   const up = jobUpstream(deps, job);
   if (!vendorMakesVariant(deps, job, variant) || !vendor?.buildVariant || !up)
     throw errors.notFound(`No ${variant} is available for videos of '${job.model}'.`, 'variant_unavailable');
-  const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up));
+  const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up), signal);
   const res = await followRedirects(deps, req, signal, up, job.id);
   const type = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (res.status !== 200 || !PREVIEW_TYPES.has(type)) {

@@ -2,8 +2,9 @@ import { createSign } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { errors } from '../../core/errors.js';
 import { isObject, type JsonObject } from '../../core/json.js';
+import type { CallSignal } from '../../http/call-signal.js';
 import type { Executor } from '../../http/executor.js';
-import type { CredentialSource } from '../../http/types.js';
+import { TransportError, type CredentialSource } from '../../http/types.js';
 
 /**
  * Google OAuth2 access tokens for Vertex AI and Cloud Storage, shared by every Google-backed adapter.
@@ -70,11 +71,20 @@ interface CachedToken {
   refreshAt: number;
 }
 
+/** One token exchange and the calls waiting on it. */
+interface Exchange {
+  result: Promise<CachedToken>;
+  /** Cuts the exchange once no call waits on it any more. */
+  cut: AbortController;
+  /** Calls waiting; one that cannot be aborted (no signal) stays counted until the end. */
+  waiting: number;
+}
+
 class ServiceAccountTokens implements CredentialSource {
   private key: ServiceAccountKey | undefined;
   private cached: CachedToken | undefined;
   /** One refresh at a time: concurrent callers await the same exchange. */
-  private inflight: Promise<CachedToken> | undefined;
+  private inflight: Exchange | undefined;
 
   constructor(
     private readonly opts: GoogleAuthOptions,
@@ -84,28 +94,73 @@ class ServiceAccountTokens implements CredentialSource {
     this.key = opts.serviceAccount;
   }
 
-  async headers(): Promise<Record<string, string>> {
+  async headers(signal?: CallSignal): Promise<Record<string, string>> {
     const t = this.now();
     const c = this.cached;
     if (c && t < c.refreshAt) return bearerHeader(c.token);
     try {
-      const fresh = await this.refresh();
+      const fresh = await this.refresh(signal);
       return bearerHeader(fresh.token);
     } catch (e) {
+      // A call that was cancelled ends as cancelled, whatever the cache holds.
+      if (signal?.aborted) throw e;
       // A failed early refresh must not break requests while the old token is still good.
       if (c && this.now() < c.expiresAt - HARD_EXPIRY_SKEW_MS) return bearerHeader(c.token);
       throw e;
     }
   }
 
-  private refresh(): Promise<CachedToken> {
-    this.inflight ??= this.exchange().finally(() => {
-      this.inflight = undefined;
+  /**
+   * Waits for the shared exchange, or for `signal`. A call stops waiting when its signal aborts
+   * (shutdown aborts the signal of every vendor poll; a client that hangs up, its own), and the
+   * exchange itself is cut when the last call waiting on it has gone: otherwise a token endpoint
+   * that never answers held a stopped poll, and the drain with it, for the exchange's whole 15 s,
+   * and closing the upstream pool waited for the exchange as well.
+   */
+  private refresh(signal?: CallSignal): Promise<CachedToken> {
+    if (signal?.aborted) return Promise.reject(cancelled());
+    const x = (this.inflight ??= this.startExchange());
+    x.waiting += 1;
+    if (!signal) return x.result;
+    return new Promise<CachedToken>((resolve, reject) => {
+      const onAbort = () => {
+        this.leave(x);
+        reject(cancelled());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      x.result.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      );
     });
-    return this.inflight;
   }
 
-  private async exchange(): Promise<CachedToken> {
+  private startExchange(): Exchange {
+    const cut = new AbortController();
+    const x: Exchange = { cut, waiting: 0, result: this.exchange(cut.signal) };
+    const done = () => {
+      if (this.inflight === x) this.inflight = undefined;
+    };
+    // Handled here too: an exchange cut after every caller left has nobody else to hear its failure.
+    x.result.then(done, done);
+    return x;
+  }
+
+  private leave(x: Exchange): void {
+    x.waiting -= 1;
+    if (x.waiting > 0) return;
+    // A call that arrives from now on starts an exchange of its own rather than join one being cut.
+    if (this.inflight === x) this.inflight = undefined;
+    x.cut.abort();
+  }
+
+  private async exchange(signal: AbortSignal): Promise<CachedToken> {
     const key = await this.loadKey();
     const tokenUri = key.token_uri || DEFAULT_TOKEN_URI;
     const issuedAt = this.now();
@@ -122,6 +177,7 @@ class ServiceAccountTokens implements CredentialSource {
         body,
       },
       TOKEN_TIMEOUT_MS,
+      signal,
     );
     const json = isObject(res.json) ? res.json : {};
     if (res.status < 200 || res.status >= 300 || typeof json['access_token'] !== 'string') {
@@ -161,6 +217,10 @@ class ServiceAccountTokens implements CredentialSource {
     this.key = parseServiceAccount(parsed, `key file ${path}`);
     return this.key;
   }
+}
+
+function cancelled(): TransportError {
+  return new TransportError('aborted', 'the call was cancelled while it waited for a Google access token', false);
 }
 
 function bearerHeader(token: string): Record<string, string> {

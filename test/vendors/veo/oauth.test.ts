@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import { Executor } from '../../../src/http/executor.js';
+import { TransportError } from '../../../src/http/types.js';
 import {
   CLOUD_PLATFORM_SCOPE,
   googleAuthOptionsFrom,
@@ -113,6 +114,42 @@ describe('googleCredentialSource', () => {
     const all = await Promise.all(Array.from({ length: 20 }, () => src.headers()));
     expect(new Set(all.map((h) => h['authorization'])).size).toBe(1);
     expect(sim.received('POST', '/token')).toHaveLength(1);
+  });
+
+  it('a call whose signal aborts stops waiting for a token; the exchange goes on for a call still waiting', async () => {
+    const src = googleCredentialSource({ serviceAccount: key }, executor, now);
+    let answer!: () => void;
+    sim.inject({ kind: 'hold', until: new Promise<void>((r) => (answer = r)) }, 1, /\/token$/);
+    const stop = new AbortController();
+    const cancelled = src.headers(stop.signal);
+    const patient = src.headers();
+    for (let i = 0; i < 200 && sim.received('POST', '/token').length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    stop.abort();
+    const e = await rejection(cancelled);
+    expect(e).toBeInstanceOf(TransportError);
+    expect((e as TransportError).reason).toBe('aborted');
+    answer();
+    expect((await patient)['authorization']).toMatch(/^Bearer ya29\.sim-/);
+    expect(sim.received('POST', '/token')).toHaveLength(1);
+  });
+
+  it('an exchange every caller left is cut: the pool closes at once and the next call starts afresh', async () => {
+    const own = new Executor();
+    const src = googleCredentialSource({ serviceAccount: key }, own, now);
+    let answer!: () => void;
+    sim.inject({ kind: 'hold', until: new Promise<void>((r) => (answer = r)) }, 1, /\/token$/);
+    const stops = [new AbortController(), new AbortController()];
+    const waits = stops.map((c) => rejection(src.headers(c.signal)));
+    for (let i = 0; i < 200 && sim.received('POST', '/token').length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (const c of stops) c.abort();
+    for (const e of await Promise.all(waits)) expect((e as TransportError).reason).toBe('aborted');
+    expect((await src.headers())['authorization']).toMatch(/^Bearer ya29\.sim-/);
+    expect(sim.received('POST', '/token')).toHaveLength(2);
+    // Closing waits for requests in flight: the cut exchange is not one of them.
+    const started = Date.now();
+    await own.close();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    answer();
   });
 
   it('refreshes five minutes before expiry, not earlier', async () => {
