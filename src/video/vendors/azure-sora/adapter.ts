@@ -4,7 +4,7 @@ import { foldCommonDuration, reportedSeconds } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
-import { encodeMultipart } from './multipart.js';
+import { encodeMultipart } from '../../../http/multipart.js';
 import { AZURE_DEFAULT_SECONDS, apiVersion, createFields, estimate, mediaUrls, validateAzure } from './request.js';
 
 const LABEL = 'azure-sora (Azure OpenAI)';

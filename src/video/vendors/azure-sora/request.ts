@@ -3,7 +3,7 @@ import { deepMerge, isObject, omit, type Json, type JsonObject } from '../../../
 import type { Upstream } from '../../../http/types.js';
 import type { CreateInput } from '../../types.js';
 import { pickSize, readInt, stringOption } from '../../../protocols/openai/video-sizes.js';
-import type { FilePart } from './multipart.js';
+import type { FilePart } from '../../../http/multipart.js';
 
 /** Azure's default clip length when n_seconds is not sent. */
 export const AZURE_DEFAULT_SECONDS = 5;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { JsonObject } from '../../../core/json.js';
+import type { JsonObject } from '../core/json.js';
 
 export interface FilePart {
   field: string;
@@ -14,15 +14,16 @@ function headerSafe(s: string): string {
 }
 
 /**
- * Encodes a create body as multipart/form-data, the only form in which Azure's jobs API takes
- * image/video uploads. Form fields are strings: numbers and booleans are written as text and
- * nested values as JSON text (inpaint_items must travel as a JSON string); nulls are left out
- * because a form has no way to say null.
+ * Encodes a request body as multipart/form-data, the form in which vendors take uploaded files
+ * (Azure's jobs API its images and videos, OpenAI's video edits and characters their videos). Form
+ * fields are strings: numbers and booleans are written as text and nested values as JSON text
+ * (Azure's inpaint_items must travel as a JSON string); nulls are left out because a form has no
+ * way to say null.
  */
 export function encodeMultipart(
   fields: JsonObject,
   files: FilePart[],
-  boundary = `----azure-sora-${randomBytes(16).toString('hex')}`,
+  boundary = `----gateway-${randomBytes(16).toString('hex')}`,
 ): { body: Buffer; contentType: string } {
   const chunks: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
