@@ -25,6 +25,11 @@ export interface VideoIdClaims {
   t: string;
   /** The surface that created the job, when not the spec's: 'o' = POST /v1/videos. */
   s?: 'o';
+  /**
+   * What the id names when not a video job: 'c' = a character (POST /v1/videos/characters), whose
+   * vendor id is `t` and which has no job (`j` is empty). Each kind opens only where it belongs.
+   */
+  k?: 'c';
 }
 
 const VERSION = 1;

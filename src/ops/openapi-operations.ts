@@ -4,6 +4,7 @@ import { adminSchemas } from '../routes/admin.js';
 import { webhookEndpointSchema } from '../routes/webhooks.js';
 import { ref } from './openapi-schemas.js';
 import { CONSOLE_OPERATIONS, JOB_FILTERS, LEDGER_FILTERS } from './openapi-console.js';
+import { DERIVE_OPERATIONS } from './openapi-derive.js';
 
 type Schema = Record<string, unknown>;
 
@@ -69,6 +70,7 @@ const list = (item: string) => json({ type: 'object', properties: { data: { type
 /** Keyed by `METHOD /fastify/route/:param`. */
 export const OPERATIONS: Record<string, OperationDoc> = {
   ...CONSOLE_OPERATIONS,
+  ...DERIVE_OPERATIONS,
   'POST /v1/videos/generations': {
     summary: 'Create a video job',
     tag: 'videos',

@@ -24,6 +24,7 @@ import { newCallbackToken, withGatewayCallback } from './callbacks.js';
 import { releaseHold } from './release.js';
 import { placeJob, summarize } from './create-hold.js';
 import { fetchMedia } from './fetch-media.js';
+import { buildDerive, deriveHoldSeconds, parseDerive, type DeriveRequest } from './derive.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -49,6 +50,8 @@ export interface CreateOptions {
   prefetched?: ReadonlyMap<string, InlineMedia>;
   /** A remix: the finished job it starts from; it runs on that job's upstream, through the vendor's remix call. */
   remixOf?: JobRecord;
+  /** An edit or an extension, of a finished job (run on its upstream) or of an uploaded video. */
+  derive?: DeriveRequest;
 }
 
 /**
@@ -67,10 +70,11 @@ export async function createVideoJob(
   body = target.body;
   rejectForbiddenKeys(body);
   const { std, native } = parseStandard(body);
-  const remixOf = opts.remixOf;
-  // A remix continues the source's upstream task, so only that upstream can take it.
-  const candidates = remixOf
-    ? deps.catalog.candidates(model.name, ctx.account).filter((u) => u.name === remixOf.upstream)
+  const { remixOf, derive } = opts;
+  // A remix, edit or extension of a finished job continues its upstream task, so only that upstream can take it.
+  const pinned = remixOf ?? derive?.source;
+  const candidates = pinned
+    ? deps.catalog.candidates(model.name, ctx.account).filter((u) => u.name === pinned.upstream)
     : deps.catalog.candidates(model.name, ctx.account);
   const vendor = vendorFor(deps, candidates, model.name);
   checkOwnership(native, vendor, model.name, deps.vendors.values());
@@ -78,8 +82,8 @@ export async function createVideoJob(
 
   // Model-family rules read the upstream's own name for the model (the first candidate's).
   const base = { model: model.name, upstreamModel: deps.catalog.upstreamModel(candidates[0]!, model.name), std, native };
-  const estSeconds = remixOf ? (remixOf.seconds ?? remixOf.estSeconds) : vendor.estimateSeconds(base);
-  if (!remixOf) {
+  const estSeconds = remixOf ? (remixOf.seconds ?? remixOf.estSeconds) : derive ? deriveHoldSeconds(derive) : vendor.estimateSeconds(base);
+  if (!remixOf && !derive) {
     vendor.validate?.({ ...base, media: new Map() });
     // After the vendor's own checks (their messages are the more specific), what the declared
     // capabilities (and the config's narrowing of them) exclude.
@@ -150,7 +154,7 @@ export async function createVideoJob(
   try {
     const { value, upstream } = await withFailover(
       candidates,
-      (up) => attemptCreate(deps, vendor, up, { ...base, native: callbackNative ?? native, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, remixOf, control.requestId),
+      (up) => attemptCreate(deps, vendor, up, { ...base, native: callbackNative ?? native, upstreamModel: deps.catalog.upstreamModel(up, model.name), media }, opts, control.requestId),
       {
         circuits: deps.catalog.circuits,
         onMaybeSent: (up, err) => recordMaybeCreated(deps, jobId, up, err),
@@ -226,14 +230,20 @@ function vendorFor(deps: VideoDeps, candidates: Upstream[], model: string): Vide
   return vendor;
 }
 
-async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput, remixOf: JobRecord | undefined, requestId: string | undefined) {
-  const built = remixOf && vendor.buildRemix ? vendor.buildRemix(taskRefOf(remixOf), input.std.prompt, up) : vendor.buildCreate(input, up);
+async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput, opts: CreateOptions, requestId: string | undefined) {
+  const { remixOf, derive } = opts;
+  const built = derive
+    ? buildDerive(vendor, derive, input.model, input.upstreamModel, up)
+    : remixOf && vendor.buildRemix
+      ? vendor.buildRemix(taskRefOf(remixOf), input.std.prompt, up)
+      : vendor.buildCreate(input, up);
   // A vendor that takes a client request id gets ours, so its logs and ours can be matched.
   if (requestId && vendor.requestIdHeader) built.headers = { ...built.headers, [vendor.requestIdHeader]: requestId };
   const res = await deps.client.send(up, vendor, built);
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   try {
-    return { ok: true as const, value: vendor.parseCreate(res, input, up) };
+    const value = derive ? parseDerive(vendor, derive, res, input.model, input.upstreamModel, up) : vendor.parseCreate(res, input, up);
+    return { ok: true as const, value };
   } catch {
     // A 2xx we cannot read may still have started a task; treat it like a lost answer.
     throw new TransportError('reset', `unreadable create answer from ${up.name}`, true);

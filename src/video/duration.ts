@@ -48,10 +48,12 @@ export interface SettledSeconds {
  *   hold left;
  * - an unusable figure (zero, negative, not a number) bills the held seconds: the vendor did deliver
  *   a video, and the request asked for that length.
+ * - `sourceSeconds` (an extension's source, stitched in front of the new segment) raises the length
+ *   shown by as much, and is never billed.
  * Either adjustment is returned in `adjusted` so the caller can leave a trail for reconciliation.
  * `held` that is not a usable number bills nothing (nothing was held to capture from).
  */
-export function settleSeconds(reported: { seconds: number; billableSeconds?: number }, held: number, outputs: number): SettledSeconds {
+export function settleSeconds(reported: { seconds: number; billableSeconds?: number; sourceSeconds?: number }, held: number, outputs: number): SettledSeconds {
   const cap = isUsableSeconds(held) ? held : 0;
   const asked = reported.billableSeconds ?? reported.seconds;
   let billable: number;
@@ -65,7 +67,10 @@ export function settleSeconds(reported: { seconds: number; billableSeconds?: num
   } else {
     billable = asked;
   }
+  // An extension's video is its source and the new segment together: only the segment was held,
+  // and the source's length (never billed) is shown on top of it.
+  const carried = isUsableSeconds(reported.sourceSeconds) ? reported.sourceSeconds : 0;
   const perVideo = cap / Math.max(1, outputs);
-  const seconds = isUsableSeconds(reported.seconds) ? Math.min(reported.seconds, cap) : perVideo;
+  const seconds = isUsableSeconds(reported.seconds) ? Math.min(reported.seconds, cap + carried) : perVideo + carried;
   return adjusted === undefined ? { seconds, billable } : { seconds, billable, adjusted };
 }

@@ -17,6 +17,8 @@ import { JobCache } from './job-cache.js';
 import { AnswerCache } from './answer-cache.js';
 import { CALLBACK_TOKEN, CallbackThrottle } from './callbacks.js';
 import { CallbackAuth } from './callback-auth.js';
+import { checkDerivable } from './derive.js';
+import type { DeriveOp } from './types.js';
 
 /** A job is refreshed from its vendor at most once per this many ms however often it is called back. */
 const CALLBACK_WINDOW_MS = 1_000;
@@ -164,12 +166,27 @@ export class VideoService {
     const caps = this.deps.capabilities(job.model);
     if (!caps?.remix || !this.deps.vendors.get(job.vendor)?.buildRemix)
       throw errors.invalidRequest(`Remix is not supported for model '${job.model}'.`, 'model', 'remix_unsupported');
+    return this.finishedSource(ctx, job, 'remix');
+  }
+
+  /**
+   * The finished job an edit or an extension starts from (`video: {id}`): one of the account's (any
+   * other id is the same 404 as everywhere), its vendor offering the operation (vendor/derive.ts),
+   * complete, and on an upstream the account may still use.
+   */
+  async deriveSource(ctx: AuthContext, id: string, op: DeriveOp): Promise<JobRecord> {
+    const job = await this.load(id, ctx.account.id);
+    checkDerivable(this.deps, job.model, job.vendor, op);
+    return this.finishedSource(ctx, job, op === 'edit' ? 'edit' : 'extend');
+  }
+
+  private finishedSource(ctx: AuthContext, job: JobRecord, what: string): JobRecord {
     if (job.state !== 'completed') throw errors.videoNotReady(job.state === 'failed' ? 'failed' : 'still processing');
     // Only the upstream that made the source can continue its task: one the account may no longer
     // use is a permission it lacks (never another upstream, and no outage either).
     const { catalog } = this.deps;
     if (job.upstream && jobUpstream(this.deps, job) && !catalog.servingUpstreams(job.model, ctx.account).some((u) => u.name === job.upstream))
-      throw errors.permissionDenied('The upstream that made this video is not enabled for this account, and only it can remix the video.');
+      throw errors.permissionDenied(`The upstream that made this video is not enabled for this account, and only it can ${what} the video.`);
     return job;
   }
 
@@ -219,7 +236,8 @@ export class VideoService {
    */
   private async load(id: string, accountId: string): Promise<JobRecord> {
     const claims = this.deps.sealer.open(id);
-    if (!claims || claims.a !== accountId) throw notFound(id);
+    // A character's id is sealed alike, but names no job.
+    if (!claims || claims.a !== accountId || claims.k !== undefined) throw notFound(id);
     const job = await this.jobs.get(claims.j);
     if (!job || !isReadable(job, accountId)) throw notFound(id);
     return job;

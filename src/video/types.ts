@@ -95,11 +95,66 @@ export type VendorStatus =
       seconds: number;
       /** Seconds to bill: the sum over every generated video (defaults to `seconds`). */
       billableSeconds?: number;
+      /** Seconds of `seconds` the job did not generate (an extension's source): shown, never billed. */
+      sourceSeconds?: number;
       usage?: VideoUsage;
       outputs: VideoOutput[];
       vendorData: JsonObject;
     }
   | { state: 'failed'; code: FailureCode; message: string; vendorData: JsonObject };
+
+/** An uploaded video, as the vendor is to receive it (the gateway sniffed its type from its bytes). */
+export interface UploadedVideo {
+  data: Buffer;
+  mimeType: string;
+  filename: string;
+}
+
+/**
+ * An edit or an extension (OpenAI's POST /videos/edits and /videos/extensions): a new video from a
+ * finished task on the same upstream, or from a video the client uploaded.
+ */
+export interface DeriveInput {
+  model: string;
+  upstreamModel: string;
+  prompt: string;
+  source: { task: TaskRef } | { file: UploadedVideo };
+  /** The source's duration, when the gateway knows it (the finished job's, or the upload's header). */
+  sourceSeconds?: number;
+  /** An extension's new segment, in seconds. */
+  seconds?: number;
+}
+
+export type DeriveOp = 'edit' | 'extend';
+
+/** The vendor's edit and extension calls; an operation left out is one the vendor does not offer. */
+export interface VideoDerivations {
+  /** Vendor-specific 400s (an extension length the vendor refuses), before anything is held or sent. */
+  validate?(op: DeriveOp, input: Omit<DeriveInput, 'source' | 'upstreamModel'>): void;
+  edit?(input: DeriveInput, up: Upstream): UpstreamRequest;
+  extend?(input: DeriveInput, up: Upstream): UpstreamRequest;
+  /** Reads the new task from a 2xx answer; it is then polled, fetched and billed like any other. */
+  parse(op: DeriveOp, res: UpstreamResponse, input: DeriveInput, up: Upstream): { taskId: string; meta?: JsonObject };
+}
+
+/** A reusable character made from a video (OpenAI's /videos/characters), as the vendor reports it. */
+export interface VendorCharacter {
+  /** The vendor's id: sealed into the gateway's, never shown. */
+  id: string;
+  name: string | null;
+  /** Unix seconds. */
+  createdAt: number;
+  /** The vendor's other fields. */
+  vendorData: JsonObject;
+}
+
+/** The vendor's character calls. */
+export interface VideoCharacters {
+  create(input: { name: string; video: UploadedVideo }, up: Upstream): UpstreamRequest;
+  get(characterId: string, up: Upstream): UpstreamRequest;
+  /** Reads a 2xx answer of either call. */
+  parse(res: UpstreamResponse): VendorCharacter;
+}
 
 /** What a signed callback carries, as the vendor's scheme defines it. */
 export interface SignedCallback {
@@ -173,6 +228,10 @@ export interface VideoVendor {
    * its answer is read by `parseCreate`. Absent: the vendor cannot remix.
    */
   buildRemix?(task: TaskRef, prompt: string, up: Upstream): UpstreamRequest;
+  /** Edits and extensions of a finished or uploaded video. Absent: the vendor offers neither. */
+  derive?: VideoDerivations;
+  /** Characters made from a video. Absent: the vendor has none. */
+  characters?: VideoCharacters;
   /**
    * The vendor's call that stops a task still running or queued. A 2xx answer means the task will
    * not produce (and not bill) a video. Absent: the vendor has no such call.
@@ -227,6 +286,10 @@ export interface VideoCapabilities {
   video_reference?: boolean;
   /** POST /v1/videos/{id}/remix. */
   remix: boolean;
+  /** POST /v1/videos/edits, /v1/videos/extensions and /v1/videos/characters. Absent means no. */
+  edit?: boolean;
+  extend?: boolean;
+  characters?: boolean;
   /** A processing job can be cancelled upstream (DELETE releases the hold at no charge). */
   cancel: boolean;
   /** Content variants served for a finished job (`video` always). */

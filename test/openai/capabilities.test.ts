@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
+import { sampleMp4 } from '../../src/sim/media.js';
 import { SORA_SECONDS } from '../../src/video/vendors/sora/adapter.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { videoModule as wan } from '../../src/video/vendors/wan/index.js';
@@ -13,8 +14,8 @@ let sims: SimServer[];
 beforeAll(async () => {
   sims = [await sora.simulator.start({ taskMs: 100 }), await wan.simulator.start({ taskMs: 100 })];
   const cfg = upstreamsFor([{ module: sora, sim: sims[0]! }, { module: wan, sim: sims[1]! }]);
-  // The operator narrows sora-2-pro to short clips and turns its remix off.
-  (cfg.models['sora-2-pro'] as Record<string, unknown>).video = { durations: [4, 8], remix: false };
+  // The operator narrows sora-2-pro to short clips and turns its remix and edits off.
+  (cfg.models['sora-2-pro'] as Record<string, unknown>).video = { durations: [4, 8], remix: false, edit: false };
   gw = await startTestGateway(cfg);
 });
 afterAll(async () => {
@@ -38,6 +39,9 @@ describe('video capabilities', () => {
       references: false,
       audio: true,
       remix: true,
+      edit: true,
+      extend: true,
+      characters: true,
       cancel: false,
       variants: ['video', 'thumbnail', 'spritesheet'],
       content_ttl_seconds: 3600,
@@ -63,6 +67,20 @@ describe('video capabilities', () => {
     expect(await gw.balance(account)).toBe(10_000_000);
     const ok = await call(gw, 'POST', '/v1/videos', { key, body: { model: 'sora-2-pro', prompt: 'x', seconds: '8' } });
     expect(ok.status, ok.text).toBe(200);
+  });
+
+  it('an operation the override turns off is 400 operation_unsupported, though the vendor offers it', async () => {
+    const { key, account } = await gw.newKey(10);
+    sims[0]!.reset();
+    const form = new FormData();
+    form.append('prompt', 'x');
+    form.append('model', 'sora-2-pro');
+    form.append('video', new Blob([new Uint8Array(sampleMp4())], { type: 'video/mp4' }), 'clip.mp4');
+    const res = await fetch(`${gw.url}/v1/videos/edits`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: object }).error).toMatchObject({ code: 'operation_unsupported', param: 'model' });
+    expect(sims[0]!.received('POST', '/v1/videos/edits')).toHaveLength(0);
+    expect(await gw.balance(account)).toBe(10_000_000);
   });
 
   it('a first frame for a model that takes none is a 400, and the upload is not kept', async () => {

@@ -181,4 +181,12 @@ describe('settleSeconds (the rule behind the above)', () => {
     expect(settleSeconds({ seconds: 4 }, 0, 1)).toMatchObject({ seconds: 0, billable: 0 });
     expect(settleSeconds({ seconds: 4 }, Number.NaN, 1)).toMatchObject({ seconds: 0, billable: 0 });
   });
+
+  it("an extension shows its stitched total but bills only the new segment, never past its hold", () => {
+    expect(settleSeconds({ seconds: 12, billableSeconds: 8, sourceSeconds: 4 }, 8, 1)).toEqual({ seconds: 12, billable: 8 });
+    // A total beyond source plus hold is shown no longer than that, and the segment is capped at the hold.
+    expect(settleSeconds({ seconds: 60, billableSeconds: 56, sourceSeconds: 4 }, 8, 1)).toMatchObject({ seconds: 12, billable: 8, adjusted: expect.any(String) });
+    // An unusable source length carries nothing.
+    expect(settleSeconds({ seconds: 12, billableSeconds: 8, sourceSeconds: -4 }, 8, 1)).toEqual({ seconds: 8, billable: 8 });
+  });
 });

@@ -3,7 +3,8 @@ import { AZURE_DEFAULT_SECONDS } from './request.js';
 
 /**
  * Azure OpenAI's Sora preview jobs API: whole seconds 1-20, any width x height (the vendor judges),
- * a first frame (uploaded as multipart). No remix in this API; a queued or running job is cancelled by
+ * a first frame (uploaded as multipart). No remix, edits, extensions or characters in this API (its
+ * adapter has none of those calls, so they answer 400); a queued or running job is cancelled by
  * DELETE /jobs/{id}. Azure keeps generations 24 hours.
  */
 export function azureSoraCapabilities(_model: string): VideoCapabilities {

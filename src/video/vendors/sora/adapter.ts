@@ -4,7 +4,10 @@ import { foldCommonDuration, reportedSeconds } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
-import { pickSize, readNumber, stringOption } from '../../../protocols/openai/video-sizes.js';
+import { pickSize, readNumber } from '../../../protocols/openai/video-sizes.js';
+import { authHeaders, videoUrl } from './http.js';
+import { extensionSeconds, soraDerivations } from './derive.js';
+import { soraCharacters } from './characters.js';
 
 /** What OpenAI uses when `seconds` is omitted. */
 export const SORA_DEFAULT_SECONDS = 4;
@@ -15,27 +18,6 @@ export const SORA_DEFAULT_SECONDS = 4;
 export const SORA_SECONDS: readonly number[] = [4, 8, 12];
 
 const LABEL = 'sora (OpenAI)';
-
-/**
- * `auth_style: "api-key"` lets the same adapter talk to Azure OpenAI's Sora 2 deployments, which
- * speak this protocol under {resource}/openai/v1/videos but authenticate with an `api-key` header.
- */
-function authHeaders(up: Upstream): Record<string, string> {
-  const h: Record<string, string> = {};
-  if (up.apiKey) {
-    if (stringOption(up.options, 'auth_style') === 'api-key') h['api-key'] = up.apiKey;
-    else h['Authorization'] = `Bearer ${up.apiKey}`;
-  }
-  const org = stringOption(up.options, 'organization');
-  const project = stringOption(up.options, 'project');
-  if (org) h['OpenAI-Organization'] = org;
-  if (project) h['OpenAI-Project'] = project;
-  return h;
-}
-
-function videoUrl(up: Upstream, id?: string, tail = ''): string {
-  return `${up.baseUrl}/v1/videos${id === undefined ? '' : `/${encodeURIComponent(id)}`}${tail}`;
-}
 
 function validate(input: CreateInput): void {
   const { std } = input;
@@ -102,13 +84,15 @@ function parsePoll(res: UpstreamResponse, task: TaskRef, up: Upstream): VendorSt
   const progress = readNumber(v.progress);
   switch (status) {
     case 'completed': {
+      const outputs = [{ url: videoUrl(up, task.taskId, '/content'), mimeType: 'video/mp4' }];
+      if (task.meta.op === 'extend') return { state: 'completed', ...extensionSeconds(v.seconds, task.meta), outputs, vendorData };
       // A figure that is no duration (zero, negative, not a number) counts as missing.
       const seconds = reportedSeconds(v.seconds) ?? reportedSeconds(task.meta.seconds) ?? SORA_DEFAULT_SECONDS;
       return {
         state: 'completed',
         seconds,
         billableSeconds: seconds,
-        outputs: [{ url: videoUrl(up, task.taskId, '/content'), mimeType: 'video/mp4' }],
+        outputs,
         vendorData,
       };
     }
@@ -166,6 +150,8 @@ export const soraVendor: VideoVendor = {
   parsePoll,
   buildContent,
   buildRemix,
+  derive: soraDerivations,
+  characters: soraCharacters,
   buildVariant,
   classifyError: (res) =>
     classifyOpenAiStyle(res, (env) => env.param === 'model' || env.code === 'model_not_found'),

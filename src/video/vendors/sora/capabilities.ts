@@ -3,9 +3,9 @@ import { SORA_DEFAULT_SECONDS, SORA_SECONDS } from './adapter.js';
 
 /**
  * OpenAI's video API (and Azure's Sora 2 deployments, which speak it): the documented durations
- * and sizes, a first frame (input_reference), remix, thumbnail and spritesheet variants. There is
- * no call that stops a running job (DELETE removes finished videos only). Finished videos can be
- * downloaded for an hour (the video object's expires_at).
+ * and sizes, a first frame (input_reference), remix, edits, extensions and characters, thumbnail
+ * and spritesheet variants. There is no call that stops a running job (DELETE removes finished
+ * videos only). Finished videos can be downloaded for an hour (the video object's expires_at).
  */
 export function soraCapabilities(_model: string): VideoCapabilities {
   return {
@@ -18,6 +18,9 @@ export function soraCapabilities(_model: string): VideoCapabilities {
     references: false,
     audio: true,
     remix: true,
+    edit: true,
+    extend: true,
+    characters: true,
     cancel: false,
     variants: ['video', 'thumbnail', 'spritesheet'],
     content_ttl_seconds: 3600,

@@ -4,10 +4,13 @@ import { samplePng } from '../../../sim/media.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
 import { readBody, videoReply } from '../../../sim/openai-videos.js';
+import { oaiError, videoObject } from './simulator-objects.js';
+import { characters, derive, type SimCharacter } from './simulator-derive.js';
 
 /**
  * OpenAI's video API on loopback: POST /v1/videos (JSON or multipart, as the official SDK sends it),
- * GET /v1/videos/{id}, GET /v1/videos/{id}/content?variant=..., Bearer auth and the OpenAI error
+ * GET /v1/videos/{id}, GET /v1/videos/{id}/content?variant=..., remix, edits, extensions and
+ * characters (simulator-derive.ts), Bearer auth and the OpenAI error
  * envelope. Prompt markers: "[moderation-create]" is refused at submit; the TaskBook markers
  * ("[moderation]", "[fail]", "[bad-image]", "[bad-combo]") fail the job while it runs. "[no-video]" has
  * no Sora form (a video object never carries the video; it is fetched from /content): such a job completes.
@@ -15,10 +18,6 @@ import { readBody, videoReply } from '../../../sim/openai-videos.js';
 export const SIM_MODELS = ['sora-2', 'sora-2-pro', 'sora-2-2025-10-06', 'sora-2-pro-2025-10-06', 'sora-2-2025-12-08'];
 const SECONDS = ['4', '8', '12'];
 const SIZES = ['720x1280', '1280x720', '1024x1792', '1792x1024', '1920x1080', '1080x1920'];
-
-function oaiError(status: number, message: string, param: string | null = null, code: string | null = null): SimReply {
-  return { status, json: { error: { message, type: 'invalid_request_error', param, code } } };
-}
 
 /** Shown the way OpenAI shows a wrong key: only its ends survive. */
 function maskKey(key: string): string {
@@ -28,37 +27,6 @@ function maskKey(key: string): string {
 function enumList(values: string[]): string {
   const q = values.map((v) => `'${v}'`);
   return `${q.slice(0, -1).join(', ')}, and ${q[q.length - 1]}`;
-}
-
-/** Failure codes the simulator reports; the real strings are not all documented. */
-const FAILURES: Record<string, { code: string; message: string }> = {
-  moderation: { code: 'moderation_blocked', message: 'The generated video was blocked by our moderation system.' },
-  fail: { code: 'internal_error', message: 'Video generation failed due to an internal error.' },
-  'bad-image': { code: 'invalid_input_reference', message: 'The input reference image could not be downloaded.' },
-  'bad-combo': { code: 'unsupported_parameters', message: 'The requested size is not supported for this duration.' },
-};
-
-function videoObject(book: TaskBook, task: SimTask): Record<string, unknown> {
-  const phase = book.phase(task);
-  const d = task.data;
-  const failed = phase === 'done' && task.outcome !== 'success' && task.outcome !== 'no-video';
-  const status = phase === 'done' ? (failed ? 'failed' : 'completed') : phase === 'queued' ? 'queued' : 'in_progress';
-  return {
-    id: task.id,
-    object: 'video',
-    model: d.model,
-    status,
-    progress: phase === 'done' ? 100 : phase === 'queued' ? 0 : book.progress(task),
-    created_at: Math.floor(task.createdAt / 1000),
-    completed_at: phase === 'done' ? Math.floor(task.readyAt / 1000) : null,
-    expires_at: phase === 'done' && !failed ? Math.floor(task.readyAt / 1000) + 3600 : null,
-    prompt: d.prompt,
-    seconds: String(task.seconds),
-    size: d.size,
-    remixed_from_video_id: d.remixedFrom ?? null,
-    error: failed ? FAILURES[task.outcome] : null,
-    sim_trace_id: d.traceId,
-  };
 }
 
 async function create(req: SimRequest, sim: SimServer, book: TaskBook): Promise<SimReply> {
@@ -122,7 +90,7 @@ function content(req: SimRequest, sim: SimServer, book: TaskBook, task: SimTask)
   return oaiError(400, `Invalid value: '${variant}'. Supported values are: 'video', 'thumbnail', and 'spritesheet'.`, 'variant', 'invalid_value');
 }
 
-async function handle(req: SimRequest, sim: SimServer, book: TaskBook): Promise<SimReply> {
+async function handle(req: SimRequest, sim: SimServer, book: TaskBook, chars: Map<string, SimCharacter>): Promise<SimReply> {
   const key = bearer(req);
   if (key === undefined) {
     return oaiError(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
@@ -131,6 +99,10 @@ async function handle(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
     return oaiError(401, `Incorrect API key provided: ${maskKey(key)}. You can find your API key at https://platform.openai.com/account/api-keys.`, null, 'invalid_api_key');
   }
   if (req.method === 'POST' && req.path === '/v1/videos') return create(req, sim, book);
+  if (req.method === 'POST' && req.path === '/v1/videos/edits') return derive(req, sim, book, 'edit');
+  if (req.method === 'POST' && req.path === '/v1/videos/extensions') return derive(req, sim, book, 'extend');
+  const character = await characters(req, chars);
+  if (character) return character;
   const m = /^\/v1\/videos\/([^/]+)(\/content|\/remix)?$/.exec(req.path);
   if (m && (req.method === 'GET' || (req.method === 'POST' && m[2] === '/remix'))) {
     const id = decodeURIComponent(m[1]!);
@@ -144,7 +116,8 @@ async function handle(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
 
 export async function startSoraSimulator(opts: SimulatorOptions = {}): Promise<SimServer> {
   const book = new TaskBook();
-  return SimServer.start('sora', (req, sim) => handle(req, sim, book), {
+  const chars = new Map<string, SimCharacter>();
+  return SimServer.start('sora', (req, sim) => handle(req, sim, book, chars), {
     port: opts.port,
     settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? 'sim-key' },
   });

@@ -1,0 +1,69 @@
+import { errors } from '../../../core/errors.js';
+import { isObject, type JsonObject } from '../../../core/json.js';
+import { encodeMultipart } from '../../../http/multipart.js';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
+import { reportedSeconds } from '../../duration.js';
+import type { DeriveInput, DeriveOp, VideoDerivations } from '../../types.js';
+import { authHeaders, videoExt } from './http.js';
+
+/**
+ * `POST /videos/extensions` takes `seconds` "4" to "20" in steps of 4 (openai-node's
+ * VideoExtendParams: "allowed values: 4, 8, 12, 16, 20"), the length of the new segment only.
+ */
+export const SORA_EXTEND_SECONDS: readonly number[] = [4, 8, 12, 16, 20];
+
+const PATHS: Record<DeriveOp, string> = { edit: 'edits', extend: 'extensions' };
+
+function validate(op: DeriveOp, input: { seconds?: number }): void {
+  if (op === 'extend' && (input.seconds === undefined || !SORA_EXTEND_SECONDS.includes(input.seconds)))
+    throw errors.invalidRequest(`seconds must be one of ${SORA_EXTEND_SECONDS.join(', ')} for an extension; got ${String(input.seconds)}.`, 'seconds');
+}
+
+/**
+ * A finished task is named by its id in a JSON body (the API's CreateVideoEditJsonBody and
+ * CreateVideoExtendJsonBody: `video: {id}`); an uploaded video travels as the multipart file `video`.
+ * The body names no model: the vendor continues the source's.
+ */
+function build(op: DeriveOp, input: DeriveInput, up: Upstream): UpstreamRequest {
+  const url = `${up.baseUrl}/v1/videos/${PATHS[op]}`;
+  const fields: JsonObject = { prompt: input.prompt };
+  if (op === 'extend') fields.seconds = String(input.seconds);
+  if ('task' in input.source) {
+    return { method: 'POST', url, headers: { ...authHeaders(up), 'Content-Type': 'application/json' }, body: { ...fields, video: { id: input.source.task.taskId } } };
+  }
+  const { file } = input.source;
+  // The client's file name stays with the client: the vendor gets a neutral one.
+  const { body, contentType } = encodeMultipart(fields, [{ field: 'video', filename: `video.${videoExt(file.mimeType)}`, contentType: file.mimeType, data: file.data }]);
+  return { method: 'POST', url, headers: { ...authHeaders(up), 'Content-Type': contentType }, body };
+}
+
+function parse(op: DeriveOp, res: UpstreamResponse, input: DeriveInput): { taskId: string; meta: JsonObject } {
+  const v = res.json;
+  if (!isObject(v) || typeof v.id !== 'string' || v.id === '') throw errors.upstreamError('sora (OpenAI) accepted the job but its answer carried no video id.');
+  // `seconds` is the poll's fallback length: an edit's is its source's, an extension's its new segment.
+  const meta: JsonObject = { op, seconds: (op === 'extend' ? input.seconds : input.sourceSeconds) ?? null };
+  if (op === 'extend' && input.sourceSeconds !== undefined) meta.source_seconds = input.sourceSeconds;
+  return { taskId: v.id, meta };
+}
+
+export const soraDerivations: VideoDerivations = {
+  validate,
+  edit: (input, up) => build('edit', input, up),
+  extend: (input, up) => build('extend', input, up),
+  parse: (op, res, input) => parse(op, res, input),
+};
+
+/**
+ * A finished extension's lengths. Its video object's `seconds` is the stitched total (openai-node:
+ * "For extensions, this is the stitched total duration"); the new segment, which is what is billed,
+ * is that total less the source's length where the gateway knew it, else the segment asked for.
+ */
+export function extensionSeconds(reported: unknown, meta: JsonObject): { seconds: number; billableSeconds: number; sourceSeconds: number } {
+  const asked = reportedSeconds(meta.seconds) ?? SORA_EXTEND_SECONDS[0]!;
+  const source = reportedSeconds(meta.source_seconds);
+  const total = reportedSeconds(reported);
+  if (total === undefined) return { seconds: asked + (source ?? 0), billableSeconds: asked, sourceSeconds: source ?? 0 };
+  if (source !== undefined && total > source) return { seconds: total, billableSeconds: total - source, sourceSeconds: source };
+  // A total no longer than the source (or no source length) says nothing of the segment: the asked length.
+  return { seconds: total, billableSeconds: asked, sourceSeconds: Math.max(0, total - asked) };
+}
