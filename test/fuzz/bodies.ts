@@ -17,6 +17,8 @@ export interface BodyTargets {
   byCapability: Record<string, string[]>;
   /** Every model name. */
   models: string[];
+  /** Ids of real jobs, for the `video: {id}` of edits and extensions. */
+  videoIds?: string[];
 }
 
 type Obj = Record<string, unknown>;
@@ -253,6 +255,17 @@ export function openAiVideo(t: BodyTargets): fc.Arbitrary<Obj> {
     .map(([model, fields, prompt]) => ({ ...(model === undefined ? {} : { model }), prompt, ...fields }));
 }
 
+/** OpenAI video edits, extensions and characters as JSON (their multipart forms are built from the same fields). */
+function derived(t: BodyTargets): Record<string, fc.Arbitrary<Obj>> {
+  const video = mostly(some({ id: mostly(pick(t.videoIds ?? [], 'x'), nasty) }), fc.oneof(nasty, fc.constant({ id: 1 }), fc.constant([])));
+  const model = fc.oneof(fc.constantFrom('sora-2', 'sora'), nasty);
+  return {
+    edit: fc.tuple(text, some({ video, model })).map(([prompt, f]) => ({ prompt, ...f })),
+    extend: fc.tuple(text, some({ video, model, seconds: mostly(fc.constantFrom('4', '8', '20'), fc.oneof(fc.constant('7'), hostileCount)) })).map(([prompt, f]) => ({ prompt, ...f })),
+    character: some({ name: fc.oneof(prose, nasty), model }),
+  };
+}
+
 const quota = some({ rpm: mostly(fc.nat({ max: 10_000 }), hostileCount), tpm: mostly(fc.nat({ max: 1_000_000 }), hostileCount) });
 const amount = mostly(fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constantFrom('12.5', '0.000001', '100')), hostileAmount);
 const limits = some({ embeddings: quota, chat: quota, video: quota });
@@ -290,5 +303,5 @@ function admin(t: BodyTargets): Record<string, fc.Arbitrary<Obj>> {
 
 /** The body arbitrary of each kind of route. */
 export function bodyArbitraries(t: BodyTargets): Record<string, fc.Arbitrary<Obj>> {
-  return { video: video(t), embeddings: embeddings(t), chat: chat(t), openaiVideo: openAiVideo(t), ...admin(t) };
+  return { video: video(t), embeddings: embeddings(t), chat: chat(t), openaiVideo: openAiVideo(t), ...derived(t), ...admin(t) };
 }

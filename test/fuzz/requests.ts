@@ -102,10 +102,13 @@ function bodyOf(bodies: ReturnType<typeof bodyArbitraries>, r: Route, focus: Foc
   const json = (b: unknown) => ({ body: JSON.stringify(b) ?? 'null', type: 'application/json' });
   const hostile = focus === 'body' || focus === 'chaos';
   if (r.body?.startsWith('multipart:')) {
+    const kind = r.body.slice('multipart:'.length);
     const form =
-      r.body === 'multipart:file'
+      kind === 'file'
         ? multipartBody(fc.record({}), 'file', filesFields(hostile), hostile)
-        : multipartBody(bodies.openaiVideo!, 'input_reference', undefined, hostile);
+        : kind === 'openaiVideo'
+          ? multipartBody(bodies.openaiVideo!, 'input_reference', undefined, hostile)
+          : multipartBody(bodies[kind]!, 'video', undefined, hostile);
     return form.map((m) => ({ body: m.body, type: m.contentType }));
   }
   const tpl = r.body ? bodies[r.body] : undefined;
