@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { imageSize } from 'image-size';
 import { errors } from '../core/errors.js';
-import { imageStructureProblem, type ImageContainer } from '../core/image-structure.js';
+import { imageContainerOf, imageStructureProblem, jpegFrame, type ImageContainer } from '../core/image-structure.js';
 import type { BlobStore } from './blobs.js';
 import type { LinkSigner } from './links.js';
 
@@ -35,13 +35,12 @@ export interface CheckedUpload {
  */
 export function checkUpload(bytes: Buffer, param: string): CheckedUpload {
   if (bytes.length === 0) throw errors.invalidRequest(`'${param}' is an empty file.`, param, 'invalid_media');
-  let info: { width?: number; height?: number; type?: string };
-  try {
-    info = imageSize(bytes);
-  } catch {
-    info = {};
-  }
-  const kind = info.type ? IMAGE_TYPES[info.type] : undefined;
+  // The container is named from the first bytes and its framing checked (bounded work) before the
+  // sniffer reads anything: on a JPEG the sniffer walks segments and, once out of step, the rest of
+  // the file a byte at a time (over a second for 10 MB of crafted bytes), so a JPEG's size comes
+  // from the frame header the check found instead.
+  const container = imageContainerOf(bytes);
+  const kind = container ? IMAGE_TYPES[container] : undefined;
   if (!kind) {
     const isVideo = bytes.length > 12 && bytes.subarray(4, 8).toString('latin1') === 'ftyp';
     throw errors.invalidRequest(
@@ -54,10 +53,35 @@ export function checkUpload(bytes: Buffer, param: string): CheckedUpload {
   }
   const problem = imageStructureProblem(bytes, kind.container);
   if (problem) throw errors.invalidRequest(`'${param}' is not a whole ${kind.label} image: ${problem}.`, param, 'invalid_media');
-  const { width = 0, height = 0 } = info;
+  const { width, height } = dimensions(bytes, kind.container, param);
   if (width < MIN_SIDE || height < MIN_SIDE || width > MAX_SIDE || height > MAX_SIDE)
     throw errors.invalidRequest(`'${param}' is ${width}x${height}; each side must be between ${MIN_SIDE} and ${MAX_SIDE} pixels.`, param, 'invalid_media');
   return { mime: kind.mime, ext: kind.ext, width, height };
+}
+
+/** SOF0-2: baseline, extended and progressive Huffman coding, the JPEGs every vendor decodes. */
+const TAKEN_JPEG_FRAMES = new Set([0xc0, 0xc1, 0xc2]);
+
+/** The size of an image whose container is whole: a JPEG's from its frame header, the others' from their fixed headers. */
+function dimensions(bytes: Buffer, container: ImageContainer, param: string): { width: number; height: number } {
+  if (container === 'jpg') {
+    const frame = jpegFrame(bytes);
+    if (frame && TAKEN_JPEG_FRAMES.has(frame.marker)) return frame;
+    throw errors.invalidRequest(
+      `'${param}' is a lossless, hierarchical or arithmetic-coded JPEG; send a baseline or progressive JPEG, a PNG or a WebP image.`,
+      param,
+      'unsupported_media_type',
+    );
+  }
+  let info: { width?: number; height?: number; type?: string } = {};
+  try {
+    info = imageSize(bytes);
+  } catch {
+    // Unreadable header: refused below.
+  }
+  if (info.type !== container)
+    throw errors.invalidRequest(`'${param}' must be a PNG, JPEG or WebP image (the content was sniffed; the declared type does not count).`, param, 'unsupported_media_type');
+  return { width: info.width ?? 0, height: info.height ?? 0 };
 }
 
 /**

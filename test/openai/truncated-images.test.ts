@@ -70,6 +70,16 @@ describe('an image input_reference must be whole', () => {
     });
   }
 
+  it('a whole JPEG with fill bytes before a marker (the standard allows any number) is taken', async () => {
+    const jpg = images[1]!.bytes;
+    const next = 4 + jpg.readUInt16BE(4); // the segment after APP0
+    const padded = Buffer.concat([jpg.subarray(0, next), Buffer.from([0xff, 0xff]), jpg.subarray(next)]);
+    const { key } = await gw.newKey(100);
+    const r = await post('/v1/videos', key, createForm('wan2.6-i2v', padded, 'frame.jpg', 'image/jpeg'));
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.status).toBe('queued');
+  });
+
   it('a truncated PNG uploaded to /v1/files and given as {file_id} is refused the same way', async () => {
     const { key } = await gw.newKey(100);
     const upload = new FormData();
