@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { RedisLimiterOptions, ScriptClient } from './redis-options.js';
-import { HEARTBEAT_LUA, RAISE_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
+import { EPOCH_LUA, HEARTBEAT_LUA, RAISE_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
 
 /**
  * The Redis limiter's connection: the client given, or one built from the url that fails fast (a
@@ -22,6 +22,7 @@ export function scriptClient(opts: RedisLimiterOptions): ScriptClient {
   client.defineCommand('rlRecord', { lua: RECORD_LUA });
   client.defineCommand('rlRaise', { lua: RAISE_LUA });
   client.defineCommand('rlHeartbeat', { lua: HEARTBEAT_LUA });
+  client.defineCommand('rlEpoch', { lua: EPOCH_LUA });
   return client as ScriptClient;
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { LocalFallback } from './fallback.js';
 import type { ScriptClient } from './redis-options.js';
 import type { LimitFamily } from './types.js';
@@ -13,8 +14,9 @@ export interface HandOverDeps {
   /** The sorted set of live instances, and this instance's member in it. */
   registryKey: string;
   instanceId: string;
-  /** A counter every instance's heartbeat increments (see `checkIn`). */
+  /** A counter every instance's heartbeat increments, and a random value set when missing (see `checkIn`). */
   generationKey: string;
+  epochKey: string;
   heartbeatMs: number;
 }
 
@@ -29,11 +31,16 @@ export interface HandOverDeps {
  *   admitted here. Each shared window is raised to at least that (never lowered, so instances that
  *   all raise it count nothing twice), the missing part placed in the oldest seconds that held it.
  *
- * Lost writes show in a counter that every heartbeat increments (a plain key, no expiry): while
- * Redis keeps its data it only grows, so a heartbeat that gets back no more than the value this
- * instance saw last means writes were lost. Only then is the local view pushed: it lags behind the
- * shared window (what it learned from Redis is placed in the second it learned it, up to a minute
- * late), so pushing it after every reconnect would count a harmless blip against the clients.
+ * Lost writes show in two plain keys without expiry that every heartbeat reads. A counter it
+ * increments: while Redis keeps its data it only grows, so a heartbeat that gets back no more than
+ * the value this instance saw last means writes were lost (a Redis restored from an older snapshot
+ * or a replica that lagged, which still hold the epoch). An epoch, a random value set when missing:
+ * a Redis that came back empty has a new one, even when the other instances' check-ins already
+ * pushed its new counter past this instance's last value (as after a second restart a few seconds
+ * after the first, when that value was still small). Only then is the local view pushed: it lags
+ * behind the shared window (what it learned from Redis is placed in the second it learned it, up
+ * to a minute late), so pushing it after every reconnect would count a harmless blip against the
+ * clients.
  *
  * From a reconnect until its check-in (heartbeat, hand-over) is done, admissions and give-backs
  * wait for it (`pending`/`settled`): one decided first would see the windows without the outage.
@@ -43,8 +50,9 @@ export class HandOver {
   private sharing?: Promise<void>;
   /** Set from a reconnect until its check-in is over. */
   private checking?: Promise<void>;
-  /** The generation counter as this instance last saw it. */
+  /** The generation counter and the epoch as this instance last saw them. */
   private generation?: number;
+  private epoch?: string;
   /** Redis lost writes: the local windows are to be pushed (again, if a push failed). */
   private raiseDue = false;
 
@@ -78,15 +86,18 @@ export class HandOver {
     const { redis, fallback } = this.d;
     if (redis.status !== 'ready') return;
     try {
-      // Two commands, not one script: the registry and the counter may live in different Redis Cluster slots.
-      const [live, generation] = await Promise.all([
+      // Separate commands, not one script: the registry, the counter and the epoch may live in different Redis Cluster slots.
+      const [live, generation, epoch] = await Promise.all([
         redis.rlHeartbeat(1, this.d.registryKey, this.d.instanceId, this.d.heartbeatMs * 3),
         redis.incr(this.d.generationKey),
+        redis.rlEpoch(1, this.d.epochKey, randomUUID()),
       ]);
       const n = Number(live);
       if (Number.isInteger(n) && n > 0) fallback.instances = n;
       if (this.generation !== undefined && generation <= this.generation) this.raiseDue = true;
+      if (this.epoch !== undefined && epoch !== this.epoch) this.raiseDue = true;
       this.generation = generation;
+      this.epoch = epoch;
     } catch {
       // The admissions notice an outage on their own; the next heartbeat tries again.
       return;

@@ -35,6 +35,7 @@ export type ScriptClient = Redis & {
   rlRecord(...args: (string | number)[]): Promise<number>;
   rlRaise(...args: (string | number)[]): Promise<number>;
   rlHeartbeat(...args: (string | number)[]): Promise<number>;
+  rlEpoch(...args: (string | number)[]): Promise<string>;
 };
 
 export const consoleLogger: LimiterLogger = {

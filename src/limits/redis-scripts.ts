@@ -232,6 +232,20 @@ return 1
 `;
 
 /**
+ * KEYS[1]: the epoch key. ARGV[1]: a fresh random value. Returns the key's value, setting it to
+ * ARGV[1] first when it is missing: a Redis that lost its data (redis-handover.ts) answers with a
+ * value no instance has seen before, however far the heartbeat counter has already climbed again.
+ */
+export const EPOCH_LUA = `
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], ARGV[1])
+  v = ARGV[1]
+end
+return v
+`;
+
+/**
  * KEYS[1]: the instance registry (a sorted set scored by last heartbeat, server clock).
  * ARGV[1]: this instance's id. ARGV[2]: how long a silent instance still counts (ms).
  * Returns how many instances are live, this one included.

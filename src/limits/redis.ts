@@ -71,6 +71,7 @@ export class RedisRateLimiter implements RateLimiter {
       registryKey: `${this.prefix}rl:instances`,
       instanceId: this.instanceId,
       generationKey: `${this.prefix}rl:generation`,
+      epochKey: `${this.prefix}rl:epoch`,
       heartbeatMs: this.heartbeatMs,
     });
     client.on('ready', () => {

@@ -74,6 +74,44 @@ describe('RedisRateLimiter after an outage', () => {
     }
   });
 
+  it('a Redis that came back empty is known as such even when the counter climbed past what this instance saw', async () => {
+    // Redis restarted a few seconds after an earlier restart: the heartbeat counter this instance
+    // last read is small, and the other instances' check-ins on the new, empty Redis have already
+    // counted past it by the time this one reconnects.
+    const sub = `climbed${++n}:`;
+    const relay = new RedisRelay();
+    await relay.start();
+    const clock = { t: T0 };
+    const viaRelay = limiter(clock, sub, relay.url);
+    const s: LimitScope[] = [{ id: 'key:climbed', quota: { rpm: 5 } }];
+    const raw = new Redis(REDIS_URL);
+    try {
+      await until('the relayed instance to connect', () => viaRelay.connected);
+      await new Promise((r) => setTimeout(r, 150));
+      for (let i = 0; i < 3; i++) expect((await viaRelay.admit('video', s, 0)).allowed).toBe(true);
+
+      await relay.stop();
+      await until('the relayed instance to notice', () => !viaRelay.connected);
+      const seen = Number(await raw.get(`${prefix}${sub}rl:generation`));
+      expect(seen).toBeGreaterThan(0);
+      await dropPrefix(prefix + sub);
+      await raw.set(`${prefix}${sub}rl:generation`, seen + 10);
+      await relay.start();
+      await until('the relayed instance to reconnect', () => viaRelay.connected);
+      await new Promise((r) => setTimeout(r, 200));
+
+      // The 3 admitted before the restart still count: 2 left in the minute, not 5.
+      const direct = limiter(clock, sub);
+      await until('the direct instance to connect', () => direct.connected);
+      const got = [];
+      for (let i = 0; i < 3; i++) got.push((await direct.admit('video', s, 0)).allowed);
+      expect(got).toEqual([true, true, false]);
+    } finally {
+      raw.disconnect();
+      await relay.stop();
+    }
+  });
+
   it('a Redis that kept its data is not raised to this instance\'s view of it (which lags behind the shared window)', async () => {
     const sub = `kept${++n}:`;
     const relay = new RedisRelay();
