@@ -144,7 +144,12 @@ export async function createVideoJob(
   } catch (e) {
     // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
     // did no work, so the video RPM quota gets it back, and the answer's headers show it given back.
-    if (isGatewayError(e) && e.status >= 400 && e.status < 500) control.rateLimitHeaders?.(await giveBack(deps.limiter, 'video', scopes, 0, admission));
+    // (Given back first: an optional call would skip its argument, the give-back, for a caller
+    // that takes no headers.)
+    if (isGatewayError(e) && e.status >= 400 && e.status < 500) {
+      const headers = await giveBack(deps.limiter, 'video', scopes, 0, admission);
+      control.rateLimitHeaders?.(headers);
+    }
     throw e;
   }
   const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};
@@ -187,7 +192,10 @@ export async function createVideoJob(
     // The upstream refused the request itself (its 4xx, e.g. 400 upstream_rejected): no task exists,
     // so, as for embeddings and chat, the admission goes back (limits/refusal.ts). Failures after the
     // upstreams were put to work (5xx, timeouts) keep counting.
-    if (refusalGivesBack(e)) control.rateLimitHeaders?.(await giveBack(deps.limiter, 'video', scopes, 0, admission));
+    if (refusalGivesBack(e)) {
+      const headers = await giveBack(deps.limiter, 'video', scopes, 0, admission);
+      control.rateLimitHeaders?.(headers);
+    }
     throw e;
   }
   // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process

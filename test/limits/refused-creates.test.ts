@@ -80,4 +80,24 @@ describe('refused video creates', () => {
     expect(ok.map((r) => r.status)).toEqual([200, 200]);
     expect((await create(key, { model, prompt: 'one too many' })).status).toBe(429);
   });
+
+  it('give the quota back for a caller that takes no x-ratelimit-* headers too', async () => {
+    // The service's create takes its request control as optional: the give-back must not depend on
+    // the caller wanting the headers that describe it.
+    const poor = await gw.newKey(0.01, { limits: { video: { rpm: 2 } } });
+    const ctx = await gw.services.authenticator.authenticate(`Bearer ${poor.key}`);
+    const info = gw.services.authorizer.model(ctx, 'video', model, 'video');
+    for (let i = 0; i < 3; i++) {
+      await expect(gw.services.video.create(ctx, info, { model, prompt: 'x' })).rejects.toMatchObject({ status: 402 });
+      await expect(gw.services.video.create(ctx, info, { model, prompt: 'x' }, { signal: new AbortController().signal })).rejects.toMatchObject({ status: 402 });
+    }
+    // And an upstream's own refusal (the give-back after the upstreams were tried).
+    await gw.services.admin.topUp(poor.account, '100');
+    sim.inject({ kind: 'status', status: 400, json: { error: { code: 400, message: 'The prompt was rejected.', status: 'INVALID_ARGUMENT' } } }, 3, /predictLongRunning/);
+    for (let i = 0; i < 3; i++) {
+      await expect(gw.services.video.create(ctx, info, { model, prompt: 'refused upstream' })).rejects.toMatchObject({ code: 'upstream_rejected' });
+    }
+    const paid = [await create(poor.key, { model, prompt: 'x' }), await create(poor.key, { model, prompt: 'y' })];
+    expect(paid.map((r) => r.status)).toEqual([200, 200]);
+  });
 });
