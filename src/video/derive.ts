@@ -13,7 +13,7 @@ export interface DeriveRequest {
   source?: JobRecord;
   /** Or a video the client uploaded (any upstream serving the model can take it). */
   file?: UploadedVideo;
-  /** The source's duration when known: an edit holds it, an extension bills past it. */
+  /** The source's duration when known: an edit holds it, an extension of a finished job bills past it. */
   sourceSeconds?: number;
   /** An extension's new segment. */
   seconds?: number;

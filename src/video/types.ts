@@ -119,7 +119,10 @@ export interface DeriveInput {
   upstreamModel: string;
   prompt: string;
   source: { task: TaskRef } | { file: UploadedVideo };
-  /** The source's duration, when the gateway knows it (the finished job's, or the upload's header). */
+  /**
+   * The source's duration where the gateway knows it: a finished job's; an upload's (what its file
+   * declares) for an edit only, since an extension's bill is lowered by it.
+   */
   sourceSeconds?: number;
   /** An extension's new segment, in seconds. */
   seconds?: number;

@@ -59,3 +59,26 @@ describe('an edit of an uploaded video whose header understates its length', () 
     expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
   });
 });
+
+/** Every poll of a Sora video answers this finished object until the faults are cleared. */
+function pollsAnswerCompleted(seconds: unknown): void {
+  const answer = { id: 'video_x', object: 'video', model: 'sora-2', status: 'completed', progress: 100, seconds, size: '320x180', error: null };
+  sim.inject({ kind: 'status', status: 200, json: answer }, 10_000, /^\/v1\/videos\/video_[^/]+$/);
+}
+
+describe('an extension of an uploaded video whose header overstates its length', () => {
+  it('a 2 s upload claiming 21.9 s, extended by 20 s: billed the 20 s segment, not the stitched 22 s less the claim', async () => {
+    const { key, account } = await gw.newKey(100);
+    const c = client(key);
+    // The movie header alone says 21.9 s (timescale 1000); the frames are the sample's 2 s.
+    const claim = sampleWithLyingHeaders(2000);
+    claim.writeUInt32BE(21_900, 40 + 8 + 16);
+    const ext = await c.videos.extend({ prompt: 'on and on', seconds: '20' as never, video: await toFile(claim, 'v.mp4') });
+    expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
+    // The vendor made 20 s more of the 2 s it decoded.
+    pollsAnswerCompleted('22');
+    const done = await untilDone(c, ext.id);
+    expect(done).toMatchObject({ status: 'completed', seconds: '22' });
+    expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
+  });
+});

@@ -107,6 +107,16 @@ describe('videos.extend', () => {
   });
 
   it('bills the segment the vendor returned (total less the source), not the one asked for', async () => {
+    const { c, account, source } = await finished();
+    // The finished 4 s video, extended by 4 s asked, of which the simulator makes 3 s: 7 s in all.
+    const ext = await c.videos.extend({ prompt: 'on and on [short-segment]', seconds: '4', video: { id: source.id } });
+    expect(await gw.balance(account)).toBe(START - 8 * PER_SECOND);
+    const done = await untilDone(c, ext.id);
+    expect(done).toMatchObject({ status: 'completed', seconds: '7' });
+    expect(await gw.balance(account)).toBe(START - 7 * PER_SECOND);
+  });
+
+  it('extends an uploaded video: sent as a form; billed the segment asked, its length being only what the file claims', async () => {
     const { key, account } = await gw.newKey(100);
     const c = client(key);
     // The 2 s upload, extended by 4 s asked, of which the simulator makes 3 s: 5 s in all.
@@ -117,7 +127,7 @@ describe('videos.extend', () => {
     expect(await gw.balance(account)).toBe(START - 4 * PER_SECOND);
     const done = await untilDone(c, ext.id);
     expect(done).toMatchObject({ status: 'completed', seconds: '5' });
-    expect(await gw.balance(account)).toBe(START - 3 * PER_SECOND);
+    expect(await gw.balance(account)).toBe(START - 4 * PER_SECOND);
   });
 
   it('refuses a length the vendor does not offer before anything is held or sent', async () => {

@@ -68,7 +68,11 @@ export async function deriveVideo(
     if (op === 'edit' && checked.seconds === undefined)
       throw errors.invalidRequest("An edit is billed by its source's length: send an MP4 or MOV (the gateway reads their length from the header).", 'video', 'invalid_media');
     if (checked.width !== undefined && checked.height !== undefined) size = `${checked.width}x${checked.height}`;
-    derive = { op, prompt, file: { data: file!, mimeType: checked.mime, filename: `video.${checked.ext}` }, sourceSeconds: checked.seconds, seconds };
+    // An extension bills the stitched total less the source's length, so a length that lowers the
+    // bill must be the gateway's own: an upload's is whatever its file claims (a 2 s clip may say
+    // 21.9 s, leaving 0.1 s of a 20 s segment to bill). Its segment is billed as asked instead.
+    const sourceSeconds = op === 'edit' ? checked.seconds : undefined;
+    derive = { op, prompt, file: { data: file!, mimeType: checked.mime, filename: `video.${checked.ext}` }, sourceSeconds, seconds };
   }
   vendor.derive?.validate?.(op, { model: model.name, prompt, sourceSeconds: derive.sourceSeconds, seconds });
   const spec: JsonObject = { model: model.name, prompt, ...(size ? { size } : {}) };
