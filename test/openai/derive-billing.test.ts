@@ -82,3 +82,38 @@ describe('an extension of an uploaded video whose header overstates its length',
     expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
   });
 });
+
+describe('an extension whose vendor reports a stitched total shorter than the segment asked', () => {
+  it('a finished 4 s video extended by 8 s, reported as 2 s in all: billed 2 s, no segment being longer than the whole', async () => {
+    const { key, account } = await gw.newKey(100);
+    const c = client(key);
+    const source = await c.videos.create({ model: 'sora-2', prompt: 'a fox', seconds: '4' });
+    expect((await untilDone(c, source.id)).status).toBe('completed');
+    const ext = await c.videos.extend({ prompt: 'on', seconds: '8' as never, video: { id: source.id } });
+    expect(await gw.balance(account)).toBe(START - 12 * PER_SECOND);
+    pollsAnswerCompleted('2');
+    expect(await untilDone(c, ext.id)).toMatchObject({ status: 'completed', seconds: '2' });
+    expect(await gw.balance(account)).toBe(START - 6 * PER_SECOND);
+  });
+
+  it('an uploaded video extended by 8 s, reported as 3 s in all: billed 3 s', async () => {
+    const { key, account } = await gw.newKey(100);
+    const c = client(key);
+    const ext = await c.videos.extend({ prompt: 'on', seconds: '8' as never, video: await toFile(sampleWithLyingHeaders(2000), 'v.mp4') });
+    pollsAnswerCompleted(3);
+    expect(await untilDone(c, ext.id)).toMatchObject({ status: 'completed', seconds: '3' });
+    expect(await gw.balance(account)).toBe(START - 3 * PER_SECOND);
+  });
+
+  it('a total that is no figure (missing, zero, NaN, a word) bills the segment held', async () => {
+    for (const total of [undefined, 0, 'NaN', 'twelve', -5]) {
+      const { key, account } = await gw.newKey(100);
+      const c = client(key);
+      const ext = await c.videos.extend({ prompt: 'on', seconds: '4', video: await toFile(sampleWithLyingHeaders(2000), 'v.mp4') });
+      pollsAnswerCompleted(total);
+      expect((await untilDone(c, ext.id)).status).toBe('completed');
+      expect(await gw.balance(account), String(total)).toBe(START - 4 * PER_SECOND);
+      sim.clearFaults();
+    }
+  });
+});

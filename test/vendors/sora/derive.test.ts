@@ -37,7 +37,9 @@ describe('sora edits and extensions', () => {
     // Without the source's length, the segment asked for; without a total, the source plus that.
     expect(extensionSeconds('12', { seconds: 8 })).toEqual({ seconds: 12, billableSeconds: 8, sourceSeconds: 4 });
     expect(extensionSeconds(undefined, { seconds: 8, source_seconds: 4 })).toEqual({ seconds: 12, billableSeconds: 8, sourceSeconds: 4 });
-    expect(extensionSeconds('3', { seconds: 8, source_seconds: 4 })).toEqual({ seconds: 3, billableSeconds: 8, sourceSeconds: 0 });
+    // A total shorter than the source says nothing of the segment but bounds it: no segment outlasts its video.
+    expect(extensionSeconds('3', { seconds: 8, source_seconds: 4 })).toEqual({ seconds: 3, billableSeconds: 3, sourceSeconds: 0 });
+    expect(extensionSeconds('6', { seconds: 8, source_seconds: 8 })).toEqual({ seconds: 6, billableSeconds: 6, sourceSeconds: 0 });
   });
 
   it('an edit keeps the source length as its fallback', () => {

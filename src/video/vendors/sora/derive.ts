@@ -56,7 +56,8 @@ export const soraDerivations: VideoDerivations = {
 /**
  * A finished extension's lengths. Its video object's `seconds` is the stitched total (openai-node:
  * "For extensions, this is the stitched total duration"); the new segment, which is what is billed,
- * is that total less the source's length where the gateway knew it, else the segment asked for.
+ * is that total less the source's length where the gateway knew it, else the segment asked for
+ * (at most the total: no segment is longer than the video it is part of).
  */
 export function extensionSeconds(reported: unknown, meta: JsonObject): { seconds: number; billableSeconds: number; sourceSeconds: number } {
   const asked = reportedSeconds(meta.seconds) ?? SORA_EXTEND_SECONDS[0]!;
@@ -64,6 +65,7 @@ export function extensionSeconds(reported: unknown, meta: JsonObject): { seconds
   const total = reportedSeconds(reported);
   if (total === undefined) return { seconds: asked + (source ?? 0), billableSeconds: asked, sourceSeconds: source ?? 0 };
   if (source !== undefined && total > source) return { seconds: total, billableSeconds: total - source, sourceSeconds: source };
-  // A total no longer than the source (or no source length) says nothing of the segment: the asked length.
-  return { seconds: total, billableSeconds: asked, sourceSeconds: Math.max(0, total - asked) };
+  // A total no longer than the source (or no source length) says nothing of the segment: the asked
+  // length, but never more than the whole video the vendor reports.
+  return { seconds: total, billableSeconds: Math.min(asked, total), sourceSeconds: Math.max(0, total - asked) };
 }
