@@ -3,7 +3,7 @@ import { errors, isGatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { redactorFor } from '../core/redact.js';
 import { TransportError, type Upstream, type UpstreamRequest } from '../http/types.js';
-import { admitOrThrow, refusalGivesBack } from '../limits/refusal.js';
+import { admitOrThrow, giveBack, refusalGivesBack } from '../limits/refusal.js';
 import { scopesFor } from '../limits/scopes.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
@@ -73,7 +73,11 @@ export async function createCharacter(
     const id = deps.sealer.seal({ j: '', a: ctx.account.id, u: upstream.name, v: vendor.id, m: model.name, d: 0, t: value.id, k: 'c' });
     return present(id, value, upstream);
   } catch (e) {
-    if (refusalGivesBack(e)) await deps.limiter.release('video', scopes, 0, admission.second).catch(() => undefined);
+    // As a create's: the refused answer's headers describe the windows after the give-back.
+    if (refusalGivesBack(e)) {
+      const headers = await giveBack(deps.limiter, 'video', scopes, 0, admission);
+      control.rateLimitHeaders?.(headers);
+    }
     throw e;
   }
 }

@@ -86,6 +86,31 @@ describe('characters', () => {
   });
 });
 
+describe('characters and the video rate limit', () => {
+  it("a character the vendor refuses gives its admission back, and its answer's headers say so", async () => {
+    const { key } = await gw.newKey(100, { limits: { video: { rpm: 5 } } });
+    const create = () => {
+      const f = new FormData();
+      f.append('name', 'Luna');
+      f.append('video', new Blob([new Uint8Array(sampleMp4())], { type: 'video/mp4' }), 'luna.mp4');
+      return fetch(`${gw.url}/v1/videos/characters`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: f });
+    };
+    const made = await create();
+    expect(made.status).toBe(200);
+    expect(made.headers.get('x-ratelimit-remaining-requests')).toBe('4');
+    sims.sora.inject({ kind: 'status', status: 400, json: { error: { message: 'No face found.', type: 'invalid_request_error', param: 'video', code: 'invalid_value' } } }, 1, /characters/);
+    const refused = await create();
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toMatchObject({ type: 'invalid_request_error', code: 'upstream_rejected' });
+    // The refused request counts no more: its answer shows the window without it.
+    expect(refused.headers.get('x-ratelimit-limit-requests')).toBe('5');
+    expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('4');
+    const next = await create();
+    expect(next.status).toBe(200);
+    expect(next.headers.get('x-ratelimit-remaining-requests')).toBe('3');
+  });
+});
+
 describe('malformed requests to the form routes', () => {
   const routes = ['/v1/videos/edits', '/v1/videos/extensions', '/v1/videos/characters'];
 
