@@ -34,7 +34,8 @@ export function registerDeriveRoutes(scope: FastifyInstance, deps: { authorizer:
     return createCharacter(video.deps, req.auth, model, { name: input.name, video: input.video }, { signal: control.signal, rateLimitHeaders: control.rateLimitHeaders });
   });
 
-  scope.get<{ Params: { id: string } }>('/v1/videos/characters/:id', { config: { keyAction: 'video' } }, async (req) => {
-    return getCharacter(video.deps, req.auth, req.params.id, (model) => authorizer.model(req.auth, 'video', model, 'video'), req.abortSignal);
+  scope.get<{ Params: { id: string } }>('/v1/videos/characters/:id', { config: { keyAction: 'video' } }, async (req, reply) => {
+    const control = { signal: req.abortSignal, rateLimitHeaders: (headers: Record<string, string>) => void reply.headers(headers) };
+    return getCharacter(video.deps, req.auth, req.params.id, (model) => authorizer.model(req.auth, 'video', model, 'video'), control);
   });
 }

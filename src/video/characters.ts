@@ -84,10 +84,13 @@ export async function createCharacter(
 
 /**
  * Reads a character back from the upstream that made it. `authorize` checks the calling key may
- * use the character's model (the key's model patterns), as for a video.
+ * use the character's model (the key's model patterns), as for a video. Unlike a video's, every
+ * read asks the vendor, with the operator's credentials: it counts as one request against the
+ * key's and account's video rate limits (and is not given back: the vendor answered it), or one
+ * key could spend the upstream's own limit, whose 429s open its circuit for every account.
  */
 export async function getCharacter(
-  deps: VideoDeps, ctx: AuthContext, id: string, authorize: (model: string) => unknown, signal?: AbortSignal,
+  deps: VideoDeps, ctx: AuthContext, id: string, authorize: (model: string) => unknown, control: Pick<CreateControl, 'signal' | 'rateLimitHeaders'> = {},
 ): Promise<JsonObject> {
   const claims = deps.sealer.open(id);
   if (!claims || claims.k !== 'c' || claims.a !== ctx.account.id || claims.t === '') throw notFound(id);
@@ -99,8 +102,10 @@ export async function getCharacter(
   if (!deps.catalog.servingUpstreams(claims.m, ctx.account).some((u) => u.name === up.name))
     throw errors.permissionDenied('The upstream that holds this character is not enabled for this account.');
   const calls = vendor.characters;
+  const admission = await admitOrThrow(deps.limiter, 'video', scopesFor(ctx, 'video', deps.limitDefaults), 0);
+  control.rateLimitHeaders?.(admission.headers);
   try {
-    const { value } = await withFailover([up], (u) => attempt(deps, vendor, calls, u, calls.get(claims.t, u), signal), { circuits: deps.catalog.circuits });
+    const { value } = await withFailover([up], (u) => attempt(deps, vendor, calls, u, calls.get(claims.t, u), control.signal), { circuits: deps.catalog.circuits });
     return present(id, value, up);
   } catch (e) {
     // The vendor no longer has it.

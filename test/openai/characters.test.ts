@@ -111,6 +111,27 @@ describe('characters and the video rate limit', () => {
   });
 });
 
+describe('reading characters', () => {
+  it('every read asks the vendor, so it counts against the video rate limit: past it, 429 and the vendor is not asked', async () => {
+    const { key } = await gw.newKey(100, { limits: { video: { rpm: 3 } } });
+    const made = await client(key).videos.createCharacter({ name: 'Luna', video: await mp4() });
+    const read = () => call(gw, 'GET', `/v1/videos/characters/${made.id}`, { key });
+    const asked = () => sims.sora.received('GET', /^\/v1\/videos\/characters\//).length;
+    const before = asked();
+    for (const remaining of ['1', '0']) {
+      const r = await read();
+      expect(r.status, r.text).toBe(200);
+      expect(r.json).toMatchObject({ id: made.id, name: 'Luna' });
+      expect(r.headers.get('x-ratelimit-remaining-requests')).toBe(remaining);
+    }
+    const over = await read();
+    expect(over.status).toBe(429);
+    expect(over.json.error).toMatchObject({ type: 'rate_limit_error' });
+    expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(asked()).toBe(before + 2);
+  });
+});
+
 describe('malformed requests to the form routes', () => {
   const routes = ['/v1/videos/edits', '/v1/videos/extensions', '/v1/videos/characters'];
 
