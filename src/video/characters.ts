@@ -32,15 +32,25 @@ function characterCalls(deps: VideoDeps, model: string, vendor: VideoVendor | un
   return vendor.characters;
 }
 
+/**
+ * The longest vendor id sealed into a character's id. Sealed, it grows by a third and more, and the
+ * client sends it back in a URL: a vendor's megabyte-long id would make an id no server reads back
+ * (the request line past any header limit). Real ids are a few dozen characters.
+ */
+const MAX_VENDOR_ID = 512;
+
 /** One call to one upstream: its answer read as a character (under the poll answers' small cap), or its refusal. */
 async function attempt(deps: VideoDeps, vendor: VideoVendor, calls: VideoCharacters, up: Upstream, req: UpstreamRequest, signal?: AbortSignal) {
   const res = await deps.client.send(up, vendor, { ...req, maxAnswerBytes: POLL_ANSWER_MAX_BYTES }, signal);
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
+  let value: VendorCharacter | undefined;
   try {
-    return { ok: true as const, value: calls.parse(res) };
+    value = calls.parse(res);
   } catch {
-    throw new TransportError('reset', `unreadable character answer from ${up.name}`, false);
+    // Left undefined: unreadable.
   }
+  if (!value || value.id.length > MAX_VENDOR_ID) throw new TransportError('reset', `unreadable character answer from ${up.name}`, false);
+  return { ok: true as const, value };
 }
 
 /** The client's view: the sealed id, and what the vendor said, redacted (its own id left out). */

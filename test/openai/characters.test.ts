@@ -111,6 +111,16 @@ describe('characters and the video rate limit', () => {
   });
 });
 
+describe('a vendor answering a character id no client could use', () => {
+  it('an id of 20,000 characters is an unreadable answer (502), not a 200 with an id too long for any URL', async () => {
+    const c = client((await gw.newKey(100)).key);
+    sims.sora.inject({ kind: 'status', status: 200, json: { id: `char_${'c'.repeat(20_000)}`, name: 'Luna', created_at: 1 } }, 1, /characters/);
+    const err = await c.videos.createCharacter({ name: 'Luna', video: await mp4() }).catch((e) => e);
+    expect(err.status).toBe(502);
+    expect(err.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+  });
+});
+
 describe('reading characters', () => {
   it('every read asks the vendor, so it counts against the video rate limit: past it, 429 and the vendor is not asked', async () => {
     const { key } = await gw.newKey(100, { limits: { video: { rpm: 3 } } });
