@@ -71,7 +71,9 @@ describe('hostile receiver answers', () => {
     await store.createWebhookEndpoint({ id: `we_${randomUUID().replace(/-/g, '')}`, accountId: account.id, url: `${elsewhereUrl}/endpoint`, events: ['video.failed'], secret: newSecret(), createdAt: Date.now() });
     for (const mode of Object.keys(answers))
       await enqueueVideoEvent(store.driver, { accountId: account.id, type: 'video.completed', videoId: `vid_${mode}`, webhookUrl: `${base}/${mode}`, now: Date.now() });
-    const timeoutMs = 600;
+    // Short enough that the trickled status line (one byte every 100 ms, 3.8 s) is cut, long enough that
+    // an answer sent at once arrives first on a busy machine.
+    const timeoutMs = 1_500;
     const d = new WebhookDispatcher(
       store,
       systemClock,
