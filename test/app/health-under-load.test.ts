@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, freePort, httpCall } from '../faults/client.js';
+import { eventually, httpCall } from '../faults/client.js';
+import { onFreePort, PORT_TAKEN, saysReady } from '../helpers/process.js';
 
 /**
  * Bounded work per request (issue 9, item 3 and reproduction 3), on the embedded default in a real
@@ -33,24 +34,36 @@ let output = '';
 let models: { id: string; capabilities: string[] }[];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gw-health-'));
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  child = spawn(process.execPath, [BIN, 'serve'], {
-    cwd: dir,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  // On another port when another test's server took the first before the gateway listened.
+  await onFreePort(async (port) => {
+    dir = mkdtempSync(join(tmpdir(), 'gw-health-'));
+    url = `http://127.0.0.1:${port}`;
+    output = '';
+    child = spawn(process.execPath, [BIN, 'serve'], {
+      cwd: dir,
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    const closed = new Promise((r) => child.once('close', r));
+    const up = await eventually(async () => {
+      if (child.exitCode !== null) return true;
+      // Whatever answers /health before the gateway says it listens may be another test's server.
+      if (!saysReady(output, url)) return false;
+      try {
+        return (await httpCall(`${url}/health`, { timeoutMs: 1_000 })).status === 200 && existsSync(join(dir, 'data', 'demo-key'));
+      } catch {
+        return false;
+      }
+    }, 30_000);
+    if (up && child.exitCode === null) return;
+    child.kill('SIGKILL');
+    await closed;
+    rmSync(dir, { recursive: true, force: true });
+    if (output.includes(PORT_TAKEN)) return PORT_TAKEN;
+    throw new Error(`the embedded default did not start:\n${output}`);
   });
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const up = await eventually(async () => {
-    try {
-      return (await httpCall(`${url}/health`, { timeoutMs: 1_000 })).status === 200 && existsSync(join(dir, 'data', 'demo-key'));
-    } catch {
-      return false;
-    }
-  }, 30_000);
-  if (!up) throw new Error(`the embedded default did not start:\n${output}`);
   key = readFileSync(join(dir, 'data', 'demo-key'), 'utf8').trim();
   adminToken = readFileSync(join(dir, 'data', 'admin-token'), 'utf8').trim();
   models = (await httpCall(`${url}/v1/models`, { key })).json.data;

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onFreePort, PORT_TAKEN } from '../helpers/process.js';
 import { blocksOf, documents, isShell, type Block } from './blocks.js';
 
 /**
@@ -23,30 +23,32 @@ let port: number;
 let out = '';
 let err = '';
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return p;
-}
-
 beforeAll(async () => {
   if (!existsSync(join(ROOT, 'dist/main.js'))) throw new Error('dist/ is missing: run npm run build first');
   dir = mkdtempSync(join(tmpdir(), 'gw-runbook-'));
   mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
   symlinkSync(join(ROOT, 'bin/gateway.js'), join(dir, 'node_modules/.bin/gateway'));
   symlinkSync(join(ROOT, 'fixtures'), join(dir, 'fixtures'));
-  port = await freePort();
-  // What `npm start` runs, from the checkout-like directory (so ./data is the test's own).
-  gateway = spawn(process.execPath, [join(ROOT, 'bin/gateway.js'), 'serve'], { cwd: dir, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  gateway.stdout!.on('data', (c) => (out += String(c)));
-  gateway.stderr!.on('data', (c) => (err += String(c)));
-  const deadline = Date.now() + 60_000;
-  while (!err.includes('Gateway ready at')) {
-    if (gateway.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start:\n${err}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  // On another port when another test's server took the first before the gateway listened.
+  port = await onFreePort(async (p) => {
+    out = '';
+    err = '';
+    // What `npm start` runs, from the checkout-like directory (so ./data is the test's own).
+    gateway = spawn(process.execPath, [join(ROOT, 'bin/gateway.js'), 'serve'], { cwd: dir, env: { ...process.env, PORT: String(p) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    gateway.stdout!.on('data', (c) => (out += String(c)));
+    gateway.stderr!.on('data', (c) => (err += String(c)));
+    const closed = new Promise((r) => gateway.once('close', r));
+    const deadline = Date.now() + 60_000;
+    while (!err.includes('Gateway ready at')) {
+      if (gateway.exitCode !== null) {
+        await closed;
+        if (err.includes(PORT_TAKEN)) return PORT_TAKEN;
+      }
+      if (gateway.exitCode !== null || Date.now() > deadline) throw new Error(`gateway did not start:\n${err}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return p;
+  });
 }, 90_000);
 
 afterAll(async () => {

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventually, fdCount, freePort, httpCall } from './client.js';
+import { onFreePort, PORT_TAKEN, saysReady } from '../helpers/process.js';
+import { eventually, fdCount, httpCall } from './client.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const entry = fileURLToPath(new URL('./child-entry.ts', import.meta.url));
@@ -26,10 +27,16 @@ export interface ChildGateway {
 
 let accounts = 0;
 
-/** Starts `gateway serve --config` in a child process on a free loopback port with a temp SQLite store. */
-export async function startChildGateway(config: Record<string, unknown>, opts: { env?: Record<string, string> } = {}): Promise<ChildGateway> {
+/**
+ * Starts `gateway serve --config` in a child process on a free loopback port with a temp SQLite
+ * store; on another port when another test's server took the first before the gateway listened.
+ */
+export function startChildGateway(config: Record<string, unknown>, opts: { env?: Record<string, string> } = {}): Promise<ChildGateway> {
+  return onFreePort((port) => startOn(port, config, opts));
+}
+
+async function startOn(port: number, config: Record<string, unknown>, opts: { env?: Record<string, string> }): Promise<ChildGateway | typeof PORT_TAKEN> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-fault-'));
-  const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const cfg = {
     database: `sqlite:${join(dir, 'gateway.db')}`,
@@ -52,9 +59,13 @@ export async function startChildGateway(config: Record<string, unknown>, opts: {
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  // After the exit and the end of its output.
+  const closed = new Promise<void>((r) => child.once('close', () => r()));
   const running = () => child.exitCode === null && child.signalCode === null;
   const up = await eventually(async () => {
     if (!running()) return true;
+    // Whatever answers /health before the gateway says it listens may be another test's server.
+    if (!saysReady(out, url)) return false;
     try {
       return (await httpCall(`${url}/health`, { timeoutMs: 1_000 })).status === 200;
     } catch {
@@ -63,6 +74,9 @@ export async function startChildGateway(config: Record<string, unknown>, opts: {
   }, 30_000);
   if (!up || !running()) {
     child.kill('SIGKILL');
+    await closed;
+    rmSync(dir, { recursive: true, force: true });
+    if (out.includes(PORT_TAKEN)) return PORT_TAKEN;
     throw new Error(`the gateway did not start:\n${out}`);
   }
   const admin = (method: string, path: string, body?: unknown) =>
