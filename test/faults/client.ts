@@ -1,6 +1,5 @@
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 /**
  * Test-side HTTP helpers that leave nothing open: every request uses its own connection and asks
@@ -72,15 +71,6 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 5
     if (Date.now() > until) return false;
     await new Promise((r) => setTimeout(r, 25));
   }
-}
-
-/** A loopback port nothing listens on (taken and released at once). */
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { SimServer } from '../../src/sim/framework.js';
 import { startOpenAISimulator } from '../../src/embeddings/vendors/openai/simulator.js';
 import { videoModules } from '../../src/video/vendors/registry.js';
 import { upstreamsFor } from '../helpers/video.js';
-import { eventually, freePort, httpCall } from './client.js';
+import { eventually, httpCall } from './client.js';
 import { startChildGateway, type ChildGateway } from './child.js';
 import { FaultUpstream } from './fault-upstream.js';
 
@@ -41,8 +41,10 @@ export async function startFaultEnv(opts: { headersTimeoutMs?: number } = {}): P
   upstreams[0]!.base_url = video.url;
   const apiModels = ['text-embedding-3-small', 'gpt-4o-mini'];
   upstreams.push({ name: 'api', vendor: 'openai', base_url: api.url, api_key: apiSim.settings.apiKey, models: apiModels, timeout_ms: UPSTREAM_TIMEOUT_MS });
-  // Nothing listens here: every connection is refused.
-  upstreams.push({ name: 'gone', vendor: 'openai', base_url: `http://127.0.0.1:${await freePort()}`, api_key: 'k', models: ['text-embedding-3-large'], timeout_ms: UPSTREAM_TIMEOUT_MS });
+  // Nothing listens here: every connection is refused. A privileged port, which no test server
+  // listens on and the OS never hands out for port 0 (a port that was free a moment ago can be
+  // taken by another test's server while this environment runs).
+  upstreams.push({ name: 'gone', vendor: 'openai', base_url: 'http://127.0.0.1:1', api_key: 'k', models: ['text-embedding-3-large'], timeout_ms: UPSTREAM_TIMEOUT_MS });
   Object.assign(models, {
     'text-embedding-3-small': { capabilities: ['embedding'], price: { per_million_input_tokens: 0.02 } },
     'text-embedding-3-large': { capabilities: ['embedding'], price: { per_million_input_tokens: 0.13 } },

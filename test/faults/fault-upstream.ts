@@ -1,5 +1,6 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { listenOutsideEphemeral } from '../helpers/ports.js';
 
 /**
  * A programmable fault upstream: a loopback HTTP server that passes requests on to a real vendor
@@ -82,6 +83,7 @@ export class FaultUpstream {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
+  /** On `port`, or first (port 0) on one no other test's server can take while it refuses (helpers/ports.ts). */
   private async listen(port: number): Promise<void> {
     this.server.on('connection', (s) => {
       this.sockets.add(s);
@@ -89,8 +91,8 @@ export class FaultUpstream {
       s.on('error', () => undefined);
     });
     this.server.on('request', (req, res) => this.handle(req, res));
-    await new Promise<void>((r) => this.server.listen(port, '127.0.0.1', () => r()));
-    this.port = (this.server.address() as AddressInfo).port;
+    if (port === 0) this.port = await listenOutsideEphemeral(this.server);
+    else await new Promise<void>((r) => this.server.listen(port, '127.0.0.1', () => r()));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { listenOutsideEphemeral } from './ports.js';
 
 /**
  * A TCP relay in front of a local service (PostgreSQL, Redis) that a test can cut and bring back
@@ -30,12 +31,15 @@ export class TcpRelay {
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    const addr = server.address();
-    if (addr && typeof addr === 'object') this.port = addr.port;
+    if (this.port === 0) {
+      // A port no other test's server can take while this relay is stopped (helpers/ports.ts).
+      this.port = await listenOutsideEphemeral(server);
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(this.port, '127.0.0.1', () => resolve());
+      });
+    }
     this.server = server;
   }
 
