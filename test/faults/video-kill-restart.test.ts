@@ -38,8 +38,15 @@ const receiver = createServer((req: IncomingMessage, res) => {
 });
 let receiverUrl: string;
 
+/**
+ * How long each simulated task runs. The jobs must all still be processing when the first process
+ * is killed, after a dozen creates one by one, half a second and a read of each: about a second and
+ * a half on a quiet machine, three or more on a busy one.
+ */
+const TASK_MS = 6_000;
+
 beforeAll(async () => {
-  sims = await Promise.all(videoModules.map((m) => m.simulator.start({ taskMs: 4_000 })));
+  sims = await Promise.all(videoModules.map((m) => m.simulator.start({ taskMs: TASK_MS })));
   receiverUrl = `${await listenOnLoopback(receiver)}/hook`;
 });
 afterEach(async () => {
@@ -108,7 +115,7 @@ async function scenario(database: string, opts: { forget?: boolean } = {}): Prom
       sims.map(async (sim, i) => {
         const port = Number(new URL(sim.url).port);
         await sim.close();
-        return videoModules[i]!.simulator.start({ taskMs: 4_000, port });
+        return videoModules[i]!.simulator.start({ taskMs: TASK_MS, port });
       }),
     );
   }
