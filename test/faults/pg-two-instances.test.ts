@@ -40,7 +40,10 @@ let receiverUrl: string;
 
 beforeAll(async () => {
   soraSim = await sora.simulator.start({ taskMs: 1_000 });
-  wanSim = await wan.simulator.start({ taskMs: 3_000 });
+  // Long enough that no wan job has finished when every sora job has settled: those settle a
+  // second after their create plus however long the refreshers and the polling clients take to
+  // see it, which on a busy machine can be a few seconds.
+  wanSim = await wan.simulator.start({ taskMs: 5_000 });
   dir = mkdtempSync(join(tmpdir(), 'gw-two-'));
   receiverUrl = `${await listenOnLoopback(receiver)}/hook`;
 });
@@ -107,7 +110,8 @@ describe('two instances on PostgreSQL refreshing the same jobs, one killed', () 
     a.child.kill('SIGKILL');
     expect(await a.exited).toBe('SIGKILL');
     await waitFor(() => final.size === jobs.length, 'every job to settle on the survivor', 15_000, 50);
-    await waitFor(() => new Set(received.map((e) => e.body.data.id)).size === jobs.length, 'every job event', 10_000, 50);
+    // An event the killed instance had claimed and not yet sent waits for its lease (7 s) to run out.
+    await waitFor(() => new Set(received.map((e) => e.body.data.id)).size === jobs.length, 'every job event', 20_000, 50);
     // More passes on the survivor: nothing settles twice.
     await new Promise((r) => setTimeout(r, 500));
     stop = true;
@@ -143,5 +147,5 @@ describe('two instances on PostgreSQL refreshing the same jobs, one killed', () 
     }
     // The survivor still answers every id, settled as it was.
     for (const j of jobs) expect((await call(b, 'GET', `/v1/videos/${j.id}`, { key })).json.status).toBe(final.get(j.id).status);
-  }, 60_000);
+  }, 90_000);
 });
