@@ -71,17 +71,24 @@ async function refused(g: GatewayProcess): Promise<boolean> {
   }
 }
 
+/**
+ * How long an exit may take where it must not wait: for a request the upstream holds 20 s, or for
+ * the default drain deadline (25 s). A process exit on a busy machine can take a few seconds.
+ */
+const PROMPT_MS = 5_000;
+
 describe('graceful shutdown of the real process', () => {
   it('answers and bills the requests in flight, refuses new connections, and exits 0', async () => {
     const { gw: g, key, account, database } = await start();
     const before = await balanceMicros(g, account);
-    sim.latencyMs = 1_500;
-    const inflight = Promise.all([embed(g, key), embed(g, key)]);
+    sim.latencyMs = 3_000;
+    let answered = false;
+    const inflight = Promise.all([embed(g, key), embed(g, key)]).finally(() => (answered = true));
     await waitFor(() => sim.received('POST', '/v1/embeddings').length === 2, 'both requests to reach the upstream');
-    const sentAt = Date.now();
     g.child.kill('SIGTERM');
-    await waitFor(() => refused(g), 'new connections to be refused', 1_000);
-    expect(Date.now() - sentAt).toBeLessThan(1_000); // refused while the requests are still in flight
+    await waitFor(() => refused(g), 'new connections to be refused', 5_000);
+    // Refused while the requests are still in flight (the upstream holds them 3 s).
+    expect(answered).toBe(false);
     const answers = await inflight;
     expect(answers.map((a) => a.status)).toEqual([200, 200]);
     expect(await g.exited).toBe(0);
@@ -109,7 +116,7 @@ describe('graceful shutdown of the real process', () => {
     const at = Date.now();
     g.child.kill('SIGTERM');
     expect(await g.exited).toBe(1);
-    expect(Date.now() - at).toBeLessThan(2_000);
+    expect(Date.now() - at).toBeLessThan(PROMPT_MS);
     await slow;
   }, 30_000);
 
@@ -122,7 +129,7 @@ describe('graceful shutdown of the real process', () => {
     g.child.kill('SIGTERM');
     expect(await g.exited).toBe(1);
     expect(Date.now() - at).toBeGreaterThanOrEqual(600);
-    expect(Date.now() - at).toBeLessThan(3_000);
+    expect(Date.now() - at).toBeLessThan(PROMPT_MS);
     expect(g.output.join('\n')).toMatch(/shutdown deadline passed/);
     await slow;
   }, 30_000);
@@ -132,6 +139,6 @@ describe('graceful shutdown of the real process', () => {
     const at = Date.now();
     g.child.kill('SIGTERM');
     expect(await g.exited).toBe(0);
-    expect(Date.now() - at).toBeLessThan(3_000);
+    expect(Date.now() - at).toBeLessThan(PROMPT_MS);
   }, 30_000);
 });
