@@ -13,10 +13,22 @@ let gw: TestGateway;
 let port: number;
 let key: string;
 
+/**
+ * Requests whose head the gateway has read, and whether their answer has closed: a declared body's
+ * bytes are taken from the budget as the head is read (an onRequest hook, run as the server emits
+ * the request), and given back as the answer closes.
+ */
+const heads: { closed: boolean }[] = [];
+
 beforeAll(async () => {
   gw = await startTestGateway({ server: { body_limit_bytes: BODY_LIMIT, max_inflight_body_bytes: 2 * BODY_LIMIT } });
   port = Number(new URL(gw.url).port);
   key = (await gw.newKey()).key;
+  gw.app.server.on('request', (_req, res) => {
+    const head = { closed: false };
+    heads.push(head);
+    res.once('close', () => (head.closed = true));
+  });
 });
 afterAll(async () => {
   await gw?.close();
@@ -73,6 +85,19 @@ function uploadThenRead(headers: string, bodyBytes: number, chunked = false): Pr
   });
 }
 
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const end = Date.now() + 10_000; !check(); await new Promise((r) => setTimeout(r, 5))) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Two uploads that each declare the whole body limit and stall: the budget (twice the limit) is held once the gateway has read both heads. */
+async function holdBudget(): Promise<[net.Socket, net.Socket]> {
+  const n = heads.length;
+  const a = await stalledUpload(BODY_LIMIT, 1000);
+  const b = await stalledUpload(BODY_LIMIT, 1000);
+  await until(() => heads.length >= n + 2, 'the gateway to read both heads');
+  return [a, b];
+}
+
 /** Starts an upload that sends `sent` of `declared` bytes and then waits; returns the socket. */
 async function stalledUpload(declared: number, sent: number): Promise<net.Socket> {
   const s = net.connect({ port, host: '127.0.0.1' });
@@ -110,9 +135,8 @@ describe('a body over the limit', () => {
 
 describe('request bodies in flight are bounded', () => {
   it('sheds a request with 503 overloaded and Retry-After once the budget is held, and admits again once it is free', async () => {
-    const a = await stalledUpload(BODY_LIMIT, 1000);
-    const b = await stalledUpload(BODY_LIMIT, 1000);
-    await new Promise((r) => setTimeout(r, 100));
+    const n = heads.length;
+    const [a, b] = await holdBudget();
     const shed = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'm', input: 'x' } });
     expectOverloaded(shed, shed.headers.get('retry-after'));
     // Requests without a body are never shed.
@@ -120,7 +144,7 @@ describe('request bodies in flight are bounded', () => {
 
     // A client that gives up hands its share back.
     a.destroy();
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => heads[n]!.closed || heads[n + 1]!.closed, 'an answer of the stalled uploads to close');
     const admitted = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'm', input: 'x' } });
     // Admitted: the unknown model is the next thing refused.
     expect(admitted.status).toBe(404);
@@ -128,15 +152,14 @@ describe('request bodies in flight are bounded', () => {
   });
 
   it('cuts a chunked body with 503 when the budget runs out while it arrives', async () => {
-    const a = await stalledUpload(BODY_LIMIT, 1000);
-    const b = await stalledUpload(BODY_LIMIT, 1000);
-    await new Promise((r) => setTimeout(r, 100));
+    const n = heads.length;
+    const [a, b] = await holdBudget();
     const r = await uploadThenRead(`POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, 4096, true);
     expect(r.error).toBeUndefined();
     expectOverloaded(r, /retry-after: (\d+)/.exec(r.headers)?.[1] ?? null);
     a.destroy();
     b.destroy();
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => heads[n]!.closed && heads[n + 1]!.closed, 'the answers of the stalled uploads to close');
     const ok = await uploadThenRead(`POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`, 4096, true);
     // Admitted: a body of spaces is then refused as empty JSON.
     expect(ok.status).toBe(400);
