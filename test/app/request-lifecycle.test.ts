@@ -37,10 +37,12 @@ describe('the request lifecycle (signal and hold made on first use)', () => {
 
   it('a signal first read after the client left starts aborted', async () => {
     let lateSignal: AbortSignal | undefined;
+    let entered = false;
     let clientGone!: () => void;
     const gone = new Promise<void>((r) => (clientGone = r));
     const url = await listen(60_000, (app) => {
       app.get('/slow', async (req, reply) => {
+        entered = true;
         req.raw.socket.once('close', () => clientGone());
         await gone;
         await new Promise((r) => setImmediate(r));
@@ -51,7 +53,8 @@ describe('the request lifecycle (signal and hold made on first use)', () => {
     const r = httpRequest(`${url}/slow`);
     r.on('error', () => {});
     r.end();
-    await new Promise((res) => setTimeout(res, 100));
+    // The client leaves once the route runs (and listens for it), however long the request takes to get there.
+    await until(() => entered);
     r.destroy();
     await until(() => lateSignal !== undefined);
     expect(lateSignal?.aborted).toBe(true);
