@@ -183,7 +183,9 @@ describe('two instances on PostgreSQL', () => {
   let a: TestGateway;
   let b: TestGateway;
   beforeAll(async () => {
-    const shared = { ...upstreamsFor([{ module: sora, sim }]), database: `${PG_URL}?schema=${schema}`, webhooks: { ...fast, interval_ms: 10 } };
+    // A long attempt timeout: an attempt that timed out on a busy machine would be sent again, and
+    // the receiver would count a second delivery that no second instance made.
+    const shared = { ...upstreamsFor([{ module: sora, sim }]), database: `${PG_URL}?schema=${schema}`, webhooks: { ...fast, interval_ms: 10, timeout_ms: 10_000 } };
     a = await startTestGateway(shared);
     b = await startTestGateway(shared);
     a.services.webhooks.dispatcher.start();
