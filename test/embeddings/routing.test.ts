@@ -193,7 +193,7 @@ describe('client disconnect', () => {
     const h = await startHarness([{ module: openai, sim }]);
     try {
       const { key, accountId } = await h.newKey(1);
-      sim.latencyMs = 600;
+      sim.latencyMs = 1_500;
       const ac = new AbortController();
       const pending = fetch(`${h.url}/v1/embeddings`, {
         method: 'POST',
@@ -201,12 +201,13 @@ describe('client disconnect', () => {
         body: JSON.stringify({ model: MODEL, input: 'never mind' }),
         signal: ac.signal,
       }).catch((e: Error) => e);
-      await new Promise((r) => setTimeout(r, 150));
+      // The client leaves once the call is at the upstream (which holds it 1.5 s).
+      for (const end = Date.now() + 5_000; sim.requests.length === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
       expect(sim.requests).toHaveLength(1);
       ac.abort();
       expect(await pending).toBeInstanceOf(Error);
       // Long enough for the upstream to have answered had the call not been cancelled.
-      await new Promise((r) => setTimeout(r, 900));
+      await new Promise((r) => setTimeout(r, 1_800));
       expect((await h.store.listLedger(accountId)).filter((e) => e.kind === 'charge')).toHaveLength(0);
     } finally {
       await h.close();
