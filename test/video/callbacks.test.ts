@@ -48,9 +48,10 @@ async function settlesByCallback(model: string): Promise<string> {
   const started = Date.now();
   const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'called back' } });
   expect(created.status, created.text).toBe(200);
-  await until(async () => (await stored(created.json.id)).state !== 'processing', 5_000);
-  // Ready after TASK_MS; settled well within a second of that, against a 60 s poll interval.
-  expect(Date.now() - started).toBeLessThan(TASK_MS + 1_000);
+  await until(async () => (await stored(created.json.id)).state !== 'processing', 10_000);
+  // Ready after TASK_MS; settled within a second or two of that (more than one on a busy machine),
+  // against a 60 s poll interval.
+  expect(Date.now() - started).toBeLessThan(TASK_MS + 3_000);
   const job = (await call(gw, 'GET', `/v1/videos/${created.json.id}`, { key })).json;
   expect(job.status).toBe('completed');
   expect(job.usage.cost).toBeGreaterThan(0);
@@ -129,14 +130,17 @@ describe('vendor callbacks settle jobs at once', () => {
     }
     expect(created.status, created.text).toBe(200);
     const job = await stored(created.json.id);
-    const polls = () => seedSim.requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/${job.taskId}`)).length;
+    const pollTimes = () => seedSim.requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/${job.taskId}`)).map((r) => r.at);
+    const polls = () => pollTimes().length;
     const replies = await Promise.all(Array.from({ length: 20 }, () => call(gw, 'POST', `/callbacks/video/${job.callbackToken}`, { body: {} })));
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
-    await until(() => polls() === 1, 2_000);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(polls()).toBe(1);
-    // The callbacks inside the window arm exactly one trailing refresh at its end.
-    await until(() => polls() === 2, 2_000);
+    // One poll at once; the callbacks inside its one-second window arm exactly one trailing refresh,
+    // at the window's end (told by when the simulator saw them: however late this test looks, the
+    // second is not inside the first half of the window).
+    await until(() => polls() >= 2, 5_000);
+    const [first, second] = pollTimes();
+    expect(second! - first!).toBeGreaterThanOrEqual(500);
+    // Nothing more: the trailing refresh's own window had no callback.
     await new Promise((r) => setTimeout(r, 1_300));
     expect(polls()).toBe(2);
   });
