@@ -16,6 +16,11 @@ import { upstreamsFor } from '../helpers/video.js';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const SHOTS = resolve(__dirname, '../../test-artifacts/console');
+/**
+ * How long a page may take to show what an action brings about. expect.poll gives up after a second
+ * by default, which a page, the gateway and the browser sharing a busy machine can take.
+ */
+const SHOWN = { timeout: 15_000 };
 
 let sim: SimServer;
 let gw: TestGateway;
@@ -70,7 +75,7 @@ describe('the console in headless Chromium', () => {
     const opCtx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const op = await newPage(opCtx);
     await signIn(op, 'sk-gw-' + 'x'.repeat(43));
-    await expect.poll(() => op.textContent('[role=alert]')).toContain('not the admin token or a valid API key');
+    await expect.poll(() => op.textContent('[role=alert]'), SHOWN).toContain('not the admin token or a valid API key');
     await shot(op, 'sign-in-refused');
     await op.fill('#token', gw.adminToken);
     await op.click('button[type=submit]');
@@ -87,8 +92,8 @@ describe('the console in headless Chromium', () => {
     await op.fill('#topup-amount', '24');
     await op.fill('#topup-note', 'first invoice');
     await op.click('button:has-text("Top up")');
-    await expect.poll(() => op.textContent('[data-testid=balance]')).toBe('25.00');
-    await expect.poll(() => op.locator('text=first invoice').count()).toBe(1);
+    await expect.poll(() => op.textContent('[data-testid=balance]'), SHOWN).toBe('25.00');
+    await expect.poll(() => op.locator('text=first invoice').count(), SHOWN).toBe(1);
     await op.fill('#key-name', 'browser');
     await op.fill('#key-total', '10');
     await op.click('text=Create key');
@@ -127,7 +132,9 @@ describe('the console in headless Chromium', () => {
       v.muted = true;
       await v.play();
       const t0 = v.currentTime;
-      await new Promise((r) => setTimeout(r, 1200));
+      // Plays on: the position moves (on a busy machine the first frames may take a while).
+      const until = performance.now() + 15_000;
+      while (v.currentTime <= t0 && !v.error && performance.now() < until) await new Promise((r) => setTimeout(r, 50));
       return { t0, t1: v.currentTime, error: v.error?.code ?? null, duration: v.duration };
     });
     expect(played.error).toBeNull();
@@ -140,7 +147,7 @@ describe('the console in headless Chromium', () => {
 
     // Another account's job: not in the page, not through the API with this session.
     await holder.goto(`${gw.url}/console#/jobs/${foreign.json.id}`);
-    await expect.poll(() => holder.textContent('[role=alert]')).toMatch(/No video|not found/i);
+    await expect.poll(() => holder.textContent('[role=alert]'), SHOWN).toMatch(/No video|not found/i);
     const probe = await holder.evaluate(async (otherId) => {
       const a = await fetch(`/v1/videos/${otherId}`);
       const b = await fetch(`/v1/videos/${otherId}/content`);
@@ -162,7 +169,7 @@ describe('the console in headless Chromium', () => {
     await shot(op, 'operator-jobs');
     await op.goto(`${gw.url}/console#/upstreams`);
     await op.waitForSelector('#upstreams-title');
-    await expect.poll(() => op.textContent('tbody')).toContain('2xx');
+    await expect.poll(() => op.textContent('tbody'), SHOWN).toContain('2xx');
     await shot(op, 'upstreams');
     await op.goto(`${gw.url}/console#/usage`);
     await op.waitForSelector('.chart svg');
