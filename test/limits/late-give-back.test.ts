@@ -14,11 +14,17 @@ import { REDIS_URL, redisTestKeys } from './redis-helper.js';
 const T0 = 1_700_000_000_000;
 const { prefix, open } = redisTestKeys<RedisRateLimiter>();
 const quiet = { warn: () => undefined, info: () => undefined };
+/**
+ * The command timeout of the limiters whose decisions are compared exactly. The default (500 ms) is
+ * measured in this process: held that long by a busy machine, it times a command out, the limiter
+ * decides on its local windows for a cool-down, and the comparison fails though Redis answered.
+ */
+const COMMAND_TIMEOUT_MS = 5_000;
 let run = 0;
 
 async function limiter(backend: 'memory' | 'redis', clock: { t: number }): Promise<RateLimiter> {
   if (backend === 'memory') return new MemoryRateLimiter({ now: () => clock.t });
-  const redis = new RedisRateLimiter({ url: REDIS_URL, keyPrefix: `${prefix}${++run}:`, now: () => clock.t, logger: quiet });
+  const redis = new RedisRateLimiter({ url: REDIS_URL, keyPrefix: `${prefix}${++run}:`, now: () => clock.t, logger: quiet, commandTimeoutMs: COMMAND_TIMEOUT_MS });
   open.push(redis);
   for (let i = 0; i < 100 && !redis.connected; i++) await new Promise((r) => setTimeout(r, 20));
   expect(redis.connected).toBe(true);

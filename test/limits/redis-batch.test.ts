@@ -13,6 +13,12 @@ const T0 = 1_700_000_000_000;
 const prefix = uniquePrefix();
 const open: RedisRateLimiter[] = [];
 const quiet: LimiterLogger = { warn: () => undefined, info: () => undefined };
+/**
+ * The command timeout of the limiters whose decisions are compared exactly (the stall cases set their own). The default (500 ms) is
+ * measured in this process: held that long by a busy machine, it times a command out, the limiter
+ * decides on its local windows for a cool-down, and the comparison fails though Redis answered.
+ */
+const COMMAND_TIMEOUT_MS = 5_000;
 
 function limiter(clock: { t: number }, opts: { url?: string; commandTimeoutMs?: number; sub?: string; correctionWaitMs?: number } = {}) {
   const l = new RedisRateLimiter({
@@ -20,7 +26,7 @@ function limiter(clock: { t: number }, opts: { url?: string; commandTimeoutMs?: 
     keyPrefix: prefix + (opts.sub ?? ''),
     now: () => clock.t,
     logger: quiet,
-    commandTimeoutMs: opts.commandTimeoutMs,
+    commandTimeoutMs: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
     coolDownMs: 50,
     correctionWaitMs: opts.correctionWaitMs,
   });

@@ -17,6 +17,12 @@ import { REDIS_URL, redisTestKeys } from './redis-helper.js';
 const T0 = 1_700_000_000_000;
 const { prefix, open } = redisTestKeys<RedisRateLimiter>();
 const quiet = { warn: () => undefined, info: () => undefined };
+/**
+ * The command timeout of the limiters whose decisions are compared exactly. The default (500 ms) is
+ * measured in this process: held that long by a busy machine, it times a command out, the limiter
+ * decides on its local windows for a cool-down, and the comparison fails though Redis answered.
+ */
+const COMMAND_TIMEOUT_MS = 5_000;
 
 
 type Step =
@@ -48,7 +54,7 @@ describe('RedisRateLimiter: agrees with the in-process limiter', () => {
         fc.array(step, { minLength: 1, maxLength: 60 }),
         async (quotas, steps) => {
           const clock = { t: T0 + 321 };
-          const redis = new RedisRateLimiter({ url: REDIS_URL, keyPrefix: `${prefix}${++run}:`, now: () => clock.t, logger: quiet });
+          const redis = new RedisRateLimiter({ url: REDIS_URL, keyPrefix: `${prefix}${++run}:`, now: () => clock.t, logger: quiet, commandTimeoutMs: COMMAND_TIMEOUT_MS });
           open.push(redis);
           for (let i = 0; i < 100 && !redis.connected; i++) await new Promise((r) => setTimeout(r, 20));
           const memory = new MemoryRateLimiter({ now: () => clock.t });
@@ -110,7 +116,7 @@ describe('RedisRateLimiter: agrees with the in-process limiter', () => {
   it('reads a window written in the earlier layout (buckets only) exactly', async () => {
     const clock = { t: T0 };
     const p = `${prefix}old:`;
-    const l = new RedisRateLimiter({ url: REDIS_URL, keyPrefix: p, now: () => clock.t, logger: quiet });
+    const l = new RedisRateLimiter({ url: REDIS_URL, keyPrefix: p, now: () => clock.t, logger: quiet, commandTimeoutMs: COMMAND_TIMEOUT_MS });
     open.push(l);
     for (let i = 0; i < 100 && !l.connected; i++) await new Promise((r) => setTimeout(r, 20));
     const sec = Math.floor(T0 / 1000);
