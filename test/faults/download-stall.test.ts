@@ -13,7 +13,13 @@ import { storedBlobName, storedVideo } from './stored-video.js';
  * closed. A slow client that still reads is left alone.
  */
 const BIG = 48 * 1024 * 1024;
-const STALL_MS = 600;
+/**
+ * The gateway runs in this process. A slow reader's pause (40% of this) is its own timer, the
+ * gateway's stall its timer: if the process is held past the stall's due time, both run in one turn,
+ * before any byte moves, and the download is cut though the reader resumed first. The longer the
+ * stall limit, the longer a hold it takes.
+ */
+const STALL_MS = 1_500;
 let sim: SimServer;
 let gw: TestGateway;
 let key: string;
