@@ -1,5 +1,6 @@
 import { decodedView, ESCAPES, type Escapes, escapesIn, separatedHexView } from './redact-escapes.js';
 import { hasHexRun, REDACTED } from './redact-shapes.js';
+import { base64Form, compileCut, type CutForms, cutRanges, type Form, plainForm, prefixMin } from './redact-cut.js';
 import { base64Runs, canonical, joinedView, matches, replaceRanges, whole } from './redact-views.js';
 
 /**
@@ -18,8 +19,8 @@ function escapeRegExp(s: string): string {
 /**
  * Removes `secrets` from `text`: the exact values in any case (also JSON-escaped), their hex in any
  * case (also with a separator between bytes), the base64 text holding one, and each of these spelt
- * with escaped characters (percent-encoded, `\uXXXX`, `\xHH`, HTML references; redact-escapes.ts).
- * Cheap on text with nothing to hide: the hex forms are searched only where a run of hex digits (or
+ * with escaped characters (percent-encoded, `\uXXXX`, `\xHH`, HTML references; redact-escapes.ts),
+ * and where the text was cut, the first characters of any of these (redact-cut.ts). Cheap on text with nothing to hide: the hex forms are searched only where a run of hex digits (or
  * of separated hex bytes) is long enough to hold one, the base64 forms in a joined copy of the text
  * only where a line wrap or a "\/" could cut one (see joinedView), and a decoded copy is made only
  * where an escape stands.
@@ -33,8 +34,11 @@ export function removeSecrets(text: string, secrets: Secrets): string {
     if (separated) out = replaceRanges(out, matches(separated, secrets.hex));
   }
   if (secrets.encoded) {
-    const joined = joinedView(out);
-    out = replaceRanges(out, base64Runs(joined ?? whole(out), secrets.encoded));
+    const joined = joinedView(out) ?? whole(out);
+    const found = base64Runs(joined, secrets.encoded);
+    // What a cut left of a credential: after the whole values, which leave nothing to find there.
+    if (secrets.cut) found.push(...cutRanges(joined, secrets.cut));
+    out = replaceRanges(out, found);
   }
   // Escaped characters, decoded, one family of escapes at a time.
   const families = escapesIn(out, secrets.spaced === true, secrets.wanted!);
@@ -46,7 +50,9 @@ function removeDecoded(text: string, secrets: Secrets, family: Escapes): string 
   const decoded = decodedView(text, family);
   if (!decoded) return text;
   const found = matches(decoded, secrets.decoded ?? secrets.pattern!);
-  return replaceRanges(text, secrets.encoded ? [...found, ...base64Runs(decoded, secrets.encoded)] : found);
+  if (secrets.encoded) found.push(...base64Runs(decoded, secrets.encoded));
+  if (secrets.cut) found.push(...cutRanges(decoded, secrets.cut));
+  return replaceRanges(text, found);
 }
 
 /** Whether every unit of a character is one of `chars`. */
@@ -77,6 +83,8 @@ export interface Secrets {
   readonly decoded?: RegExp;
   /** One alternation over the base64 and base64url forms of each configured value (see base64Forms). */
   readonly encoded?: RegExp;
+  /** The forms whose prefixes are removed where text was cut (redact-cut.ts). */
+  readonly cut?: CutForms;
 }
 
 export const NO_SECRETS: Secrets = { values: [], hexMin: 0 };
@@ -85,23 +93,34 @@ export function compileSecrets(configured: Iterable<string>): Secrets {
   const set = new Set<string>();
   const hex = new Set<string>();
   const encoded = new Set<string>();
+  // Each form once, with the fewest characters of a prefix of it that a cut must not leave.
+  const cut = new Map<string, Form>();
   // Also with every "/" escaped as "\/": some JSON encoders (PHP's, Go's with SetEscapeHTML) do.
-  const add = (s: string) => {
-    set.add(s);
-    if (s.includes('/')) set.add(s.replace(/\//g, '\\/'));
+  const add = (s: string, min: number) => {
+    for (const form of s.includes('/') ? [s, s.replace(/\//g, '\\/')] : [s]) {
+      set.add(form);
+      cut.set(`p${form}`, plainForm(form, min));
+    }
   };
   for (const v of configured) {
     if (typeof v !== 'string' || v.length < MIN_SECRET_LENGTH) continue;
-    add(v);
+    const min = prefixMin(v);
+    add(v, min);
     // As a proxy quoting a Basic Authorization header, or a vendor echoing a token it decoded, shows it.
-    for (const form of base64Forms(v)) encoded.add(form);
+    for (const form of base64Forms(v)) {
+      encoded.add(form);
+      // The cut compares base64url text as base64: the standard form stands for both.
+      if (!/[-_]/.test(form)) cut.set(`b${form}`, base64Form(form, Math.ceil((min * 4) / 3)));
+    }
     // As a header dump or a debugging proxy shows it; its bytes, so whatever precedes it, it is there whole.
-    hex.add(Buffer.from(v, 'utf8').toString('hex'));
+    const hexForm = Buffer.from(v, 'utf8').toString('hex');
+    hex.add(hexForm);
+    cut.set(`p${hexForm}`, plainForm(hexForm, 2 * min));
     // As it appears inside a JSON string (a private key's newlines, a quote in a password).
     const escaped = JSON.stringify(v).slice(1, -1);
-    if (escaped !== v) add(escaped);
+    if (escaped !== v) add(escaped, min);
     // Each line of a multi-line secret (a PEM body quoted in part) counts on its own.
-    if (v.includes('\n')) for (const line of v.split(/\r?\n/)) if (line.length >= 24) add(line);
+    if (v.includes('\n')) for (const line of v.split(/\r?\n/)) if (line.length >= 24) add(line, prefixMin(line));
   }
   const values = [...set].sort((a, b) => b.length - a.length);
   if (values.length === 0) return NO_SECRETS;
@@ -126,6 +145,7 @@ export function compileSecrets(configured: Iterable<string>): Secrets {
     spaced: values.some((v) => v.includes(' ')),
     wanted: wantedIn(new Set([...(decoded ?? values), ...forms].flatMap((v) => v.split('').map(canonical)))),
     ...(decoded ? { decoded: new RegExp(decoded.map(escapeRegExp).join('|'), 'gi') } : {}),
+    cut: compileCut([...cut.values()]),
   };
 }
 

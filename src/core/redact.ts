@@ -12,9 +12,10 @@ import { redactInternalUrls } from './redact-urls.js';
  * an Authorization header quoted in a 400, a signed URL in a 404.
  *
  * Two layers: the exact credentials configured for the upstream (whatever their shape, in any case,
- * hex- and base64-encoded, with characters escaped; redact-secrets.ts, redact-escapes.ts), and
- * anything shaped like a credential (auth-scheme tokens, key prefixes, private keys, signed query
- * parameters; redact-shapes.ts), whoever it belongs to. Text from an upstream also loses internal
+ * hex- and base64-encoded, with characters escaped, and what a cut of the text leaves of one;
+ * redact-secrets.ts, redact-escapes.ts, redact-cut.ts), and anything shaped like a credential
+ * (auth-scheme tokens, key prefixes, private keys, signed query parameters; redact-shapes.ts),
+ * whoever it belongs to. Text from an upstream also loses internal
  * addresses and the upstream's own (redact-urls.ts), and the names of its resources (redact-names.ts).
  *
  * It runs on text the caller controls (the request path is in every access line), so every pattern
@@ -24,6 +25,7 @@ import { redactInternalUrls } from './redact-urls.js';
 
 export { configuredHosts, configuredSecrets } from './redact-config.js';
 export { compileNames, configuredNames } from './redact-names.js';
+export { clip } from './redact-cut.js';
 export { compileSecrets } from './redact-secrets.js';
 export { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
 

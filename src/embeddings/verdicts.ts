@@ -1,3 +1,4 @@
+import { clip } from '../core/redact.js';
 import { retryAfterSeconds } from '../http/retry-after.js';
 
 export { retryAfterSeconds };
@@ -11,7 +12,8 @@ const MAX_MESSAGE = 500;
 
 export function trimMessage(message: string): string {
   const m = message.replace(/\s+/g, ' ').trim();
-  return m.length > MAX_MESSAGE ? `${m.slice(0, MAX_MESSAGE)}...` : m;
+  // Cut where the redaction looks for what a cut leaves of a credential (core/redact-cut.ts).
+  return clip(m, MAX_MESSAGE);
 }
 
 /**

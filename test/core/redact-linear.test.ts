@@ -190,6 +190,12 @@ const HOSTILE_SECRETS: [string, string, string][] = [
   ['HTML: "&" glued', '', '&'],
   ['HTML: "&#" and digits without ";"', '', '&#000000000'],
   ['HTML: names without ";"', '', '&amp'],
+  ['cut: its first characters before "...", repeated', '', `${SECRET.slice(0, 12)}...`],
+  ['cut: its first characters before "…", repeated', '', `${SECRET.slice(0, 12)}\u2026`],
+  ['cut: dots', '', '.'],
+  ['cut: an unfinished escape before each "..."', '', `${SECRET.slice(0, 12)}%2...`],
+  ['cut: a base64 run before each "..."', '', `${B64.slice(0, 12)}...`],
+  ['cut: a long base64 run before one "..." in each unit', '', `${B64.slice(0, 12).repeat(40)}...`],
 ];
 
 /** Hosts of an upstream's configured URLs, for the internal-address rule of upstream text. */

@@ -1,6 +1,6 @@
 import { retryAfterSeconds as standardRetryAfter } from '../../http/retry-after.js';
 import { isObject, type Json } from '../../core/json.js';
-import { redact } from '../../core/redact.js';
+import { clip, redact } from '../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../http/types.js';
 
 /**
@@ -36,7 +36,7 @@ export function readErrorEnvelope(res: UpstreamResponse, fallback?: string): Err
     } else if (typeof e === 'string') env = { message: e };
     else env = { message: str(body.message), code: str(body.code) };
   }
-  const raw = env.message ?? (res.text.trim().slice(0, 500) || fallback || `HTTP ${res.status}`);
+  const raw = env.message ?? (clip(res.text.trim(), 500) || fallback || `HTTP ${res.status}`);
   return { ...env, message: redact(raw) };
 }
 

@@ -1,6 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
-import { redact } from '../../../core/redact.js';
+import { clip, redact } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { isUsableSeconds } from '../../duration.js';
@@ -100,7 +100,7 @@ const ACCOUNT_CODES = /^(AuthenticationError|AccountOverdueError|AccessDenied|Mo
 export function classifySeedanceError(res: UpstreamResponse): UpstreamVerdict {
   const err = isObject(res.json) && isObject(res.json.error) ? res.json.error : {};
   const code = str(err.code);
-  const message = redact(str(err.message) ?? (res.text.trim().slice(0, 300) || `Ark answered HTTP ${res.status}.`));
+  const message = redact(str(err.message) ?? (clip(res.text.trim(), 300) || `Ark answered HTTP ${res.status}.`));
   const s = res.status;
   if (s === 429 || s === 408 || s >= 500) {
     return { kind: 'retryable', status: s, message, retryAfterSeconds: retryAfterSeconds(res.headers) };

@@ -1,6 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { isObject, type Json, type JsonObject } from '../../../core/json.js';
-import { redact } from '../../../core/redact.js';
+import { clip, redact } from '../../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 
 /** Responsible-AI wording in Vertex messages (support codes, safety filters, usage guidelines). */
@@ -46,7 +46,7 @@ function describe(res: UpstreamResponse): { message: string; details?: Json } {
       return { message: typeof d === 'string' ? `${e}: ${d}` : e };
     }
   }
-  const text = res.text.trim().slice(0, 500);
+  const text = clip(res.text.trim(), 500);
   return { message: text || `Vertex AI answered HTTP ${res.status}.` };
 }
 
