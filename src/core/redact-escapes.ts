@@ -13,6 +13,8 @@
 export interface View {
   view: string;
   span(a: number, b: number): [number, number];
+  /** In a decoded view, where each character read from an escape starts. */
+  escapes?: number[];
 }
 
 const hexValue = (c: number): number =>
@@ -158,11 +160,11 @@ export function decodedView(text: string, family: Escapes): View | undefined {
   const at = new Int32Array(text.length + 1);
   let view = '';
   let n = 0;
-  let decoded = false;
+  const escapes: number[] = [];
   for (let i = 0; i < text.length; ) {
     const e = starts.includes(text[i]!) ? escapeAt(text, i, family) : undefined;
     if (e) {
-      decoded = true;
+      escapes.push(n);
       view += e.char;
       // A character of two UTF-16 units: both start where its escape does.
       for (let k = 0; k < e.char.length; k++) at[n++] = i;
@@ -177,7 +179,7 @@ export function decodedView(text: string, family: Escapes): View | undefined {
   }
   at[n] = text.length;
   // Every character of the text is in one of the view's: a match ends where the next character starts.
-  return decoded ? { view, span: (a, b) => [at[a]!, at[b]!] } : undefined;
+  return escapes.length > 0 ? { view, span: (a, b) => [at[a]!, at[b]!], escapes } : undefined;
 }
 
 /** The separators a hex dump or fingerprint writes between bytes. */

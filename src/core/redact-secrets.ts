@@ -1,6 +1,7 @@
 import { decodedView, ESCAPES, type Escapes, escapesIn, separatedHexView } from './redact-escapes.js';
 import { hasHexRun, REDACTED } from './redact-shapes.js';
 import { base64Form, compileCut, type CutForms, cutRanges, type Form, plainForm, prefixMin } from './redact-cut.js';
+import { compileStraddles, straddleRanges, type Straddles } from './redact-straddle.js';
 import { base64Runs, canonical, joinedView, matches, replaceRanges, whole } from './redact-views.js';
 
 /**
@@ -52,6 +53,7 @@ function removeDecoded(text: string, secrets: Secrets, family: Escapes): string 
   const found = matches(decoded, secrets.decoded ?? secrets.pattern!);
   if (secrets.encoded) found.push(...base64Runs(decoded, secrets.encoded));
   if (secrets.cut) found.push(...cutRanges(decoded, secrets.cut));
+  if (secrets.straddles) found.push(...straddleRanges(text, decoded, secrets.straddles));
   return replaceRanges(text, found);
 }
 
@@ -85,6 +87,8 @@ export interface Secrets {
   readonly encoded?: RegExp;
   /** The forms whose prefixes are removed where text was cut (redact-cut.ts). */
   readonly cut?: CutForms;
+  /** The values without the first or last characters an escape of a decoded view may take (redact-straddle.ts). */
+  readonly straddles?: Straddles;
 }
 
 export const NO_SECRETS: Secrets = { values: [], hexMin: 0 };
@@ -146,6 +150,7 @@ export function compileSecrets(configured: Iterable<string>): Secrets {
     wanted: wantedIn(new Set([...(decoded ?? values), ...forms].flatMap((v) => v.split('').map(canonical)))),
     ...(decoded ? { decoded: new RegExp(decoded.map(escapeRegExp).join('|'), 'gi') } : {}),
     cut: compileCut([...cut.values()]),
+    straddles: compileStraddles(values, forms),
   };
 }
 

@@ -128,17 +128,11 @@ describe('redact: never a configured credential in any of these spellings', () =
   // Text around it: anything, or what sits next to an encoded value (hex digits, "%", separators).
   const around = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8, unit: fc.constantFrom(...'0a:- %25\\u&#;+') }));
 
-  /**
-   * An escape begun before the value and completed by its first characters ("%" then "0A...") hides
-   * the value from a decoding read left to right; an encoder writes a "%" of the text as "%25", so
-   * only text quoted around an encoded value, never the encoding, ends so.
-   */
-  const openEscape = /(?:%(?:25)?[0-9a-f]?|\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?|&#?x?[0-9a-z]*)$/i;
-
+  // The text before may end with an escape the value's first characters complete ("%" then "0A..."), and
+  // the text after may complete one the value's last characters begin (redact-straddle.ts).
   it('removes each spelling, whatever surrounds it', () => {
     fc.assert(
       fc.property(credential, around, around, fc.constantFrom(...SPELLINGS), (value, before, after, [, spell]) => {
-        fc.pre(!openEscape.test(before));
         const s = compileSecrets([value]);
         const spelt = spell(value);
         const out = redact(`${before}${spelt}${after}`, s);
@@ -163,6 +157,34 @@ describe('redact: never a configured credential in any of these spellings', () =
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("redact: an escape that takes a credential's first or last characters", () => {
+  // An AWS-style secret that starts with hex digits and holds "/" and "+", which encoders escape.
+  const HEXY = '4bJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
+  const ENDS = 'p4ss/w0rd-2024%';
+  /** Its base64 text starts with a hex digit ("ajBo...") and holds a "/" and a "+". */
+  const B64ED = 'j0hn.d0e?pass>>word~';
+  const s = compileSecrets([HEXY, ENDS, B64ED]);
+  const jsonSpecial = (v: string) => v.replace(/[/+]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+  const cSpecial = (v: string) => v.replace(/[/+]/g, (c) => `\\x${c.charCodeAt(0).toString(16)}`);
+
+  it.each([
+    ['"%" before it, its "/" percent-encoded', `100%${percentSpecial(HEXY)}`, '100%[redacted]'],
+    ['"\\u00" before it, its "/" as \\u002f', `{"k":"\\u00${jsonSpecial(HEXY)}"}`, '{"k":"\\u00[redacted]"}'],
+    ['"\\x4" before it, its "/" as \\x2f', `k=\\x4${cSpecial(HEXY)}`, 'k=\\x4[redacted]'],
+    ['"%" after a value ending in "%", its "/" encoded', `p=${ENDS.replace('/', '%2F')}41 next`, 'p=[redacted]41 next'],
+    ['its base64 ("ajBo..."), "%0" before it, "/" and "+" encoded', `auth=%0${encodeURIComponent(Buffer.from(B64ED).toString('base64'))}&x=1`, 'auth=%0[redacted]&x=1'],
+  ])('removes it with %s', (_what, text, expected) => {
+    expect(redact(text, s)).toBe(expected);
+  });
+
+  it('leaves an escape that ends with other characters, and what is not the credential', () => {
+    // "%3b" ends with "3b", not the "4b" the secret starts with, and "&#41;" does not start with the "%" it
+    // ends with: these texts do not hold it.
+    for (const text of [`x%3b${percentSpecial(HEXY.slice(2))}`, `x%4${percentSpecial(HEXY.slice(1, 12))} end`, `p=${ENDS.slice(0, -1).replace('/', '%2F')}&#41;`])
+      expect(redact(text, s)).toBe(text);
   });
 });
 
