@@ -1,3 +1,4 @@
+import { dumpRanges } from './redact-dumps.js';
 import { decodedView, ESCAPES, type Escapes, escapesIn, separatedHexView } from './redact-escapes.js';
 import { hasHexRun, REDACTED } from './redact-shapes.js';
 import { base64Form, compileCut, type CutForms, cutRanges, type Form, plainForm, prefixMin } from './redact-cut.js';
@@ -28,15 +29,20 @@ function escapeRegExp(s: string): string {
  */
 export function removeSecrets(text: string, secrets: Secrets): string {
   if (!secrets.pattern) return text;
-  let out = text.replace(secrets.pattern, REDACTED);
+  // First, on the text as it came: the lines of a hex dump are read as they were printed.
+  let out = secrets.hex ? replaceRanges(text, dumpRanges(text, secrets.hex, secrets.hexMin)) : text;
+  out = out.replace(secrets.pattern, REDACTED);
   if (secrets.hex) {
     if (hasHexRun(out, secrets.hexMin)) out = out.replace(secrets.hex, REDACTED);
     const separated = separatedHexView(out, secrets.hexMin / 2);
     if (separated) out = replaceRanges(out, matches(separated, secrets.hex));
   }
   if (secrets.encoded) {
-    const joined = joinedView(out) ?? whole(out);
+    const wrapped = joinedView(out);
+    const joined = wrapped ?? whole(out);
     const found = base64Runs(joined, secrets.encoded);
+    // Hex cut into lines, as `xxd -p` prints it.
+    if (wrapped && secrets.hex) found.push(...matches(wrapped, secrets.hex));
     // What a cut left of a credential: after the whole values, which leave nothing to find there.
     if (secrets.cut) found.push(...cutRanges(joined, secrets.cut));
     out = replaceRanges(out, found);

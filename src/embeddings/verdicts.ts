@@ -10,8 +10,15 @@ import type { UpstreamResponse, UpstreamVerdict } from '../http/types.js';
  */
 const MAX_MESSAGE = 500;
 
+/**
+ * The message on as few lines as it takes: blank lines and indentation go, but each line break
+ * stays one, and spaces within a line stay as they are. This runs before the redaction (the
+ * verdict is redacted where it leaves), which reads line structure: a credential's base64 wrapped
+ * into lines is joined at the breaks, and a hex dump is read line by line (its columns by their
+ * spacing). Whitespace collapsed to one space made both unreadable to it.
+ */
 export function trimMessage(message: string): string {
-  const m = message.replace(/\s+/g, ' ').trim();
+  const m = message.replace(/\s+/g, (ws) => (ws.includes('\n') ? '\n' : ws)).trim();
   // Cut where the redaction looks for what a cut leaves of a credential (core/redact-cut.ts).
   return clip(m, MAX_MESSAGE);
 }
