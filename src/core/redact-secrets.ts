@@ -41,8 +41,12 @@ export function removeSecrets(text: string, secrets: Secrets): string {
     const wrapped = joinedView(out);
     const joined = wrapped ?? whole(out);
     const found = base64Runs(joined, secrets.encoded);
-    // Hex cut into lines, as `xxd -p` prints it.
-    if (wrapped && secrets.hex) found.push(...matches(wrapped, secrets.hex));
+    if (wrapped) {
+      // A value wrapped into lines (a long token in a message wrapped at 76 columns, or cut by a "\n"
+      // in a JSON string), and hex cut into lines, as `xxd -p` prints it.
+      found.push(...matches(wrapped, secrets.pattern));
+      if (secrets.hex && hasHexRun(wrapped.view, secrets.hexMin)) found.push(...matches(wrapped, secrets.hex));
+    }
     // What a cut left of a credential: after the whole values, which leave nothing to find there.
     if (secrets.cut) found.push(...cutRanges(joined, secrets.cut));
     out = replaceRanges(out, found);

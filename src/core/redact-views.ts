@@ -73,10 +73,12 @@ export function base64Runs(v: View, encoded: RegExp): [number, number][] {
 }
 
 /**
- * `text` without what can sit inside a base64 run without being part of it: the line breaks of a
- * wrapped encoding (MIME wraps at 76 columns, PEM at 64), raw or JSON-escaped ("\n", "\r\n"), when
- * a base64 character stands on each side; and the backslash of a JSON-escaped "\/". Undefined when
- * there is nothing to take out, the common case, found with a few substring searches.
+ * `text` without what can sit inside a credential or a base64 run without being part of it: the
+ * line breaks of a wrapped encoding (MIME wraps at 76 columns, PEM at 64) or of a long value wrapped
+ * in a message, raw or JSON-escaped ("\n", "\r\n"), where the line goes on without a space (a
+ * character that is not whitespace, a quote or a backslash stands on each side); and the backslash
+ * of a JSON-escaped "\/". Undefined when there is nothing to take out, the common case, found with
+ * a few substring searches.
  */
 export function joinedView(text: string): View | undefined {
   if (!text.includes('\\/') && !hasWrap(text)) return undefined;
@@ -100,7 +102,7 @@ export function joinedView(text: string): View | undefined {
   return { view, span: (a, b) => [at[a]!, at[b - 1]! + 1] };
 }
 
-/** Whether `text` holds a line break between two base64 characters. */
+/** Whether `text` holds a line break that wraps a line (see wrapAt). */
 function hasWrap(text: string): boolean {
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) if (wrapAt(text, i - (text.charCodeAt(i - 1) === 0x0d ? 1 : 0)) > 0) return true;
   for (let i = text.indexOf('\\n'); i >= 0; i = text.indexOf('\\n', i + 2)) {
@@ -112,7 +114,9 @@ function hasWrap(text: string): boolean {
 
 /**
  * The length of the line break starting at `i` ("\r\n", "\n", or the same JSON-escaped) when a
- * base64 character (or a JSON-escaped "\/") stands before it and one after it; else 0.
+ * character of a credential stands before it and one after it (or a JSON-escaped "\/"); else 0.
+ * Whitespace, a quote and a backslash (a JSON escape's, or the escaped one of "\\n", which is no
+ * line break) are not: a line that ends or starts with one does not go on into the next.
  */
 function wrapAt(text: string, i: number): number {
   let len = 0;
@@ -120,8 +124,11 @@ function wrapAt(text: string, i: number): number {
   else if (text.charCodeAt(i) === 0x0a) len = 1;
   else if (text.startsWith('\\r\\n', i)) len = 4;
   else if (text.startsWith('\\n', i)) len = 2;
-  if (len === 0 || i === 0 || !isBase64Char(text.charCodeAt(i - 1))) return 0;
+  if (len === 0 || i === 0 || !goesOn(text.charCodeAt(i - 1))) return 0;
   const next = text.charCodeAt(i + len);
-  return isBase64Char(next) || (next === 0x5c && text.charCodeAt(i + len + 1) === 0x2f) ? len : 0;
+  return goesOn(next) || (next === 0x5c && text.charCodeAt(i + len + 1) === 0x2f) ? len : 0;
 }
+
+/** Whether a line may go on through a character: not whitespace, a quote or a backslash. */
+const goesOn = (c: number): boolean => c > 0x20 && c !== 0x22 && c !== 0x5c && c !== 0x7f && c !== 0xa0 && c !== 0x2028 && c !== 0x2029;
 

@@ -12,7 +12,7 @@ const SLASHED = 'aws/secret/Key+value/0123456789';
 // Bytes that base64 writes with "/" and "+".
 const BINARY = 'pw\u00ff\u00fe>>>??~~\u00fb\u00ef';
 const LONG = `${'long-credential-'.repeat(8)}end`;
-const secrets = compileSecrets([SECRET, SLASHED, BINARY, LONG]);
+const secrets = compileSecrets([SECRET, SLASHED, BINARY, LONG, 'Zq8Wm3Rt']);
 
 const hex = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -65,6 +65,27 @@ describe('redact: configured credentials with "/" JSON-escaped as "\\/"', () => 
         expect(redact(`{"authorization":"Basic ${jsonSlashes(encoded)}"}`, secrets), encoded).toBe('{"authorization":"Basic [redacted]"}');
       }
     expect(seen).toBeGreaterThan(3);
+  });
+});
+
+describe('redact: configured credentials cut by a line wrap', () => {
+  it.each([
+    ['a raw LF', '\n'],
+    ['a raw CRLF', '\r\n'],
+    ['a JSON-escaped "\\n"', '\\n'],
+    ['a JSON-escaped "\\r\\n"', '\\r\\n'],
+  ])('removes one cut by %s at any place', (_what, eol) => {
+    for (const value of [SECRET, SLASHED, BINARY, LONG, 'Zq8Wm3Rt'])
+      for (let cut = 1; cut < value.length; cut++) {
+        const text = `bad key ${value.slice(0, cut)}${eol}${value.slice(cut)} rejected`;
+        expect(redact(text, secrets), text).toBe('bad key [redacted] rejected');
+      }
+  });
+
+  it('removes one wrapped in an upstream\'s JSON error, also in any case', () => {
+    const message = `Invalid key:\n${LONG.slice(0, 76)}\n${LONG.slice(76)}\n(check the console)`;
+    expect(redact(JSON.stringify({ error: { message } }), secrets)).toBe('{"error":{"message":"Invalid key:\\n[redacted]\\n(check the console)"}}');
+    expect(redact(JSON.stringify({ error: { message: message.toUpperCase() } }), secrets)).not.toContain('LONG-CREDENTIAL');
   });
 });
 
