@@ -1,6 +1,6 @@
 import { dumpRanges } from './redact-dumps.js';
 import { decodedView, ESCAPES, type Escapes, escapesIn, separatedHexView } from './redact-escapes.js';
-import { hasHexRun, REDACTED } from './redact-shapes.js';
+import { hasHexRun } from './redact-shapes.js';
 import { base64Form, compileCut, type CutForms, cutRanges, type Form, plainForm, prefixMin } from './redact-cut.js';
 import { compileStraddles, straddleRanges, type Straddles } from './redact-straddle.js';
 import { base64Runs, canonical, joinedView, matches, replaceRanges, whole } from './redact-views.js';
@@ -31,9 +31,9 @@ export function removeSecrets(text: string, secrets: Secrets): string {
   if (!secrets.pattern) return text;
   // First, on the text as it came: the lines of a hex dump are read as they were printed.
   let out = secrets.hex ? replaceRanges(text, dumpRanges(text, secrets.hex, secrets.hexMin)) : text;
-  out = out.replace(secrets.pattern, REDACTED);
+  out = replaceRanges(out, matches(whole(out), secrets.pattern));
   if (secrets.hex) {
-    if (hasHexRun(out, secrets.hexMin)) out = out.replace(secrets.hex, REDACTED);
+    if (hasHexRun(out, secrets.hexMin)) out = replaceRanges(out, matches(whole(out), secrets.hex));
     const separated = separatedHexView(out, secrets.hexMin / 2);
     if (separated) out = replaceRanges(out, matches(separated, secrets.hex));
   }

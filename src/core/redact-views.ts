@@ -21,11 +21,18 @@ export function canonical(unit: string): string {
 export const whole = (text: string): View => ({ view: text, span: sameSpan });
 const sameSpan = (a: number, b: number): [number, number] => [a, b];
 
-/** Where in the text each match of `re` in the view sits. */
+/**
+ * Where in the text each match of `re` in the view sits, overlapping ones too: two credentials may
+ * overlap in a text (one's last characters the other's first), and a search that went on after the
+ * first left the second's rest in clear. Each position is tried once, as a failing search tries it.
+ */
 export function matches(v: View, re: RegExp): [number, number][] {
   const out: [number, number][] = [];
   re.lastIndex = 0;
-  for (let m = re.exec(v.view); m !== null; m = re.exec(v.view)) out.push(v.span(m.index, m.index + m[0].length));
+  for (let m = re.exec(v.view); m !== null; m = re.exec(v.view)) {
+    out.push(v.span(m.index, m.index + m[0].length));
+    re.lastIndex = m.index + 1;
+  }
   return out;
 }
 

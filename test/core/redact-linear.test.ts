@@ -151,6 +151,8 @@ const HOSTILE_SECRETS: [string, string, string][] = [
   ['secret: all but its last character, repeated', '', SECRET.slice(0, -1)],
   ['secret: upper-cased, all but its last character', '', SECRET.slice(0, -1).toUpperCase()],
   ['secret: its first character, repeated', '', 's'],
+  ['secret: itself, repeated in one run (each match searched past by one)', '', SECRET],
+  ['secret: a JSON-escaped one, repeated in one run', '', SLASHED.replace(/\//g, '\\/')],
   ['base64: all but the last character of its form', '', B64.slice(0, -1)],
   ['base64: its form, repeated in one run', '', B64],
   ['base64: its form and padding, repeated', '', `${B64}=`],

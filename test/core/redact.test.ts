@@ -105,6 +105,18 @@ describe('redact: configured secrets', () => {
     expect(redactJson('x')).toBe('x');
   });
 
+  it('removes credentials that overlap or hold one another, whole, in every spelling', () => {
+    // An access key id and a secret glued where one ends with the other's first characters, a value
+    // and a longer one that starts with it, and a value inside another.
+    const secrets = compileSecrets(['AKIAOVERLAP1234', '1234SecretTail5678', 'Zq8Wm3Rt', 'Zq8Wm3Rt-longer-value', 'inner-Pv7Lx2Nc-outer', 'Pv7Lx2Nc']);
+    const hex = (v: string) => Buffer.from(v).toString('hex');
+    expect(redact('ids AKIAOVERLAP1234SecretTail5678 end', secrets)).toBe('ids [redacted] end');
+    expect(redact(`dump ${hex('AKIAOVERLAP1234SecretTail5678')} end`, secrets)).toBe('dump [redacted] end');
+    expect(redact(`q=${encodeURIComponent('AKIAOVERLAP1234SecretTail5678/x')}`, secrets)).toBe('q=[redacted]%2Fx');
+    expect(redact('a Zq8Wm3Rt-longer-value and Zq8Wm3Rt and Zq8Wm3Rt-longer', secrets)).toBe('a [redacted] and [redacted] and [redacted]-longer');
+    expect(redact('k inner-Pv7Lx2Nc-outer', secrets)).toBe('k [redacted]');
+  });
+
   it('learns minted credentials and keeps only the last few', () => {
     const up = { options: {} };
     const r = redactorFor(up);
