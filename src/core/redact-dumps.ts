@@ -1,3 +1,5 @@
+import { CUT_MARK, type CutForms, cutRanges } from './redact-cut.js';
+
 /**
  * Hex dumps, as a debugging proxy or a vendor's support output prints a request: lines of an offset,
  * the bytes in hex (in groups of one byte, `xxd -g1`, `hexdump -C`, `od -t x1`, or of two or four,
@@ -5,7 +7,8 @@
  * lines, so its hex is cut by offsets and line breaks and the character column shows it in pieces of
  * a line's width, none of which is the credential. The one redaction (redact-secrets.ts) reads the
  * bytes of consecutive dump lines as one run of hex, finds the hex forms of the credentials in it,
- * and removes the matched bytes from each line: their hex and their characters.
+ * and removes the matched bytes from each line: their hex and their characters; and, where a dump
+ * ends, the first bytes of a credential it ends with (a dump cut short, see redact-cut.ts).
  *
  * Not read: dumps of 16-bit words in the machine's byte order (`hexdump` and `od -x` without a
  * byte format print "6b73" for "sk"), and dumps whose lines carry more than an offset before the
@@ -29,10 +32,12 @@ const isHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && 
 
 /**
  * Where in `text` each byte of a match of `hex` (the credentials' hex forms, at least `minDigits`
- * long) in a dump sits: the hex digits of each line it covers, and their characters. Linear: a
- * line is read once, and only where a line starts with an offset (cheap to rule out elsewhere).
+ * long) in a dump sits: the hex digits of each line it covers, and their characters. Given `cut`,
+ * also those of the first bytes of a credential that a dump ends with (it was cut, or what it
+ * shows was; see redact-cut.ts). Linear: a line is read once, and only where a line starts with
+ * an offset (cheap to rule out elsewhere).
  */
-export function dumpRanges(text: string, hex: RegExp, minDigits: number): [number, number][] {
+export function dumpRanges(text: string, hex: RegExp, minDigits: number, cut?: CutForms): [number, number][] {
   if (!hasOffsetLine(text)) return [];
   const lines: Line[] = [];
   const digits: number[] = [];
@@ -44,10 +49,11 @@ export function dumpRanges(text: string, hex: RegExp, minDigits: number): [numbe
     const next = breaks(start);
     const line = readLine(text, start, escaped);
     if (line) {
-      // A dump that does not go on from the last one: their runs must not join.
+      // A dump that does not go on from the last one: their runs must not join, and it ends where
+      // the redaction looks for what a cut leaves.
       if (start !== lastEnd && joined.length > 0) {
-        joined += ' ';
-        digits.push(-1);
+        joined += CUT_MARK;
+        for (let k = 0; k < CUT_MARK.length; k++) digits.push(-1);
       }
       lines.push({ from: joined.length, to: joined.length + line.hex.length, column: line.column });
       joined += line.hex;
@@ -57,14 +63,21 @@ export function dumpRanges(text: string, hex: RegExp, minDigits: number): [numbe
     if (!next) break;
     ({ start, escaped } = next);
   }
-  if (joined.length < minDigits) return [];
+  const found: [number, number][] = [];
+  if (joined.length >= minDigits) {
+    hex.lastIndex = 0;
+    for (let m = hex.exec(joined); m !== null; m = hex.exec(joined)) {
+      found.push([m.index, m.index + m[0].length]);
+      // Two credentials may overlap (see matches).
+      hex.lastIndex = m.index + 1;
+    }
+  }
+  if (cut) found.push(...cutRanges({ view: joined, span: (a, b) => [a, b] }, cut));
+  found.sort((x, y) => x[0] - y[0]);
   const out: [number, number][] = [];
-  // Matches come in order and do not overlap: the lines before one are passed over once.
+  // In order of their starts: the lines before one are passed over once.
   let first = 0;
-  hex.lastIndex = 0;
-  for (let m = hex.exec(joined); m !== null; m = hex.exec(joined)) {
-    const a = m.index;
-    const b = a + m[0].length;
+  for (const [a, b] of found) {
     while (lines[first]!.to <= a) first++;
     for (let k = first; k < lines.length && lines[k]!.from < b; k++) {
       const l = lines[k]!;
@@ -136,8 +149,10 @@ function readLine(text: string, start: number, escaped: boolean): { hex: string;
     const g = i;
     while (i < g + MAX_GROUP + 1 && isHex(text.charCodeAt(i))) i++;
     const len = i - g;
-    // Not a group: a run of an odd length, a longer one than the first, or too many bytes.
-    if (len === 0 || len % 2 === 1 || (size > 0 && len > size) || len > MAX_GROUP || (hex.length + len) / 2 > MAX_BYTES) {
+    // Not a group: a run of an odd length (but where the text was cut, after a group, in a byte), a
+    // longer one than the first, or too many bytes.
+    const cutHere = size > 0 && len % 2 === 1 && (i === text.length || text.startsWith(CUT_MARK, i));
+    if (len === 0 || (len % 2 === 1 && !cutHere) || (size > 0 && len > size) || len > MAX_GROUP || (hex.length + len) / 2 > MAX_BYTES) {
       i = g;
       break;
     }

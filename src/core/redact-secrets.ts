@@ -30,7 +30,7 @@ function escapeRegExp(s: string): string {
 export function removeSecrets(text: string, secrets: Secrets): string {
   if (!secrets.pattern) return text;
   // First, on the text as it came: the lines of a hex dump are read as they were printed.
-  let out = secrets.hex ? replaceRanges(text, dumpRanges(text, secrets.hex, secrets.hexMin)) : text;
+  let out = secrets.hex ? replaceRanges(text, dumpRanges(text, secrets.hex, secrets.hexMin, secrets.cut)) : text;
   out = replaceRanges(out, matches(whole(out), secrets.pattern));
   if (secrets.hex) {
     if (hasHexRun(out, secrets.hexMin)) out = replaceRanges(out, matches(whole(out), secrets.hex));

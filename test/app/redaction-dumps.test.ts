@@ -80,6 +80,21 @@ describe('an upstream error quoting a hex dump of the request', () => {
     expectNone(r.text);
   });
 
+  it('reaches the client without the key where the message is cut inside the dump', async () => {
+    answer = (req, res) => {
+      const dump = dumped(req, (b) => xxd(b));
+      // The gateway keeps 500 characters of a message: the cut falls six groups into the fourth line, after eight bytes of the key.
+      const fourth = dump.indexOf('00000030: ');
+      const filler = `${'x'.repeat(500 - (fourth + 10 + 6 * 5 - 1) - 1)}\n`;
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `${filler}${dump}`, type: 'invalid_request_error' } }));
+    };
+    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: 'hello' } });
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toMatch(/\[redacted\]\.\.\.$/);
+    expectNone(r.text);
+  });
+
   it('is logged without the key when the upstream fails (503)', async () => {
     answer = (req, res) => {
       res.writeHead(503, { 'content-type': 'application/json' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileSecrets, redact } from '../../src/core/redact.js';
+import { clip, compileSecrets, redact } from '../../src/core/redact.js';
 import { hexdumpC, od, xxd, xxdPlain } from '../helpers/dumps.js';
 
 /**
@@ -44,6 +44,11 @@ describe('redact: a configured credential in a hex dump', () => {
     }
   });
 
+  it.each(DUMPS.slice(0, 6))('removes the first bytes of it where %s output is cut short, wherever the cut falls', (_tool, dump) => {
+    const full = `dump:\n${dump(Buffer.from(`GET /x ${KEY} trailing text\n`))}`;
+    for (let n = 20; n < full.length; n++) expectNone(redact(clip(full, n), secrets));
+  });
+
   it('keeps the rest of the dump as it was', () => {
     const out = redact(`dump:\n${xxd(Buffer.from(`GET /x ${KEY} trailing text\n`))}`, secrets);
     expect(out).toBe(
@@ -65,8 +70,9 @@ describe('redact: a configured credential in a hex dump', () => {
   });
 
   it('does not join two dumps with other text between them', () => {
-    const head = xxd(Buffer.from(`x${KEY.slice(0, 15)}`));
-    const tail = xxd(Buffer.from(KEY.slice(15)));
+    // Five bytes of the key where the first ends: fewer than a cut must not leave (redact-cut.ts).
+    const head = xxd(Buffer.from(`x${KEY.slice(0, 5)}`));
+    const tail = xxd(Buffer.from(KEY.slice(5)));
     const text = `first:\n${head}second:\n${tail}`;
     expect(redact(text, secrets)).toBe(text);
   });
