@@ -135,7 +135,37 @@ function cutAt(v: View, p: number, cut: CutForms, out: [number, number][]): void
   let start = prefixStart(v.view, p, cut);
   const q = start < 0 ? p - unfinishedEscape(v.view, p) : p;
   if (q !== p) start = prefixStart(v.view, q, cut);
+  if (start < 0) start = separatedPrefixStart(v.view, p, cut);
   if (start >= 0) out.push(v.span(start, p));
+}
+
+/** The separators hex with a separator between bytes is written with (see separatedHexView). */
+const isSeparator = (c: number): boolean => c === 0x3a || c === 0x2d || c === 0x20;
+const isHexDigit = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+
+/**
+ * The start of the prefix of a hex form ending at `p` written with a separator between bytes
+ * ("5a:71:38:57:6d:33..."), or -1: the digits of the run of hex digits and separators before the
+ * cut, read as one. Each cut reads back only over such a run, which no cut mark is part of: every
+ * character is read for one cut at most.
+ */
+function separatedPrefixStart(view: string, p: number, cut: CutForms): number {
+  let i = p;
+  let separated = false;
+  while (i > 0 && (isHexDigit(view.charCodeAt(i - 1)) || isSeparator(view.charCodeAt(i - 1)))) {
+    separated ||= isSeparator(view.charCodeAt(i - 1));
+    i--;
+  }
+  if (!separated) return -1;
+  let digits = '';
+  const at: number[] = [];
+  for (let k = i; k < p; k++)
+    if (!isSeparator(view.charCodeAt(k))) {
+      digits += view[k];
+      at.push(k);
+    }
+  const start = prefixStart(digits, digits.length, cut);
+  return start < 0 ? -1 : at[start]!;
 }
 
 /** The start of the longest prefix of a form that ends at `q`, or -1. */

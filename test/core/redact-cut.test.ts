@@ -45,6 +45,14 @@ describe('redact: a credential cut short', () => {
     expect(redact(`Authorization: Basic ${basic.slice(0, 20)}...`, secrets)).toBe('Authorization: Basic [redacted]...');
   });
 
+  it('removes the first bytes of its hex with a separator between bytes, wherever the cut falls', () => {
+    for (const sep of [':', '-', ' ']) {
+      const spelt = [...Buffer.from(KEY)].map((b) => b.toString(16).padStart(2, '0')).join(sep).toUpperCase();
+      for (let n = 17; n < spelt.length; n++) expect(redact(`fingerprint ${spelt.slice(0, n)}...`, secrets)).toBe('fingerprint [redacted]...');
+      expect(redact(`fingerprint ${spelt.slice(0, 14)}...`, secrets)).toBe(`fingerprint ${spelt.slice(0, 14)}...`);
+    }
+  });
+
   it('removes them percent-encoded, and JSON-escaped, also where the cut ends inside an escape', () => {
     expect(redact(`GET /x?k=${percentAll(KEY).slice(0, 30)}`, secrets)).toBe('GET /x?k=[redacted]');
     expect(redact(`GET /x?k=${percentAll(KEY).slice(0, 31)}`, secrets)).toBe('GET /x?k=[redacted]');

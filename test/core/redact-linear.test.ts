@@ -208,6 +208,8 @@ const HOSTILE_SECRETS: [string, string, string][] = [
   ['cut: its first characters before "...", repeated', '', `${SECRET.slice(0, 12)}...`],
   ['cut: its first characters before "…", repeated', '', `${SECRET.slice(0, 12)}\u2026`],
   ['cut: dots', '', '.'],
+  ['cut: its separated hex before each "..."', '', `${HEX_SEP.slice(0, 20)}...`],
+  ['cut: words of hex letters and spaces before each "..."', '', 'face bead cafe...'],
   ['cut: an unfinished escape before each "..."', '', `${SECRET.slice(0, 12)}%2...`],
   ['cut: a base64 run before each "..."', '', `${B64.slice(0, 12)}...`],
   ['cut: a long base64 run before one "..." in each unit', '', `${B64.slice(0, 12).repeat(40)}...`],
