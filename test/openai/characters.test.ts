@@ -178,6 +178,9 @@ describe('malformed requests to the form routes', () => {
       ['/v1/videos/extensions', form([['prompt', 'x'], ['video', video(), 'a.mp4']]), 'seconds'],
       ['/v1/videos/extensions', form([['prompt', 'x'], ['seconds', '4'], ['size', '1280x720'], ['video', video(), 'a.mp4']]), 'size'],
       ['/v1/videos/characters', form([['name', 'x'.repeat(81)], ['video', video(), 'a.mp4']]), 'name'],
+      ['/v1/videos/characters', form([['name', 'Ann\r\nX-Injected: 1'], ['video', video(), 'a.mp4']]), 'name'],
+      ['/v1/videos/characters', form([['name', 'Ann\u0000'], ['video', video(), 'a.mp4']]), 'name'],
+      ['/v1/videos/characters', form([['name', 'Ann\u2028Bob'], ['video', video(), 'a.mp4']]), 'name'],
     ];
     for (const [path, body, param] of cases) {
       const r = await post(path, body);

@@ -89,6 +89,9 @@ export function readCharacter(video: VideoService, fields: JsonObject, file: Buf
   const name = fields.name;
   if (typeof name !== 'string' || name.trim() === '') throw errors.invalidRequest("Missing required parameter: 'name'.", 'name', 'missing_required_parameter');
   if ([...name].length > 80) throw errors.invalidRequest("'name' may be at most 80 characters.", 'name');
+  // A display name: control and line-separator characters only garble what shows it (logs, the
+  // vendor's own pages), so they are refused rather than passed on.
+  if (/[\p{Cc}\u2028\u2029]/u.test(name)) throw errors.invalidRequest("'name' may not hold control characters.", 'name');
   if (!file) throw errors.invalidRequest("Missing required parameter: 'video' (the video file the character is made from).", 'video', 'missing_required_parameter');
   const { settings } = video.deps;
   const checked = checkVideoUpload(file, 'video', { maxBytes: settings.uploadVideoMaxBytes, maxSeconds: settings.uploadVideoMaxSeconds });
