@@ -238,6 +238,14 @@ function vendorFor(deps: VideoDeps, candidates: Upstream[], model: string): Vide
   return vendor;
 }
 
+/**
+ * The longest vendor task id taken. It is stored with the job and sent back in every poll's URL: a
+ * vendor's megabyte-long id would make polls no server reads. Real ids are a few dozen characters;
+ * a longer one is read as an unreadable answer (the task may have started: recorded for
+ * reconciliation, nothing charged).
+ */
+const MAX_TASK_ID = 512;
+
 async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream, input: CreateInput, opts: CreateOptions, requestId: string | undefined) {
   const { remixOf, derive } = opts;
   const built = derive
@@ -251,6 +259,7 @@ async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream,
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   try {
     const value = derive ? parseDerive(vendor, derive, res, input.model, input.upstreamModel, up) : vendor.parseCreate(res, input, up);
+    if (value.taskId.length > MAX_TASK_ID) throw new Error('task id too long');
     return { ok: true as const, value };
   } catch {
     // A 2xx we cannot read may still have started a task; treat it like a lost answer.

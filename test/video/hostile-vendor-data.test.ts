@@ -153,6 +153,21 @@ describe('a poll answer over the poll cap', () => {
   });
 });
 
+describe('a create answer whose task id no poll could carry', () => {
+  it('an id of 20,000 characters is an unreadable answer: no job, nothing held or charged, and no poll sent with it', async () => {
+    const { key, account } = await gw.newKey(0.4);
+    soraSim.inject({ kind: 'status', status: 200, json: soraAnswer('queued', { id: `video_${'v'.repeat(20_000)}` }) }, 1, /^\/v1\/videos$/);
+    const polledBefore = soraSim.received('GET', SORA_POLL).length;
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a fox', seconds: 4 } });
+    expect(r.status, r.text).toBe(502);
+    expect(r.json.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+    expect(r.text).not.toContain('vvvvvvvvvv');
+    await new Promise((res) => setTimeout(res, 200));
+    expect(soraSim.received('GET', SORA_POLL).length).toBe(polledBefore);
+    expect(await gw.balance(account)).toBe(400_000);
+  });
+});
+
 describe('a vendor that returns the video inside its poll answer', () => {
   it('still completes with a video larger than the poll cap (Veo, base64 bytes)', async () => {
     const { key } = await gw.newKey(10);
