@@ -176,7 +176,10 @@ function webpProblem(b: Buffer): string | undefined {
     const type = b.readUInt32BE(at);
     const size = b.readUInt32LE(at + 4);
     // A chunk's payload is padded to an even length; the pad byte counts in the RIFF size.
-    const end = at + 8 + size + (size & 1);
+    let end = at + 8 + size + (size & 1);
+    // Some writers leave out the last chunk's pad byte and count the RIFF size without it: the data
+    // is whole, and libwebp's decoder reads it, so such a file is taken.
+    if (end === riffEnd + 1 && (size & 1) === 1) end = riffEnd;
     if (end > riffEnd) return `its chunk at byte ${at} runs past the end the RIFF header declares`;
     if (type === VP8 || type === VP8L || type === ANMF) image = true;
     at = end;

@@ -67,4 +67,26 @@ describe('image containers', () => {
     const noImage = Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([4 + meta.length, 0, 0, 0]), Buffer.from('WEBP', 'latin1'), meta]);
     expect(imageStructureProblem(noImage, 'webp')).toMatch(/no image data/);
   });
+
+  it('WebP: a last chunk of odd size without its pad byte is taken, one cut by a byte more is not', () => {
+    // The fixture with an odd-sized XMP chunk last, written with and without its pad byte.
+    const xmp = Buffer.from('<x/>!', 'latin1'); // 5 bytes: padded to 6 in a conforming file
+    const body = webp.subarray(12);
+    const build = (pad: boolean, riffPad: boolean) => {
+      const last = Buffer.concat([Buffer.from('XMP ', 'latin1'), Buffer.from([xmp.length, 0, 0, 0]), xmp, pad ? Buffer.alloc(1) : Buffer.alloc(0)]);
+      const riff = 4 + body.length + last.length + (riffPad && !pad ? 1 : 0);
+      const head = Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.alloc(4), Buffer.from('WEBP', 'latin1')]);
+      head.writeUInt32LE(riff, 4);
+      return Buffer.concat([head, body, last]);
+    };
+    expect(imageStructureProblem(build(true, true), 'webp')).toBeUndefined();
+    expect(imageStructureProblem(build(false, false), 'webp')).toBeUndefined();
+    // The RIFF size counts the pad byte the file lacks: the file is a byte short of what it declares.
+    expect(imageStructureProblem(build(false, true), 'webp')).toMatch(/cut short/);
+    // Without the pad byte and one payload byte less than declared: damaged.
+    const short = build(false, false);
+    const cut = short.subarray(0, short.length - 1);
+    cut.writeUInt32LE(cut.length - 8, 4);
+    expect(imageStructureProblem(cut, 'webp')).toMatch(/runs past/);
+  });
 });
