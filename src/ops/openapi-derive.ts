@@ -42,7 +42,7 @@ export const DERIVE_OPERATIONS: Record<string, OperationDoc> = {
   'POST /v1/videos/characters': {
     summary: 'Create a character from a video',
     tag: 'videos',
-    description: 'multipart/form-data: name (1-80 characters), video (a file), optional model (default sora-2). Not billed; counts against the video rate limits. The id is sealed: it opens only for the account that made it.',
+    description: 'multipart/form-data: name (1-80 characters, no control characters), video (a file), optional model (default sora-2). Not billed; counts against the video rate limits. The id is sealed: it opens only for the account that made it.',
     success: { status: 200, description: 'The character.', content: CHARACTER },
     errors: [400, 401, 403, 408, 413, 429, 500, 502, 503, 504],
   },
