@@ -3,8 +3,10 @@
  * first video track's size. Shared by the upload checks and the simulators that report a video's length.
  */
 
-/** Boxes are walked at most this deep and this many times: a hostile file costs bounded work. */
+/** Boxes are walked at most this many times and this deep: a hostile file costs bounded work and stack. */
 const MAX_BOXES = 4096;
+/** Real files nest boxes about 6 deep (moov/trak/mdia/minf/stbl/stsd); deeper ones are not read. */
+const MAX_DEPTH = 16;
 const CONTAINERS = new Set(['moov', 'mdia', 'minf', 'stbl', 'mvex', 'moof']);
 /** A 32-bit duration of all ones means "unknown" (ISO/IEC 14496-12), not 2^32 - 1 ticks. */
 const UNKNOWN32 = 0xffffffff;
@@ -96,20 +98,21 @@ export function readMp4Header(buf: Buffer): { seconds?: number; width?: number; 
   const trexDefaults = new Map<number, number>();
   let track: Track | undefined;
   let fragment: { track?: Track; id: number; defaultDuration?: number } | undefined;
-  const walk = (from: number, to: number) => {
+  const walk = (from: number, to: number, depth = 0): void => {
+    if (depth > MAX_DEPTH) return;
     for (const b of boxes(buf, from, to, budget)) {
       const v1 = buf[b.body] === 1;
-      if (CONTAINERS.has(b.type)) walk(b.body, b.end);
+      if (CONTAINERS.has(b.type)) walk(b.body, b.end, depth + 1);
       else if (b.type === 'trak') {
         const outer = track;
         track = { samples: 0, fragments: 0 };
         tracks.push(track);
-        walk(b.body, b.end);
+        walk(b.body, b.end, depth + 1);
         track = outer;
       } else if (b.type === 'traf') {
         const outer = fragment;
         fragment = { id: -1 };
-        walk(b.body, b.end);
+        walk(b.body, b.end, depth + 1);
         fragment = outer;
       } else if (b.type === 'mvhd' && b.body + 32 <= b.end) {
         movieTimescale = buf.readUInt32BE(b.body + (v1 ? 20 : 12));
