@@ -71,10 +71,12 @@ export async function createVideoJob(
   rejectForbiddenKeys(body);
   const { std, native } = parseStandard(body);
   const { remixOf, derive } = opts;
-  // A remix, edit or extension of a finished job continues its upstream task, so only that upstream can take it.
+  // A remix, edit or extension of a finished job continues its upstream task, so only that upstream
+  // can take it: the same name and the same vendor (a restart may give the name to another vendor's
+  // upstream, which never had the task; then nothing can take it).
   const pinned = remixOf ?? derive?.source;
   const candidates = pinned
-    ? deps.catalog.candidates(model.name, ctx.account).filter((u) => u.name === pinned.upstream)
+    ? deps.catalog.candidates(model.name, ctx.account).filter((u) => u.name === pinned.upstream && u.vendor === pinned.vendor)
     : deps.catalog.candidates(model.name, ctx.account);
   const vendor = vendorFor(deps, candidates, model.name);
   checkOwnership(native, vendor, model.name, deps.vendors.values());
