@@ -130,10 +130,19 @@ export interface DeriveInput {
 
 export type DeriveOp = 'edit' | 'extend';
 
+/**
+ * For an uploaded source: the upstream's name for the model the client named. Such a request names
+ * no model to the vendor (there is no finished task whose model it continues), so a vendor whose
+ * body has no model field refuses a model it would not run.
+ */
+export interface DeriveUpload {
+  uploadUpstreamModel?: string;
+}
+
 /** The vendor's edit and extension calls; an operation left out is one the vendor does not offer. */
 export interface VideoDerivations {
   /** Vendor-specific 400s (an extension length the vendor refuses), before anything is held or sent. */
-  validate?(op: DeriveOp, input: Omit<DeriveInput, 'source' | 'upstreamModel'>): void;
+  validate?(op: DeriveOp, input: Omit<DeriveInput, 'source' | 'upstreamModel'> & DeriveUpload): void;
   edit?(input: DeriveInput, up: Upstream): UpstreamRequest;
   extend?(input: DeriveInput, up: Upstream): UpstreamRequest;
   /** Reads the new task from a 2xx answer; it is then polled, fetched and billed like any other. */

@@ -85,6 +85,23 @@ describe('videos.edit', () => {
     expect(await gw.balance(account)).toBe(START - 2 * PER_SECOND);
   });
 
+  it('an upload named with a model the vendor would not run (its body names none) is refused before anything is held or sent', async () => {
+    const { key, account } = await gw.newKey(100);
+    const c = client(key);
+    const sent = () => sims.sora.received('POST', /^\/v1\/videos\/(edits|extensions)$/).length;
+    const before = sent();
+    for (const call of [
+      async () => c.videos.edit({ prompt: 'make it night', video: await mp4(), model: 'sora-2-pro' } as never),
+      async () => c.videos.extend({ prompt: 'go on', seconds: '4', video: await mp4(), model: 'sora-2-pro' } as never),
+    ]) {
+      const err = await call().catch((e) => e);
+      expect(err).toBeInstanceOf(BadRequestError);
+      expect(err.error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
+    }
+    expect(sent()).toBe(before);
+    expect(await gw.balance(account)).toBe(START);
+  });
+
   it('a failed edit is not charged: its hold goes back whole', async () => {
     const { c, account, source } = await finished();
     const edit = await c.videos.edit({ prompt: 'fox [fail]', video: { id: source.id } });

@@ -47,6 +47,7 @@ export async function deriveVideo(
   let vendor: VideoVendor;
   let derive: DeriveRequest;
   let size: string | undefined;
+  let uploadUpstreamModel: string | undefined;
   if (ref !== undefined) {
     if (!isObject(ref) || typeof ref.id !== 'string' || Object.keys(ref).length !== 1)
       throw errors.invalidRequest("'video' must be an uploaded video file or {id} of a completed video.", 'video');
@@ -63,6 +64,7 @@ export async function deriveVideo(
     const first = deps.catalog.candidates(model.name, ctx.account)[0];
     if (!first) throw errors.upstreamUnavailable(`No video upstream is configured for '${model.name}'.`);
     vendor = checkDerivable(deps, model.name, first.vendor, op);
+    uploadUpstreamModel = deps.catalog.upstreamModel(first, model.name);
     const checked = checkVideoUpload(file!, 'video', { maxBytes: deps.settings.uploadVideoMaxBytes, maxSeconds: deps.settings.uploadVideoMaxSeconds });
     // An edit is held and billed as long as its source: a length the gateway cannot read cannot be held.
     if (op === 'edit' && checked.seconds === undefined)
@@ -74,7 +76,7 @@ export async function deriveVideo(
     const sourceSeconds = op === 'edit' ? checked.seconds : undefined;
     derive = { op, prompt, file: { data: file!, mimeType: checked.mime, filename: `video.${checked.ext}` }, sourceSeconds, seconds };
   }
-  vendor.derive?.validate?.(op, { model: model.name, prompt, sourceSeconds: derive.sourceSeconds, seconds });
+  vendor.derive?.validate?.(op, { model: model.name, prompt, sourceSeconds: derive.sourceSeconds, seconds, uploadUpstreamModel });
   const spec: JsonObject = { model: model.name, prompt, ...(size ? { size } : {}) };
   return video.create(ctx, model, spec, control, { dialect: 'openai', derive });
 }

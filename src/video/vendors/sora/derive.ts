@@ -14,7 +14,19 @@ export const SORA_EXTEND_SECONDS: readonly number[] = [4, 8, 12, 16, 20];
 
 const PATHS: Record<DeriveOp, string> = { edit: 'edits', extend: 'extensions' };
 
-function validate(op: DeriveOp, input: { seconds?: number }): void {
+/**
+ * The model that edits or extends an uploaded video: the bodies (CreateVideoEditMultipartBody,
+ * CreateVideoExtendMultipartBody) name none, so the API's default for videos, `sora-2`, runs it.
+ */
+const UPLOAD_MODEL = /^sora-2(-\d{4}-\d{2}-\d{2})?$/;
+
+function validate(op: DeriveOp, input: { seconds?: number; model: string; uploadUpstreamModel?: string }): void {
+  // Held and billed at the named model's price, a model the vendor would not run is refused.
+  if (input.uploadUpstreamModel !== undefined && !UPLOAD_MODEL.test(input.uploadUpstreamModel))
+    throw errors.invalidRequest(
+      `An uploaded video is ${op === 'edit' ? 'edited' : 'extended'} by the vendor's default model (sora-2), which '${input.model}' is not; name a model served as sora-2, or edit a finished video by its id.`,
+      'model',
+    );
   if (op === 'extend' && (input.seconds === undefined || !SORA_EXTEND_SECONDS.includes(input.seconds)))
     throw errors.invalidRequest(`seconds must be one of ${SORA_EXTEND_SECONDS.join(', ')} for an extension; got ${String(input.seconds)}.`, 'seconds');
 }
