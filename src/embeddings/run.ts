@@ -11,6 +11,7 @@ import { planBatches, runBounded, sum } from './batching.js';
 import { forwardOpenAIBody, type RawAnswer } from './raw.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
+import { clip } from '../core/redact-cut.js';
 
 /** Upstream calls of one request in flight at once, unless the upstream sets `concurrency`. */
 const DEFAULT_CONCURRENCY = 8;
@@ -183,7 +184,7 @@ export function toResponse(status: number, headers: Record<string, string>, raw:
       }
     }
   }
-  return { status, headers, json, text: text.length > 1_000_000 ? text.slice(0, 1_000_000) : text };
+  return { status, headers, json, text: clip(text, 1_000_000) };
 }
 
 function positiveInt(v: unknown): number | undefined {

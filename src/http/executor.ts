@@ -13,6 +13,7 @@ import { isRefusedAddress } from './guarded-agent.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
 import { jsonNestsDeeper } from './json-depth.js';
+import { clip } from '../core/redact-cut.js';
 
 /** Which configured upstream a call goes to: labels its metrics and its client span. */
 export type UpstreamTarget = Pick<Upstream, 'name' | 'vendor'>;
@@ -62,7 +63,7 @@ export class Executor {
         json = undefined;
       }
     }
-    return { status: res.statusCode, headers: flatHeaders(res.headers), json, text: text.slice(0, 1_000_000) };
+    return { status: res.statusCode, headers: flatHeaders(res.headers), json, text: clip(text, 1_000_000) };
   }
 
   /**

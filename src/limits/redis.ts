@@ -29,6 +29,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly redis: ScriptClient;
   private readonly ownsClient: boolean;
   private readonly prefix: string;
+  /** The sorted set of live instances (heartbeats), which each leaves at close. */
+  private readonly registryKey: string;
   private readonly now?: () => number;
   private readonly coolDownMs: number;
   private readonly logger: LimiterLogger;
@@ -53,6 +55,7 @@ export class RedisRateLimiter implements RateLimiter {
       opts.correctionWaitMs ?? CORRECTION_WAIT_MS,
     );
     this.prefix = opts.keyPrefix ?? 'gw:';
+    this.registryKey = `${this.prefix}rl:instances`;
     this.now = opts.now;
     this.coolDownMs = opts.coolDownMs ?? 1_000;
     this.logger = opts.logger ?? consoleLogger;
@@ -68,7 +71,7 @@ export class RedisRateLimiter implements RateLimiter {
       fallback: this.fallback,
       clock: () => this.clock(),
       windowKey: (family, id) => this.key(family, id),
-      registryKey: `${this.prefix}rl:instances`,
+      registryKey: this.registryKey,
       instanceId: this.instanceId,
       generationKey: `${this.prefix}rl:generation`,
       epochKey: `${this.prefix}rl:epoch`,
@@ -169,7 +172,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.turn.flushAll();
     if (this.redis.status === 'ready') {
       // Leaving the registry at once lowers the count the other instances divide by.
-      await this.redis.zrem(`${this.prefix}rl:instances`, this.instanceId).catch(() => undefined);
+      await this.redis.zrem(this.registryKey, this.instanceId).catch(() => undefined);
     }
     await this.fallback.close();
     if (!this.ownsClient) return;
