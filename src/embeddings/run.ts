@@ -1,5 +1,4 @@
 import { GatewayError } from '../core/errors.js';
-import type { Json } from '../core/json.js';
 import { reportedTokens } from '../core/reported-usage.js';
 import { inheritHold } from '../http/answer-budget.js';
 import { toAbortSignal, type CallSignal } from '../http/call-signal.js';
@@ -11,7 +10,7 @@ import { planBatches, runBounded, sum } from './batching.js';
 import { forwardOpenAIBody, type RawAnswer } from './raw.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
-import { clip } from '../core/redact-cut.js';
+import { upstreamAnswer } from '../http/upstream-answer.js';
 
 /** Upstream calls of one request in flight at once, unless the upstream sets `concurrency`. */
 const DEFAULT_CONCURRENCY = 8;
@@ -131,7 +130,7 @@ async function callOnce(
     if (forward) return { ok: true, value: { forward, promptTokens: forward.promptTokens } };
   }
 
-  const parsed = toResponse(res.status, res.headers, res.raw);
+  const parsed = upstreamAnswer(res.status, res.headers, res.raw);
   if (!ok) return { ok: false, verdict: vendor.classifyError(parsed) };
 
   let result: BatchResult;
@@ -168,23 +167,6 @@ function vectorsProblem(vectors: readonly (Vector | undefined)[]): string | unde
 
 function malformed(message: string): AttemptOutcome<UpstreamAnswer> {
   return { ok: false, verdict: { kind: 'retryable', status: 502, message } };
-}
-
-export function toResponse(status: number, headers: Record<string, string>, raw: Buffer): UpstreamResponse {
-  const text = raw.toString('utf8');
-  let json: Json | undefined;
-  if (text.length > 0) {
-    const c = text.charCodeAt(0);
-    const looksJson = c === 0x7b || c === 0x5b || (headers['content-type'] ?? '').includes('json');
-    if (looksJson) {
-      try {
-        json = JSON.parse(text) as Json;
-      } catch {
-        json = undefined;
-      }
-    }
-  }
-  return { status, headers, json, text: clip(text, 1_000_000) };
 }
 
 function positiveInt(v: unknown): number | undefined {

@@ -1,6 +1,5 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
-import type { Json } from '../core/json.js';
 import type { CounterSeries, HistogramSeries } from '../ops/fast-metrics.js';
 import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
 import { recordUpstreamCall } from '../ops/upstream-health.js';
@@ -12,8 +11,7 @@ import { dispatchWhole } from './dispatch-whole.js';
 import { isRefusedAddress } from './guarded-agent.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
-import { jsonNestsDeeper } from './json-depth.js';
-import { clip } from '../core/redact-cut.js';
+import { upstreamAnswer } from './upstream-answer.js';
 
 /** Which configured upstream a call goes to: labels its metrics and its client span. */
 export type UpstreamTarget = Pick<Upstream, 'name' | 'vendor'>;
@@ -26,9 +24,6 @@ export interface StreamResponse {
   headers: Record<string, string>;
   body: Readable;
 }
-
-/** Deepest nesting of an upstream's JSON answer that is parsed (vendor objects nest a dozen levels at most). */
-const MAX_UPSTREAM_JSON_DEPTH = 256;
 
 /**
  * The one place that talks to upstreams: keep-alive pools, timeouts, JSON encoding and decoding.
@@ -51,19 +46,7 @@ export class Executor {
   async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<UpstreamResponse> {
     const res = await this.dispatch(req, timeoutMs, signal, false, target);
     const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal, req.maxAnswerBytes);
-    const text = raw.toString('utf8');
-    let json: Json | undefined;
-    const ctype = res.headers['content-type'] ?? '';
-    // An answer nested deeper than any vendor object is left unparsed: every later walk of it
-    // (redaction, storage, presentation) recurses, and a hostile upstream could exhaust the stack.
-    if (text.length > 0 && (ctype.includes('json') || text[0] === '{' || text[0] === '[') && !jsonNestsDeeper(text, MAX_UPSTREAM_JSON_DEPTH)) {
-      try {
-        json = JSON.parse(text) as Json;
-      } catch {
-        json = undefined;
-      }
-    }
-    return { status: res.statusCode, headers: flatHeaders(res.headers), json, text: clip(text, 1_000_000) };
+    return upstreamAnswer(res.statusCode, flatHeaders(res.headers), raw);
   }
 
   /**

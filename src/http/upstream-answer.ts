@@ -1,0 +1,35 @@
+import type { Json } from '../core/json.js';
+import { clip } from '../core/redact-cut.js';
+import { jsonNestsDeeper } from './json-depth.js';
+import type { UpstreamResponse } from './types.js';
+
+/** Deepest nesting of an upstream's JSON answer that is parsed (vendor objects nest a dozen levels at most). */
+export const MAX_UPSTREAM_JSON_DEPTH = 256;
+
+/** Upstream text kept on an answer for messages and logs. */
+const MAX_ANSWER_TEXT = 1_000_000;
+
+/**
+ * An upstream answer read whole, decoded for the adapters: its text and, when it is JSON, the parsed
+ * value. Every answer read whole goes through here, so each gets the same bounds.
+ *
+ * An answer nested deeper than any vendor object is left unparsed: parsing a hostile nesting is
+ * itself seconds of the event loop (64 MB are allowed), and every later walk of it (redaction,
+ * storage, presentation) recurses, so a hostile upstream could exhaust the stack.
+ */
+export function upstreamAnswer(status: number, headers: Record<string, string>, raw: Buffer): UpstreamResponse {
+  const text = raw.toString('utf8');
+  let json: Json | undefined;
+  if (text.length > 0) {
+    const c = text.charCodeAt(0);
+    const looksJson = c === 0x7b /* { */ || c === 0x5b /* [ */ || (headers['content-type'] ?? '').includes('json');
+    if (looksJson && !jsonNestsDeeper(text, MAX_UPSTREAM_JSON_DEPTH)) {
+      try {
+        json = JSON.parse(text) as Json;
+      } catch {
+        json = undefined;
+      }
+    }
+  }
+  return { status, headers, json, text: clip(text, MAX_ANSWER_TEXT) };
+}
