@@ -113,7 +113,13 @@ function jpegLayout(b: Buffer): string | { frameAt: number } {
   for (let step = 0; ; step++) {
     if (step === MAX_STEPS) return `it has more than ${MAX_STEPS} header segments`;
     if (at + 2 > b.length) return `${CUT} (it ends inside its headers)`;
-    if (b[at] !== 0xff) return `its header at byte ${at} is damaged`;
+    if (b[at] !== 0xff) {
+      // Stray bytes before a marker: libjpeg skips them to the next FF with a warning and decodes
+      // the image, so a file some camera or editor wrote that way is not refused.
+      at = b.indexOf(0xff, at);
+      if (at < 0) return `${CUT} (it ends inside its headers)`;
+      continue;
+    }
     const marker = b[at + 1]!;
     // Fill bytes: any number of FF may precede a marker.
     if (marker === 0xff) {

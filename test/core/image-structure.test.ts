@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { imageStructureProblem } from '../../src/core/image-structure.js';
+import { imageStructureProblem, jpegFrame } from '../../src/core/image-structure.js';
 
 /** The container checks on the cases a truncation test over HTTP does not reach. */
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url));
@@ -57,6 +57,24 @@ describe('image containers', () => {
     const withExif = Buffer.concat([jpg.subarray(0, 2), app1, jpg.subarray(2)]);
     expect(imageStructureProblem(withExif, 'jpg')).toBeUndefined();
     expect(imageStructureProblem(withExif.subarray(0, withExif.length - 40), 'jpg')).toMatch(/no EOI/);
+  });
+
+  it('JPEG: stray bytes before a marker are skipped as libjpeg skips them; the frame is still found', () => {
+    const whole = jpegFrame(jpg)!;
+    expect(whole.width).toBeGreaterThan(0);
+    // After SOI and after the first header segment: where cameras and editors have left them.
+    const firstEnd = 4 + jpg.readUInt16BE(4);
+    for (const at of [2, firstEnd]) {
+      const stray = Buffer.concat([jpg.subarray(0, at), Buffer.from([0x00, 0x12, 0x34]), jpg.subarray(at)]);
+      expect(imageStructureProblem(stray, 'jpg'), `stray bytes at ${at}`).toBeUndefined();
+      expect(jpegFrame(stray)).toEqual(whole);
+    }
+  });
+
+  it('JPEG: a file that is stray bytes after SOI, or cut after stray bytes, is refused', () => {
+    expect(imageStructureProblem(Buffer.concat([jpg.subarray(0, 2), Buffer.alloc(1_000, 0x41)]), 'jpg')).toMatch(/cut short/);
+    const stray = Buffer.concat([jpg.subarray(0, 2), Buffer.from([0x00, 0x12]), jpg.subarray(2)]);
+    for (let n = 2; n < stray.length; n++) expect(imageStructureProblem(stray.subarray(0, n), 'jpg'), `cut at ${n}`).toBeDefined();
   });
 
   it('WebP: a RIFF size past the file, or chunks without image data, are refused', () => {
