@@ -7,6 +7,7 @@ import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, fixedRate, LoadClient, type RequestSpec } from './lib/load.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, gatewayDbPath, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, scratchRun, videoGatewayConfig } from './lib/setup.js';
 import { seedJobs } from './sections/scale.js';
+import { dropBenchSchemas, ensureServices, needsServices, parseStores, STORES } from './lib/stores.js';
 
 /**
  * What outlives the young generation per embeddings request, and which lines allocate it. The floor
@@ -24,6 +25,7 @@ import { seedJobs } from './sections/scale.js';
  *
  *   node --import tsx bench/survivors.ts [--rate=1000 | --connections=32] [--seconds=6] [--encoding=float|base64]
  *     [--jobs=100000] [--top=25] [--all | --count-only] [--node-flags="..."] [--keep-log=<file>]
+ *     [--store=sqlite|pg|pg-memory|sqlite-redis] (the embeddings gateway's store and limiter; default sqlite)
  * `--keep-log` keeps a copy of the gateway's stdout (access lines and V8's GC trace).
  */
 const args = process.argv.slice(2);
@@ -42,6 +44,7 @@ const keepLog = opt('keep-log');
 const countOnly = args.includes('--count-only');
 /** `--jobs=N`: video polls of N stored jobs instead of embeddings. */
 const jobs = opt('jobs') ? Number(opt('jobs')) : undefined;
+const store = parseStores([`--stores=${opt('store') ?? 'sqlite'}`])[0]!;
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
 const run = scratchRun('survivors');
@@ -148,7 +151,7 @@ async function embeddingsPaths(children: Child<unknown>[], probe: string[], with
   const floor = await startFloorProxy('floor proxy', up.info.url, { nodeArgs: probe, env: withProbe(floorOut), logFile: floorLog });
   children.push(floor);
   const gwOut = join(run.dir, 'gateway.json');
-  const gw = await startGateway(run, 'gw-survivors', embeddingsGatewayConfig(run, 'gw-survivors', up.info), false, undefined, { nodeArgs: probe, env: withProbe(gwOut) });
+  const gw = await startGateway(run, 'gw-survivors', embeddingsGatewayConfig(run, 'gw-survivors', up.info, store), false, undefined, { nodeArgs: probe, env: withProbe(gwOut) });
   children.push(gw);
   const body = JSON.stringify({ model: EMBEDDING_MODEL, input: 'The quick brown fox jumps over the lazy dog while the benchmark measures every hop.', encoding_format: encoding });
   const spec = (token: string): RequestSpec => ({ method: 'POST', path: '/v1/embeddings', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
@@ -179,6 +182,10 @@ async function main(): Promise<void> {
   const probe = countOnly
     ? ['--trace-gc-nvp', ...flags]
     : ['--import', join(dir, 'bench', 'children', 'survivor-probe.js'), '--trace-gc-nvp', ...(all ? [] : ['--initial-old-space-size=1024']), ...flags];
+  if (needsServices([store])) {
+    ensureServices();
+    await dropBenchSchemas('stale');
+  }
   const children: Child<unknown>[] = [];
   const withProbe = (out: string): Record<string, string> => ({ BENCH_SURVIVOR_OUT: out, BENCH_SURVIVOR_ALL: all ? '1' : '0' });
   const paths = jobs ? await pollPaths(jobs, children, probe, withProbe) : await embeddingsPaths(children, probe, withProbe);
@@ -203,6 +210,7 @@ async function main(): Promise<void> {
   }
   await Promise.all(children.map((c) => c.stop()));
   if (keepLog) copyFileSync(paths[paths.length - 1]!.log, keepLog);
+  if (STORES[store].database === 'postgres') await dropBenchSchemas('mine');
 }
 
 runMain('survivors', main);
