@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../core/errors.js';
+import { errors, type GatewayError } from '../core/errors.js';
 
 /** Deeper than any API here needs; a body nested deeper is refused before it is parsed. */
 export const MAX_JSON_DEPTH = 64;
@@ -26,8 +26,22 @@ export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?
     const text = body as string;
     if (opts.emptyIsNoBody && text.trim() === '') return done(null, undefined);
     if (jsonNestsDeeper(text, max)) return done(errors.invalidRequest(`The body is nested deeper than ${max} levels.`, undefined, 'too_deep'), undefined);
-    parseJson(req, text, done);
+    parseJson(req, text, (err, value) => (err ? done(whyUnparsed(text), undefined) : done(null, value)));
   });
+}
+
+/**
+ * Fastify's parser reports a forbidden key and broken JSON alike (its error drops the cause). A
+ * second, plain parse tells them apart: `JSON.parse` defines `__proto__` as an ordinary own key, so
+ * it is safe to run on the text, and this runs only for a body already refused.
+ */
+function whyUnparsed(text: string): GatewayError {
+  try {
+    JSON.parse(text);
+  } catch {
+    return errors.invalidJson('The request body is not valid JSON.');
+  }
+  return errors.invalidRequest('The body contains a forbidden key (__proto__ or constructor.prototype).', undefined, 'forbidden_key');
 }
 
 /**

@@ -64,6 +64,25 @@ describe('hostile bodies', () => {
     }
   });
 
+  it('a forbidden key is a 400 forbidden_key on every JSON endpoint; broken JSON that names one stays invalid_json', async () => {
+    const { key, account } = await gw.newKey(10);
+    const bodies = [
+      '{"model":"text-embedding-3-small","input":"x","__proto__":{"a":1}}',
+      '{"model":"text-embedding-3-small","input":"x","o":{"constructor":{"prototype":{"a":1}}}}',
+    ];
+    for (const path of ['/v1/embeddings', '/v1/videos/generations', '/v1/videos', '/v1/chat/completions']) {
+      for (const body of bodies) {
+        const r = await call(gw, 'POST', path, { key, body });
+        expect(r.status, `${path} ${body}`).toBe(400);
+        expect(r.json.error, `${path} ${body}`).toMatchObject({ type: 'invalid_request_error', code: 'forbidden_key' });
+      }
+      // Not JSON at all, though it holds the words: the plain answer.
+      const broken = await call(gw, 'POST', path, { key, body: '{"__proto__": constructor.prototype' });
+      expect(broken.json.error, path).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
+    }
+    expect(await gw.balance(account)).toBe(10_000_000);
+  });
+
   it('a deep nesting is refused before the body is parsed, on any path, with or without a key', async () => {
     // Deep, then not JSON at all: a parser that ran first would answer "invalid JSON", not too_deep.
     const deepThenBroken = `${'['.repeat(100_000)}not json`;

@@ -63,7 +63,7 @@ describe('pass-through to vendor D, asserted on what the upstream received', () 
     ]) {
       const r = await call(gw, 'POST', '/v1/videos/generations', { key, body });
       expect(r.status, body).toBe(400);
-      expect(r.json.error.type).toBe('invalid_request_error');
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'forbidden_key' });
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(creates(primary)).toHaveLength(0);
