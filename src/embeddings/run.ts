@@ -11,6 +11,7 @@ import { forwardOpenAIBody, type RawAnswer } from './raw.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 import { upstreamAnswer } from '../http/upstream-answer.js';
+import { vectorSize } from './vectors.js';
 
 /** Upstream calls of one request in flight at once, unless the upstream sets `concurrency`. */
 const DEFAULT_CONCURRENCY = 8;
@@ -150,17 +151,20 @@ async function callOnce(
 }
 
 /**
- * What makes an answer's vectors unusable, if anything: an input left without one, an empty one, or
- * two of different sizes (one model embeds every input to the same size). Such an answer is the
- * upstream's failure, not 200 with vectors no index could hold, nor a charge.
+ * What makes an answer's vectors unusable, if anything: an input left without one, an empty one,
+ * base64 that is no whole number of float32 values (no client could decode it), or two of different
+ * sizes, in floats whatever their form (one model embeds every input to the same size). Such an
+ * answer is the upstream's failure, not 200 with vectors no index could hold, nor a charge.
  */
 function vectorsProblem(vectors: readonly (Vector | undefined)[]): string | undefined {
   let size: number | undefined;
   for (const v of vectors) {
     if (v === undefined || v === null) return 'left an input without a vector';
     if (v.length === 0) return 'returned an empty vector';
-    if (size !== undefined && v.length !== size) return `returned vectors of different sizes (${size} and ${v.length})`;
-    size = v.length;
+    const floats = vectorSize(v);
+    if (floats === undefined) return `returned a base64 vector of ${v.length} characters, which is no float32 data`;
+    if (size !== undefined && floats !== size) return `returned vectors of different sizes (${size} and ${floats})`;
+    size = floats;
   }
   return undefined;
 }

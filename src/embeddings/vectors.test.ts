@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { base64ToFloats, floatsToBase64, toClientForm } from './vectors.js';
+import { base64FloatCount, base64ToFloats, floatsToBase64, toClientForm, vectorSize } from './vectors.js';
 
 describe('base64 vectors', () => {
   it('are float32 little-endian bytes, 4 per dimension, no header', () => {
@@ -30,5 +30,32 @@ describe('base64 vectors', () => {
     expect(toClientForm(b64, 'float')).toEqual([0.25, 0.75]);
     expect(toClientForm([0.25, 0.75], 'base64')).toBe(b64);
     expect(() => base64ToFloats(Buffer.from([1, 2, 3]).toString('base64'))).toThrow();
+  });
+
+  it('are sized in floats from their length and padding, as a decoder counts them', () => {
+    // 1, 2 and 3 floats: 4, 8 and 12 bytes, padded with `==`, `=` and nothing.
+    for (const n of [1, 2, 3, 1536]) {
+      const b64 = floatsToBase64(new Array(n).fill(0.5));
+      expect(vectorSize(b64)).toBe(n);
+      expect(vectorSize(b64.replace(/=+$/, ''))).toBe(n);
+      expect(vectorSize(b64)).toBe(Buffer.from(b64, 'base64').length / 4);
+    }
+    // 15 bytes (what Node decodes from these 21 characters) and 7 bytes: no whole floats.
+    expect(vectorSize('zczMPc3MTD6amZk+zczMP')).toBeUndefined();
+    expect(vectorSize('zczMPc3MTD6amZk+zczM')).toBeUndefined();
+    expect(vectorSize('AAAAAAAAgD==')).toBeUndefined();
+    expect(vectorSize('')).toBeUndefined();
+    // Not base64: three `=`, `=` on a length that is no multiple of 4, a lone character in the last group.
+    expect(base64FloatCount(12, 3)).toBeUndefined();
+    expect(base64FloatCount(11, 1)).toBeUndefined();
+    expect(base64FloatCount(9, 0)).toBeUndefined();
+    expect(vectorSize([0.5, 1])).toBe(2);
+  });
+
+  it('are handed to base64 clients with their padding', () => {
+    const b64 = floatsToBase64([0, 1]);
+    expect(b64).toBe('AAAAAAAAgD8=');
+    expect(toClientForm('AAAAAAAAgD8', 'base64')).toBe(b64);
+    expect(toClientForm(floatsToBase64([1]).replace(/=+$/, ''), 'base64')).toBe(floatsToBase64([1]));
   });
 });

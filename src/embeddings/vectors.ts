@@ -29,8 +29,41 @@ export function base64ToFloats(b64: string): number[] {
   return out;
 }
 
-/** The vector in the form the client asked for, converting only when the upstream used the other one. */
+/**
+ * How many float32 values base64 text of `length` characters, the last `pads` of them `=`, decodes
+ * to, counted as decoders count (four characters carry three bytes, a trailing group of two or three
+ * carries one or two): undefined when that is no whole, non-zero number of floats, or when the text is
+ * no base64 at all (more than two `=`, a lone character in the last group, `=` in an unpadded length).
+ * Judged from the length alone, so a caller need not decode (nor read) the vector.
+ */
+export function base64FloatCount(length: number, pads: number): number | undefined {
+  const chars = length - pads;
+  if (pads > 2 || chars % 4 === 1 || (pads > 0 && length % 4 !== 0)) return undefined;
+  const bytes = Math.floor((chars * 3) / 4);
+  return bytes > 0 && bytes % 4 === 0 ? bytes / 4 : undefined;
+}
+
+/** How many `=` end `b64` (three at most are counted: more is never base64). */
+function trailingPads(b64: string): number {
+  let n = 0;
+  while (n < 3 && n < b64.length && b64.charCodeAt(b64.length - 1 - n) === 0x3d /* = */) n++;
+  return n;
+}
+
+/** The vector's dimension: its floats, or the floats its base64 holds; undefined for base64 that is no float32 data. */
+export function vectorSize(v: Vector): number | undefined {
+  return typeof v === 'string' ? base64FloatCount(v.length, trailingPads(v)) : v.length;
+}
+
+/**
+ * The vector in the form the client asked for, converting only when the upstream used the other one.
+ * Base64 without its `=` padding is written again with it: strict decoders (Python's `b64decode`,
+ * which the official SDK uses) refuse it.
+ */
 export function toClientForm(v: Vector, format: EncodingFormat): number[] | string {
-  if (format === 'base64') return typeof v === 'string' ? v : floatsToBase64(v);
+  if (format === 'base64') {
+    if (typeof v !== 'string') return floatsToBase64(v);
+    return v.length % 4 === 0 ? v : Buffer.from(v, 'base64').toString('base64');
+  }
   return typeof v === 'string' ? base64ToFloats(v) : v;
 }

@@ -51,6 +51,16 @@ describe('embeddings billing against broken upstream answers', () => {
     expect(await h.balance(accountId)).toBe(before);
   });
 
+  it('charges nothing for base64 vectors that are no float32 data, also when the client asked base64', async () => {
+    const { key, accountId } = await h.newKey(100);
+    const before = await h.balance(accountId);
+    // 2 bytes each; without usage the answer is read in full, where the vectors are kept as they came.
+    answer = () => ({ object: 'list', data: [0, 1].map((index) => ({ object: 'embedding', index, embedding: 'AAA=' })), model: MODEL });
+    const res = await post(h, key, { model: MODEL, input: ['hello', 'there'], encoding_format: 'base64' });
+    expect(res.status, res.text).toBe(502);
+    expect(await h.balance(accountId)).toBe(before);
+  });
+
   for (const [what, usage] of [
     ['far more tokens than any request holds', { prompt_tokens: 1e17, total_tokens: 1e17 }],
     ['one past the bound', { prompt_tokens: MAX_REPORTED_TOKENS + 1, total_tokens: MAX_REPORTED_TOKENS + 1 }],
