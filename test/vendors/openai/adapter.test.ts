@@ -81,6 +81,14 @@ describe('openai adapter: answers', () => {
     expect(() => openaiVendor.parse(res(200, { nope: true }), batch(['a']), ctx(req(), upstream()))).toThrow();
   });
 
+  it('rejects answers with two vectors for one input, whichever comes last', () => {
+    const twice = { data: [{ index: 0, embedding: [1] }, { index: 1, embedding: [2] }, { index: 1, embedding: [3] }], usage: { prompt_tokens: 2 } };
+    expect(() => openaiVendor.parse(res(200, twice), batch(['a', 'b']), ctx(req(), upstream()))).toThrow('two vectors for input 1');
+    // Without indexes an item's position is its index: a second item at an indexed position is a second vector too.
+    const mixed = { data: [{ index: 1, embedding: [1] }, { embedding: [2] }] };
+    expect(() => openaiVendor.parse(res(200, mixed), batch(['a', 'b']), ctx(req(), upstream()))).toThrow('two vectors for input 1');
+  });
+
   it('classifies errors', () => {
     const err = (status: number, code: string | null, headers: Record<string, string> = {}) =>
       openaiVendor.classifyError(res(status, { error: { message: `m${status}`, type: 't', param: 'input', code } }, headers));

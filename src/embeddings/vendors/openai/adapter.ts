@@ -83,6 +83,8 @@ export const openaiVendor: EmbeddingVendor = {
       // Some compatible servers answer out of order; `index` says where each vector belongs.
       const index = typeof item['index'] === 'number' ? item['index'] : k;
       if (!Number.isInteger(index) || index < 0 || index >= vectors.length) throw new Error(`data index ${index} out of range`);
+      // Each input's vector once: of two, neither is known to be the right one.
+      if (vectors[index] !== undefined) throw new Error(`two vectors for input ${index}`);
       const e = item['embedding'];
       if (typeof e === 'string') vectors[index] = e;
       else if (Array.isArray(e) && e.every((x) => typeof x === 'number')) vectors[index] = e as number[];
