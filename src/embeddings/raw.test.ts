@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { forwardedBody, forwardOpenAIBody, type RawAnswer } from './raw.js';
+import { MAX_REPORTED_TOKENS } from '../core/reported-usage.js';
 import { floatsToBase64 } from './vectors.js';
 
 const b64 = floatsToBase64([0.5, -0.25]);
@@ -14,7 +15,7 @@ function openaiBody(model: string, embedding: string): Buffer {
 }
 
 describe('forwardOpenAIBody', () => {
-  it('forwards the very same bytes and reads usage from the tail', () => {
+  it('forwards the very same bytes and reads usage', () => {
     const raw = openaiBody('text-embedding-3-small', `"${b64}"`);
     const out = forwardOpenAIBody(raw, 'text-embedding-3-small', 'base64', 1)!;
     expect(out.raw).toBe(raw);
@@ -56,7 +57,7 @@ describe('forwardOpenAIBody', () => {
     expect(forwardOpenAIBody(body([q(b64), q(b64), q(b64)]), 'm', 'base64', 3)).toBeDefined();
     expect(forwardOpenAIBody(body(['[0.5,1]', '[ 0.5, 1 ]']), 'm', 'float', 2)).toBeDefined();
     expect(forwardOpenAIBody(body([q(b64), q(b64)]), 'm', 'base64', 3)).toBeUndefined();
-    expect(forwardOpenAIBody(body([q(b64), q(b64)]), 'm', 'base64', 1)).toBeDefined(); // one input: its vector is looked at alone
+    expect(forwardOpenAIBody(body([q(b64), q(b64)]), 'm', 'base64', 1)).toBeUndefined(); // two items for one input
     expect(forwardOpenAIBody(body([q(b64), q(b64), q(b64)]), 'm', 'base64', 2)).toBeUndefined();
     expect(forwardOpenAIBody(body([q(b64), q(floatsToBase64([1]))]), 'm', 'base64', 2)).toBeUndefined();
     expect(forwardOpenAIBody(body([q(b64), '""']), 'm', 'base64', 2)).toBeUndefined();
@@ -99,5 +100,98 @@ describe('forwardOpenAIBody', () => {
       expect(out?.promptTokens).toBe(3);
       expect(forwardedBody(out!, cost).toString()).toBe(expected);
     }
+  });
+
+  describe('vouches for indexes', () => {
+    const item = (members: string) => `{"object":"embedding",${members}}`;
+    const body = (items: string[]) => Buffer.from(`{"object":"list","data":[${items.join(',')}],"model":"m","usage":{"prompt_tokens":3,"total_tokens":3}}`);
+    const v = `"embedding":"${b64}"`;
+    const vouched = (items: string[], inputs = items.length) => forwardOpenAIBody(body(items), 'm', 'base64', inputs) !== undefined;
+
+    it('only as each item at its own position, 0..n-1, as OpenAI writes them', () => {
+      expect(vouched([item(`"index":0,${v}`), item(`"index":1,${v}`), item(`"index":2,${v}`)])).toBe(true);
+      // The index after the vector (Ollama, text-embeddings-inference) and spaces around it.
+      expect(vouched([item(`${v},"index":0`), item(`${v} , "index" : 1 `)])).toBe(true);
+      expect(vouched([item(`"index":1,${v}`)])).toBe(false);
+      expect(vouched([item(`"index":0,${v}`), item(`"index":0,${v}`), item(`"index":0,${v}`)])).toBe(false);
+      // Out of order, each once: right, but the client gets them in input order from the full parse.
+      expect(vouched([item(`"index":1,${v}`), item(`"index":0,${v}`)])).toBe(false);
+      expect(vouched([item(`"index":0,${v}`), item(`"index":2,${v}`), item(`"index":1,${v}`)])).toBe(false);
+    });
+
+    it('not when an index is missing, repeated in its item, or no plain integer', () => {
+      expect(vouched([item(v)])).toBe(false);
+      expect(vouched([item(`"index":0,${v}`), item(v)])).toBe(false);
+      expect(vouched([item(`"index":0,"index":0,${v}`)])).toBe(false);
+      for (const index of ['"0"', '0.0', '0e0', '-0', '00', 'null', '1e400'])
+        expect(vouched([item(`"index":${index},${v}`)]), index).toBe(false);
+      // An item with two vectors, or none; a vector outside any item of data.
+      expect(vouched([item(`"index":0,${v},${v}`)])).toBe(false);
+      expect(vouched([item(`"index":0`), item(`"index":1,${v}`)], 2)).toBe(false);
+      const outside = `{"object":"list","x":{"index":0,${v}},"data":[],"usage":{"prompt_tokens":3,"total_tokens":3}}`;
+      expect(forwardOpenAIBody(Buffer.from(outside), 'm', 'base64', 1)).toBeUndefined();
+    });
+
+    it('not when the body holds more than the client would read the same way', () => {
+      const good = body([item(`"index":0,${v}`)]).toString();
+      expect(forwardOpenAIBody(Buffer.from(good), 'm', 'base64', 1)).toBeDefined();
+      // A second data (the client's parser keeps the last), a backslash anywhere, bytes after the object.
+      expect(forwardOpenAIBody(Buffer.from(good.replace('"model"', '"data":[],"model"')), 'm', 'base64', 1)).toBeUndefined();
+      expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', '"l\\u0069st"')), 'm', 'base64', 1)).toBeUndefined();
+      expect(forwardOpenAIBody(Buffer.from(`${good} x`), 'm', 'base64', 1)).toBeUndefined();
+      expect(forwardOpenAIBody(Buffer.from(`${good}\n`), 'm', 'base64', 1)).toBeDefined();
+      expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', '[[[]],{"a":[true,null,-1.5e3]}]')), 'm', 'base64', 1)).toBeDefined();
+      expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', 'nul')), 'm', 'base64', 1)).toBeUndefined();
+      expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', `${'['.repeat(40)}${']'.repeat(40)}`)), 'm', 'base64', 1)).toBeUndefined();
+    });
+  });
+
+  it('vouches for base64 vectors only as whole float32 values, padded, of one size', () => {
+    const body = (vectors: string[]) =>
+      Buffer.from(`{"object":"list","data":[${vectors.map((e, i) => `{"object":"embedding","index":${i},"embedding":"${e}"}`).join(',')}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
+    const vouched = (...vectors: string[]) => forwardOpenAIBody(body(vectors), 'm', 'base64', vectors.length) !== undefined;
+    // 1, 2 and 3 floats: padded with `==`, `=` and nothing.
+    for (const n of [1, 2, 3]) {
+      const e = floatsToBase64(new Array(n).fill(0.5));
+      expect(e.length % 4).toBe(0);
+      expect(vouched(e), e).toBe(true);
+      expect(vouched(e, e), e).toBe(true);
+      // Without its padding a strict decoder refuses it: the full parse hands it out padded.
+      if (e.endsWith('=')) expect(vouched(e.replace(/=+$/, '')), e).toBe(false);
+    }
+    // 15 bytes, unpadded and padded; 7 bytes beside 8 of the same length; three `=`; nothing.
+    expect(vouched('zczMPc3MTD6amZk+zczMP')).toBe(false);
+    expect(vouched('zczMPc3MTD6amZk+zczM')).toBe(false);
+    expect(vouched('zczMPc3MTD6amZk+zczM', 'zczMPc3MTD6amZk+zczM')).toBe(false);
+    expect(vouched('AAAAAAAAgD8=', 'AAAAAAAAgD==')).toBe(false);
+    expect(vouched('AAAAAAAA====')).toBe(false);
+    expect(vouched('')).toBe(false);
+    expect(vouched(floatsToBase64([1, 2]), floatsToBase64([1, 2, 3]))).toBe(false);
+  });
+
+  it('vouches for usage only as whole counts within the bound, the total the same, without a cost of its own', () => {
+    const body = (usage: string) => Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":${usage}}`);
+    const tokens = (usage: string) => forwardOpenAIBody(body(usage), 'm', 'base64', 1)?.promptTokens;
+    expect(tokens('{"prompt_tokens":3,"total_tokens":3}')).toBe(3);
+    expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 , "details" : {"prompt_tokens": 1.5} }')).toBe(0);
+    expect(tokens(`{"prompt_tokens":${MAX_REPORTED_TOKENS},"total_tokens":${MAX_REPORTED_TOKENS}}`)).toBe(MAX_REPORTED_TOKENS);
+    for (const usage of [
+      '{"prompt_tokens":2.5,"total_tokens":2.5}',
+      '{"prompt_tokens":3.0,"total_tokens":3}',
+      '{"prompt_tokens":3e0,"total_tokens":3}',
+      '{"prompt_tokens":-1,"total_tokens":-1}',
+      `{"prompt_tokens":${MAX_REPORTED_TOKENS + 1},"total_tokens":${MAX_REPORTED_TOKENS + 1}}`,
+      '{"prompt_tokens":1e17,"total_tokens":1e17}',
+      '{"prompt_tokens":"3","total_tokens":3}',
+      '{"prompt_tokens":3,"total_tokens":4}',
+      '{"prompt_tokens":3}',
+      '{"total_tokens":3}',
+      '{"prompt_tokens":3,"total_tokens":3,"prompt_tokens":5}',
+      '{"prompt_tokens":3,"total_tokens":3,"cost":0.5}',
+    ])
+      expect(tokens(usage), usage).toBeUndefined();
+    // Two usage objects: the client's parser keeps the last, the bill would read the first.
+    const twice = Buffer.from(body('{"prompt_tokens":3,"total_tokens":3}').toString().replace(/}$/, ',"usage":{"prompt_tokens":9,"total_tokens":9}}'));
+    expect(forwardOpenAIBody(twice, 'm', 'base64', 1)).toBeUndefined();
   });
 });
