@@ -19,3 +19,51 @@ export function sniffVideo(bytes: Buffer): SniffedVideo | undefined {
   }
   return undefined;
 }
+
+/** How many leading bytes `startsLikeVideo` and `imageTypeOf` look at (WebP's RIFF form is at 8..12). */
+export const MEDIA_HEAD_BYTES = 12;
+
+/** A leading byte pattern; `undefined` stands for any byte. */
+type Pattern = readonly (number | undefined)[];
+const ANY4 = [undefined, undefined, undefined, undefined];
+const ascii = (s: string): number[] => [...Buffer.from(s, 'latin1')];
+
+/**
+ * The top-level ISO-BMFF boxes a whole MP4 or QuickTime file starts with: `ftyp` (every MP4 since
+ * 2001), `styp` (a fragmented segment), and the boxes older QuickTime writers put first (`moov`,
+ * `mdat`, `free`, `skip`, `wide`, `pnot`). Bytes 0-3 are the box size; the type is at 4-8.
+ */
+const FIRST_BOXES = ['ftyp', 'styp', 'moov', 'mdat', 'free', 'skip', 'wide', 'pnot'];
+const VIDEO_PATTERNS: Pattern[] = [...FIRST_BOXES.map((t) => [...ANY4, ...ascii(t)]), [0x1a, 0x45, 0xdf, 0xa3] /* EBML: WebM, Matroska */];
+
+const IMAGE_PATTERNS: readonly [string, Pattern][] = [
+  ['image/png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]],
+  ['image/jpeg', [0xff, 0xd8, 0xff]],
+  ['image/gif', [...ascii('GIF8'), undefined, ...ascii('a')]],
+  ['image/webp', [...ascii('RIFF'), ...ANY4, ...ascii('WEBP')]],
+];
+
+/** `partial`: `head` is all there is of a short range, so only the bytes present are compared. */
+function matches(head: Buffer, pattern: Pattern, partial: boolean): boolean {
+  if (head.length === 0 || (head.length < pattern.length && !partial)) return false;
+  for (let i = 0; i < Math.min(head.length, pattern.length); i++) if (pattern[i] !== undefined && head[i] !== pattern[i]) return false;
+  return true;
+}
+
+/**
+ * Whether a file's first bytes are those of a video container: an ISO-BMFF box (MP4, QuickTime)
+ * whose size is possible (0: to the end of the file; 1: a 64-bit size follows; else at least its
+ * 8-byte header), or the EBML magic of WebM and Matroska. `partial` is for the answer to a range
+ * shorter than the check (a player's `bytes=0-1` probe): the bytes present must fit a signature.
+ */
+export function startsLikeVideo(head: Buffer, partial = false): boolean {
+  if (!VIDEO_PATTERNS.some((p) => matches(head, p, partial))) return false;
+  if (head.length < 4 || head[0] === 0x1a) return true;
+  const size = head.readUInt32BE(0);
+  return size === 0 || size === 1 || size >= 8;
+}
+
+/** The raster image type a file's first bytes name (PNG, JPEG, GIF, WebP), or undefined. */
+export function imageTypeOf(head: Buffer): string | undefined {
+  return IMAGE_PATTERNS.find(([, p]) => matches(head, p, false))?.[0];
+}

@@ -1,0 +1,94 @@
+import { PassThrough, Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { describe, expect, it } from 'vitest';
+import { imageTypeOf, startsLikeVideo } from '../../src/core/sniff.js';
+import { sampleMp4, samplePng } from '../../src/sim/media.js';
+import { peek } from '../../src/http/streams.js';
+import { isDocumentType } from '../../src/video/media-check.js';
+
+describe('peek', () => {
+  it('reads the first bytes across chunks and hands back the same stream with every byte', async () => {
+    const source = new PassThrough();
+    const seen = peek(source, 6);
+    source.write('ab');
+    source.write('cd');
+    source.write('efgh');
+    const { head, body, ended } = await seen;
+    expect(head.toString()).toBe('abcdef');
+    expect(ended).toBe(false);
+    expect(body).toBe(source);
+    source.end('ij');
+    expect(await text(body)).toBe('abcdefghij');
+  });
+
+  it('a body shorter than asked: all of it, in a stream of its own', async () => {
+    const { head, body, ended } = await peek(Readable.from([Buffer.from('abc')]), 12);
+    expect(head.toString()).toBe('abc');
+    expect(ended).toBe(true);
+    expect(await text(body)).toBe('abc');
+  });
+
+  it('an empty body', async () => {
+    const { head, body, ended } = await peek(Readable.from([]), 12);
+    expect(head.length).toBe(0);
+    expect(ended).toBe(true);
+    expect(await text(body)).toBe('');
+  });
+
+  it('a body that fails, or is destroyed, before its first bytes: the error, and the body destroyed', async () => {
+    const failing = new PassThrough();
+    const seen = peek(failing, 12);
+    failing.write('ab');
+    failing.destroy(Object.assign(new Error('reset'), { code: 'ECONNRESET' }));
+    await expect(seen).rejects.toThrow('reset');
+
+    const closed = new PassThrough();
+    const early = peek(closed, 12);
+    closed.destroy();
+    await expect(early).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+
+    const gone = new PassThrough();
+    gone.destroy();
+    await expect(peek(gone, 12)).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+  });
+});
+
+describe('media signatures', () => {
+  const box = (size: number, type: string) => Buffer.concat([Buffer.from([size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.from(`${type}mp42`)]);
+
+  it('video: ISO-BMFF first boxes and EBML; not text, JSON or an image', () => {
+    expect(startsLikeVideo(sampleMp4())).toBe(true);
+    for (const t of ['ftyp', 'styp', 'moov', 'mdat', 'free', 'skip', 'wide', 'pnot']) expect(startsLikeVideo(box(32, t)), t).toBe(true);
+    expect(startsLikeVideo(box(0, 'mdat'))).toBe(true);
+    expect(startsLikeVideo(box(1, 'mdat'))).toBe(true);
+    expect(startsLikeVideo(box(4, 'ftyp'))).toBe(false);
+    expect(startsLikeVideo(Buffer.from('1a45dfa39f4286810142f7810142f2', 'hex'))).toBe(true);
+    for (const s of ['<html><body>', '{"error":{"m', '<?xml version', 'sk-upstreamSECRET']) expect(startsLikeVideo(Buffer.from(s)), s).toBe(false);
+    expect(startsLikeVideo(samplePng())).toBe(false);
+    expect(startsLikeVideo(Buffer.alloc(0))).toBe(false);
+    expect(startsLikeVideo(sampleMp4().subarray(0, 6))).toBe(false);
+  });
+
+  it('video, a short range from the first byte: only the bytes present count', () => {
+    expect(startsLikeVideo(sampleMp4().subarray(0, 2), true)).toBe(true);
+    expect(startsLikeVideo(sampleMp4().subarray(0, 6), true)).toBe(true);
+    expect(startsLikeVideo(Buffer.from('<html'), true)).toBe(false);
+    expect(startsLikeVideo(Buffer.alloc(0), true)).toBe(false);
+  });
+
+  it('images', () => {
+    expect(imageTypeOf(samplePng())).toBe('image/png');
+    expect(imageTypeOf(Buffer.from('ffd8ffe000104a4649460001', 'hex'))).toBe('image/jpeg');
+    expect(imageTypeOf(Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00', 'latin1'))).toBe('image/gif');
+    expect(imageTypeOf(Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WEBPVP8 ')]))).toBe('image/webp');
+    expect(imageTypeOf(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg">'))).toBeUndefined();
+    expect(imageTypeOf(sampleMp4())).toBeUndefined();
+  });
+
+  it('declared types: documents are refused, generic and media types are left to the bytes', () => {
+    for (const t of ['text/html', 'TEXT/HTML; charset=utf-8', 'text/plain', 'application/json', 'application/problem+json', 'application/xml', 'image/svg+xml', 'application/xhtml+xml', 'application/javascript', 'multipart/form-data; boundary=x'])
+      expect(isDocumentType(t), t).toBe(true);
+    for (const t of [undefined, '', 'application/octet-stream', 'binary/octet-stream', 'video/mp4', 'video/webm', 'video/quicktime', 'application/mp4'])
+      expect(isDocumentType(t), String(t)).toBe(false);
+  });
+});
