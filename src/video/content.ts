@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { errors, type GatewayError } from '../core/errors.js';
 import { isObject } from '../core/json.js';
+import { MEDIA_HEAD_BYTES } from '../core/sniff.js';
 import type { StreamResponse } from '../http/executor.js';
 import { guardedAgent, isRefusedAddress } from '../http/guarded-agent.js';
 import { discard } from '../http/streams.js';
@@ -10,6 +11,7 @@ import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { parseRange, sliceBody } from './range.js';
 import { jobUpstream } from './job-upstream.js';
+import { checkedImage, checkedVideo, refuseAnswer, storedVideoStartsLikeOne, type Refusal } from './media-check.js';
 import { taskRefOf } from './refresh.js';
 import { videoMediaType } from './media-type.js';
 import type { VideoOutput } from './types.js';
@@ -47,6 +49,11 @@ export async function openContent(
     if (size === undefined) throw gone();
     const r = parseRange(range, size);
     if (r === 'unsatisfiable') throw errors.rangeNotSatisfiable(size);
+    // The copy holds what the vendor sent inline: checked on every read, whatever its range.
+    const blob = out.blob;
+    const looksRight = await storedVideoStartsLikeOne(() => deps.blobs.open(blob, 0, MEDIA_HEAD_BYTES - 1));
+    if (looksRight === undefined) throw gone();
+    if (!looksRight) throw refuseAnswer(notVideo(deps, job, jobUpstream(deps, job)), 'the stored copy does not start like a video');
     const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
     if (r) {
       headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
@@ -75,17 +82,19 @@ export async function openContent(
     if (res.status === 404 || res.status === 410) throw errors.notFound('The vendor no longer has this video.', 'video_expired');
     throw errors.upstreamError(`The vendor answered ${res.status} for the video content.`);
   }
+  // Before any byte reaches the client: the answer is the video, not an error page under its name.
+  const body = await checkedVideo(notVideo(deps, job, up), res);
   const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
   const length = res.headers['content-length'];
   if (res.status === 206) {
     if (res.headers['content-range']) headers['content-range'] = res.headers['content-range'];
     if (length) headers['content-length'] = length;
-    return { status: 206, headers, body: res.body };
+    return { status: 206, headers, body };
   }
   const size = length && /^\d+$/.test(length) ? Number(length) : undefined;
   const r = parseRange(range, size);
   if (r === 'unsatisfiable') {
-    discard(res.body);
+    discard(body);
     throw errors.rangeNotSatisfiable(size ?? 0);
   }
   if (r && size !== undefined) {
@@ -93,10 +102,14 @@ export async function openContent(
     headers['content-length'] = String(r.end - r.start + 1);
     // The upstream body is stopped as soon as the range is complete; an upstream failure mid-body
     // ends the client's response too, and a client that leaves releases the upstream body.
-    return { status: 206, headers, body: sliceBody(res.body, r.start, r.end) };
+    return { status: 206, headers, body: sliceBody(body, r.start, r.end) };
   }
   if (length) headers['content-length'] = length;
-  return { status: 200, headers, body: res.body };
+  return { status: 200, headers, body };
+}
+
+function notVideo(deps: VideoDeps, job: JobRecord, up: Upstream | undefined): Refusal {
+  return { deps, job: job.id, up, what: 'video download', message: 'The vendor answered with something other than the video.' };
 }
 
 /**
@@ -234,14 +247,16 @@ export async function openVariant(deps: VideoDeps, job: JobRecord, variant: 'thu
     throw errors.notFound(`No ${variant} is available for videos of '${job.model}'.`, 'variant_unavailable');
   const req = await deps.client.authorize(up, vendor, vendor.buildVariant(taskRefOf(job), variant, up), signal);
   const res = await followRedirects(deps, req, signal, up, job.id);
-  const type = (res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (res.status !== 200 || !PREVIEW_TYPES.has(type)) {
+  if (res.status !== 200) {
     discard(res.body);
     if (res.status === 404 || res.status === 410) throw errors.notFound(`The vendor no longer has this video's ${variant}.`, 'video_expired');
-    throw errors.upstreamError(res.status === 200 ? `The vendor's ${variant} is not a PNG, JPEG, WebP or GIF image.` : `The vendor answered ${res.status} for the ${variant}.`);
+    throw errors.upstreamError(`The vendor answered ${res.status} for the ${variant}.`);
   }
+  const refusal = { deps, job: job.id, up, what: `video ${variant}`, message: `The vendor's ${variant} is not a PNG, JPEG, WebP or GIF image.` };
+  // Served as the type its bytes show, which is one of those the vendor may declare.
+  const { body, type } = await checkedImage(refusal, res, PREVIEW_TYPES);
   const headers: Record<string, string> = { 'content-type': type };
   const length = res.headers['content-length'];
   if (length && /^\d+$/.test(length)) headers['content-length'] = length;
-  return { status: 200, headers, body: res.body };
+  return { status: 200, headers, body };
 }

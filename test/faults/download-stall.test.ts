@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { eventually, httpCall } from './client.js';
-import { storedBlobName, storedVideo } from './stored-video.js';
+import { largeStoredCopy, storedBlobName, storedVideo } from './stored-video.js';
 
 /**
  * A client that stops reading a download. The gateway keeps the video in its local blob store (the
@@ -30,7 +30,7 @@ beforeAll(async () => {
   ({ sim, gw, key, jobId } = await storedVideo({ server: { download_stall_ms: STALL_MS } }));
   // A stored copy larger than every socket buffer on the way, so a client that stops reading stalls it.
   blobName = await storedBlobName({ sim, gw, key, jobId });
-  await gw.services.video.deps.blobs.put(blobName, Buffer.alloc(BIG, 7), 'video/mp4');
+  await gw.services.video.deps.blobs.put(blobName, largeStoredCopy(BIG), 'video/mp4');
 }, 60_000);
 afterAll(async () => {
   await gw?.close();

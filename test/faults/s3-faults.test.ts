@@ -5,7 +5,7 @@ import type { TestGateway } from '../helpers/gateway.js';
 import { startLocalS3, type LocalS3 } from '../helpers/s3.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 import { eventually, fdCount, httpCall } from './client.js';
-import { storedBlobName, storedVideo } from './stored-video.js';
+import { largeStoredCopy, storedBlobName, storedVideo } from './stored-video.js';
 
 /**
  * Videos kept in an S3 bucket, with S3 failing in the middle of a download: the gateway reaches S3
@@ -29,7 +29,7 @@ beforeAll(async () => {
   ({ sim, gw, key, jobId } = await storedVideo({ video: { blobs: { ...s3.config('videos/'), endpoint: `http://127.0.0.1:${relay.port}` } } }));
   // A larger stored copy, so the download is still streaming from S3 when S3 goes away.
   const name = await storedBlobName({ sim, gw, key, jobId });
-  await gw.services.video.deps.blobs.put(name, Buffer.alloc(BIG, 7), 'video/mp4');
+  await gw.services.video.deps.blobs.put(name, largeStoredCopy(BIG), 'video/mp4');
 }, 60_000);
 afterAll(async () => {
   await gw?.close();

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
+import { sampleMp4 } from '../../src/sim/media.js';
 import { videoModules } from '../../src/video/vendors/registry.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { upstreamsFor } from '../helpers/video.js';
@@ -40,4 +41,10 @@ export async function storedVideo(extra: Record<string, unknown> = {}): Promise<
 export async function storedBlobName(s: StoredVideo): Promise<string> {
   const record = (await s.gw.services.store.getJob(s.gw.services.video.deps.sealer.open(s.jobId)!.j))!;
   return String(record.outputs[0]!.blob);
+}
+
+/** `size` bytes of stored video: the MP4 fixture (the gateway checks a stored copy starts like a video), then filler. */
+export function largeStoredCopy(size: number): Buffer {
+  const head = sampleMp4();
+  return Buffer.concat([head, Buffer.alloc(size - head.length, 7)]);
 }

@@ -135,12 +135,13 @@ describe('video download: the upstream fails', () => {
     await expectClean(env, before);
   });
 
-  it('answers 200 with a body that is not a video (malformed): passed on as bytes, nothing breaks', async () => {
+  it('answers 200 with a body that is not a video (malformed): 502 upstream_error quoting none of it, nothing breaks', async () => {
     const before = await snapshot(env);
     env.video.set(CONTENT, { kind: 'answer', status: 200, contentType: 'application/json', body: '{"this is": not json' });
     const r = await download();
-    expect(r.status).toBe(200);
-    expect(r.headers['content-type']).toBe('video/mp4');
+    expect(r.status).toBe(502);
+    expectErrorShape(r.json, 'server_error', 'upstream_error');
+    expect(r.body.toString()).not.toContain('this is');
     await expectClean(env, before);
   });
 });

@@ -1,0 +1,91 @@
+import type { Readable } from 'node:stream';
+import { errors, type GatewayError } from '../core/errors.js';
+import { redactorFor } from '../core/redact.js';
+import { imageTypeOf, MEDIA_HEAD_BYTES, startsLikeVideo } from '../core/sniff.js';
+import type { StreamResponse } from '../http/executor.js';
+import { discard, peek } from '../http/streams.js';
+import type { Upstream } from '../http/types.js';
+import type { VideoDeps } from './deps.js';
+
+/**
+ * A video download passes the vendor's bytes to the client under the gateway's own media type, so
+ * an answer that is not the media asked for (an HTML error page, a JSON error, a login form of a
+ * proxy, some of which echo the request's credentials) must stop before its first byte reaches the
+ * client. Two checks: the declared type must not be a document type, and the first bytes must carry
+ * the container's signature. A missing or generic type (`application/octet-stream`, which storage
+ * and CDNs send for anything) says nothing, so the bytes decide.
+ */
+
+const DOCUMENT_TYPES = new Set(['application/javascript', 'application/ecmascript', 'application/x-javascript', 'application/x-www-form-urlencoded', 'application/pdf']);
+
+/** Whether a declared Content-Type is clearly not media: text, JSON, XML, HTML, script, a form or a multipart. */
+export function isDocumentType(declared: string | undefined): boolean {
+  const type = mediaTypeOf(declared);
+  if (type === '') return false;
+  const [top = '', sub = ''] = type.split('/');
+  if (top === 'text' || top === 'multipart' || top === 'message') return true;
+  return /(json|xml)$/.test(sub) || sub.includes('html') || DOCUMENT_TYPES.has(type);
+}
+
+function mediaTypeOf(declared: string | undefined): string {
+  return (declared ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** What a refusal tells: who answered, and why, for the operator's log; the client hears only `message`. */
+export interface Refusal {
+  deps: VideoDeps;
+  job: string;
+  /** Undefined for a stored copy whose upstream is no longer configured. */
+  up: Upstream | undefined;
+  what: string;
+  message: string;
+}
+
+/**
+ * Logs a refused answer (`res`: a download's; none for the gateway's stored copy) and gives the
+ * client's error. Nothing of the body is logged, and the declared type only as a well-formed type,
+ * through the upstream's redactor: the vendor chose it.
+ */
+export function refuseAnswer(r: Refusal, reason: string, res?: StreamResponse, body: Readable | undefined = res?.body): GatewayError {
+  discard(body);
+  const type = mediaTypeOf(res?.headers['content-type']);
+  const declared = type === '' ? '(none)' : /^[a-z0-9!#$&^_.+-]{1,64}\/[a-z0-9!#$&^_.+-]{1,64}$/.test(type) ? (r.up ? redactorFor(r.up).text(type) : '(unchecked)') : '(malformed)';
+  r.deps.log.warn({ job: r.job, upstream: r.up?.name, status: res?.status, declared, reason }, `${r.what}: the vendor's answer is not the media asked for; refused`);
+  return errors.upstreamError(r.message);
+}
+
+/**
+ * The vendor's answer for the video, checked (a 200 or 206, already). The first bytes are sniffed
+ * when the answer holds them: a whole body, or a range from the file's first byte (a range shorter
+ * than the signature is checked on the bytes it has). A range that starts further in cannot be, and
+ * has only its declared type checked. Returns the body to stream (with the bytes read put back).
+ */
+export async function checkedVideo(r: Refusal, res: StreamResponse): Promise<Readable> {
+  if (isDocumentType(res.headers['content-type'])) throw refuseAnswer(r, 'declared a document type', res);
+  const start = res.status === 206 ? /^bytes\s+(\d+)-/i.exec(res.headers['content-range'] ?? '')?.[1] : '0';
+  if (start !== undefined && Number(start) > 0) return res.body;
+  const { head, body, ended } = await peek(res.body, MEDIA_HEAD_BYTES);
+  if (!startsLikeVideo(head, ended && res.status === 206)) throw refuseAnswer(r, 'first bytes are not a video container', res, body);
+  return body;
+}
+
+/** The vendor's preview image (a 200 declaring one of `allowed`), checked; its type is the one its bytes show. */
+export async function checkedImage(r: Refusal, res: StreamResponse, allowed: ReadonlySet<string>): Promise<{ body: Readable; type: string }> {
+  if (!allowed.has(mediaTypeOf(res.headers['content-type']))) throw refuseAnswer(r, 'declared type is not an allowed image type', res);
+  const { head, body } = await peek(res.body, MEDIA_HEAD_BYTES);
+  const type = imageTypeOf(head);
+  if (!type || !allowed.has(type)) throw refuseAnswer(r, 'first bytes are not an allowed image', res, body);
+  return { body, type };
+}
+
+/**
+ * Whether the gateway's own copy of a video the vendor returned inline starts like one. Read apart
+ * from the download (a few bytes of a local file or object), so that a range anywhere is checked.
+ */
+export async function storedVideoStartsLikeOne(open: () => Promise<Readable | undefined>): Promise<boolean | undefined> {
+  const stream = await open();
+  if (!stream) return undefined;
+  const { head, body } = await peek(stream, MEDIA_HEAD_BYTES);
+  discard(body);
+  return startsLikeVideo(head);
+}
