@@ -49,6 +49,24 @@ export function deepMerge(base: JsonObject, over: JsonObject): JsonObject {
   return out;
 }
 
+/**
+ * Merges `over` into `target` in place, with the result `deepMerge(target, over)` would have. For a
+ * caller that owns `target` and merges many pieces into it one at a time: a copy of the whole
+ * accumulated object per piece makes the work quadratic in the number of pieces, and a client
+ * controls that number (one piece per top-level field of its body). Only `target`'s own top level
+ * is written; a nested object is merged by copy, so an object `over` brought in by reference (the
+ * client's own) is never changed by a later merge.
+ */
+export function mergeInto(target: JsonObject, over: JsonObject): JsonObject {
+  for (const key of Object.keys(over)) {
+    if (FORBIDDEN_KEYS.has(key)) continue;
+    const b = target[key];
+    const o = over[key];
+    target[key] = isObject(b) && isObject(o) ? deepMerge(b, o) : o;
+  }
+  return target;
+}
+
 /** Copies `obj` without the listed keys. */
 export function omit(obj: JsonObject, keys: Iterable<string>): JsonObject {
   const drop = new Set(keys);

@@ -1,5 +1,5 @@
 import { errors } from '../../../core/errors.js';
-import { deepMerge, isObject, type Json, type JsonObject } from '../../../core/json.js';
+import { isObject, mergeInto, type Json, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamRequest } from '../../../http/types.js';
 import type { CreateInput, StandardVideoRequest } from '../../types.js';
 import { DEFAULT_SECONDS, sizeFor, tierOfSize, wanModelInfo, type WanModelInfo } from './models.js';
@@ -155,28 +155,31 @@ export function buildWanBody(input: CreateInput): JsonObject {
   const frames = frameInputs(std, info);
   const refs = referenceInputs(std, info);
 
-  let inputPart: JsonObject = {};
+  // Both objects are this function's own, so the natives are merged into them in place: a copy of
+  // the whole object per top-level field made a body of many fields quadratic (seconds of event loop).
+  const inputPart: JsonObject = {};
   if (std.prompt) inputPart.prompt = std.prompt;
-  inputPart = { ...inputPart, ...frames.fields, ...refs.fields };
-  let parameters: JsonObject = sizeParameters(std, info);
+  Object.assign(inputPart, frames.fields, refs.fields);
+  const parameters: JsonObject = sizeParameters(std, info);
   if (std.seconds !== undefined) parameters.duration = std.seconds;
 
-  const media: Json[] = [...frames.media, ...refs.media];
+  // Appended with concat, not push(...items): spreading a client's array into the arguments of a
+  // call overflows the stack past about 100k items (a RangeError, answered as a 500).
+  let media: Json[] = [...frames.media, ...refs.media];
   // Nested objects first, then top-level names, so a name written at the top level has the last word.
   if (isObject(native.input)) {
     const { media: nestedMedia, ...rest } = native.input;
-    if (Array.isArray(nestedMedia)) media.push(...nestedMedia);
-    inputPart = deepMerge(inputPart, rest);
+    if (Array.isArray(nestedMedia)) media = media.concat(nestedMedia);
+    mergeInto(inputPart, rest);
   }
-  if (isObject(native.parameters)) parameters = deepMerge(parameters, native.parameters);
+  if (isObject(native.parameters)) mergeInto(parameters, native.parameters);
   for (const [key, value] of Object.entries(native)) {
     if (key === 'input' || key === 'parameters') continue;
     if (key === 'media') {
-      if (Array.isArray(value)) media.push(...value);
+      if (Array.isArray(value)) media = media.concat(value);
       continue;
     }
-    if (isInputNative(key)) inputPart = deepMerge(inputPart, { [key]: value });
-    else parameters = deepMerge(parameters, { [key]: value });
+    mergeInto(isInputNative(key) ? inputPart : parameters, { [key]: value });
   }
   if (media.length > 0) inputPart.media = media;
   return { model: input.upstreamModel, input: inputPart, parameters };
