@@ -1,4 +1,4 @@
-import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
+import { isObject, mergeInto, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse } from '../../../http/types.js';
 import type { BatchResult, EmbeddingRequest } from '../../types.js';
 
@@ -15,15 +15,17 @@ export function usesEmbedContent(model: string): boolean {
 }
 
 export function embedContentBody(text: string, req: EmbeddingRequest, autoTruncate: unknown): JsonObject {
-  let body: JsonObject = { content: { parts: [{ text }] } };
+  const body: JsonObject = { content: { parts: [{ text }] } };
   if (req.taskType !== undefined) body['taskType'] = req.taskType;
   if (req.title !== undefined) body['title'] = req.title;
   if (req.dimensions !== undefined) body['outputDimensionality'] = req.dimensions;
   if (typeof autoTruncate === 'boolean') body['autoTruncate'] = autoTruncate;
   // `parameters` is the :predict spelling; on :embedContent the same knobs sit at the top level.
+  // Merged in place, in the client's order (a later name wins): a copy of the body per field would
+  // make a body of many extra fields quadratic.
   for (const [k, v] of Object.entries(req.extra)) {
-    if (k === 'parameters' && isObject(v)) body = deepMerge(body, v);
-    else if (k !== 'instances') body = deepMerge(body, { [k]: v });
+    if (k === 'parameters' && isObject(v)) mergeInto(body, v);
+    else if (k !== 'instances') mergeInto(body, { [k]: v });
   }
   return body;
 }
