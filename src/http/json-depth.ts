@@ -5,29 +5,47 @@ import { errors, type GatewayError } from '../core/errors.js';
 export const MAX_JSON_DEPTH = 64;
 
 /**
+ * More top-level fields than any API here takes (a video create, the widest, has about 60 names:
+ * standard, common and the largest vendor's own); a body with more is refused before it is parsed.
+ * Every field a route reads or passes on is some work per field; a 5.9 MB body of 500k fields,
+ * under the body limit, cost ~0.3 s in `JSON.parse` alone and seconds across a create.
+ */
+export const MAX_TOP_LEVEL_FIELDS = 256;
+
+/**
  * The gateway's JSON body parser, for the app and for any scope that needs its own: the text is
  * scanned for nesting before it is parsed, then parsed by Fastify's default parser (which refuses
  * `__proto__` and `constructor.prototype` keys).
  *
  * Why before: parsing a hostile nesting is itself the cost. 5 MB of `[` and 5 MB of `]` (under the
  * body limit) held the event loop ~1.7 s in `JSON.parse`, on any POST path, before any key was asked
- * for. The scan is one pass over the text and allocates nothing. Every parser that yields objects
- * is this one, so parsed bodies need no walk of their own afterwards.
+ * for. The same scan counts the top-level object's fields, and stops at the first one too many. It
+ * is one pass over the text and allocates nothing. Every parser that yields objects is this one, so
+ * parsed bodies need no walk of their own afterwards.
  *
  * `emptyIsNoBody`: an empty body is read as no body (the official SDKs send DELETE with
  * `Content-Type: application/json` and nothing after it), instead of Fastify's refusal.
  */
-export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?: boolean; max?: number } = {}): void {
+export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?: boolean; max?: number; maxFields?: number } = {}): void {
   const max = opts.max ?? MAX_JSON_DEPTH;
+  const maxFields = opts.maxFields ?? MAX_TOP_LEVEL_FIELDS;
   const parseJson = scope.getDefaultJsonParser('error', 'error');
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     // parseAs 'string' hands over a string.
     const text = body as string;
     if (opts.emptyIsNoBody && text.trim() === '') return done(null, undefined);
-    if (jsonNestsDeeper(text, max)) return done(errors.invalidRequest(`The body is nested deeper than ${max} levels.`, undefined, 'too_deep'), undefined);
+    const problem = scanJson(text, max, maxFields);
+    if (problem === 'too_deep') return done(errors.invalidRequest(`The body is nested deeper than ${max} levels.`, undefined, 'too_deep'), undefined);
+    if (problem === 'too_many_fields')
+      return done(errors.invalidRequest(`The body has more than ${maxFields} top-level fields.`, undefined, 'too_many_fields'), undefined);
     parseJson(req, text, (err, value) => (err ? done(whyUnparsed(text), undefined) : done(null, value)));
   });
+}
+
+/** Whether JSON text opens more than `max` arrays or objects inside one another (strings skipped). */
+export function jsonNestsDeeper(text: string, max: number): boolean {
+  return scanJson(text, max, Infinity) === 'too_deep';
 }
 
 /**
@@ -45,23 +63,29 @@ function whyUnparsed(text: string): GatewayError {
 }
 
 /**
- * Whether JSON text opens more than `max` arrays or objects inside one another (strings skipped).
+ * The first limit JSON text breaks, in text order: more than `maxDepth` arrays or objects inside one
+ * another, or a top-level object of more than `maxFields` fields (counted by the commas between
+ * them, so malformed text is counted too; the parser refuses it if it gets that far).
  * A string's body is jumped over with `indexOf` (an upstream answer can carry a video as one
  * base64 string of tens of MB): a quote ends it unless an odd run of backslashes stands before it.
  * Counting a run looks back only as far as the previous quote found, so the whole scan stays linear.
  */
-export function jsonNestsDeeper(text: string, max: number): boolean {
+export function scanJson(text: string, maxDepth: number, maxFields: number): 'too_deep' | 'too_many_fields' | undefined {
   let depth = 0;
+  let rootIsObject = false;
+  let fields = 1;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       i = stringEnd(text, i);
-      if (i < 0) return false; // unterminated: the parser will refuse it
+      if (i < 0) return undefined; // unterminated: the parser will refuse it
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (++depth > max) return true;
+      if (depth === 0) rootIsObject = c === 0x7b;
+      if (++depth > maxDepth) return 'too_deep';
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+    else if (c === 0x2c /* , */ && depth === 1 && rootIsObject && ++fields > maxFields) return 'too_many_fields';
   }
-  return false;
+  return undefined;
 }
 
 /** The index of the quote that closes the string opening at `open`, or -1 when none does. */

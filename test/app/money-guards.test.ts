@@ -103,6 +103,25 @@ describe('hostile bodies', () => {
     expect(r.json?.error?.code).not.toBe('too_deep');
   });
 
+  it('a body of more top-level fields than any API takes is a 400 on every JSON endpoint, refused before it is parsed', async () => {
+    const { key } = await gw.newKey(10);
+    const fields = (n: number) => Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',');
+    // 500k fields (5.9 MB, under the body limit), then text that is not JSON: a parser that ran first
+    // would answer "invalid JSON" after parsing half a million fields.
+    const wide = `{"model":"text-embedding-3-small","input":"x",${fields(500_000)},not json`;
+    for (const path of ['/v1/embeddings', '/v1/videos/generations', '/v1/chat/completions', '/v1/videos']) {
+      const r = await call(gw, 'POST', path, { key, body: wide });
+      expect(r.status, path).toBe(400);
+      expect(r.json.error, path).toMatchObject({ type: 'invalid_request_error', code: 'too_many_fields' });
+    }
+    // As many as allowed, with nested objects of any width, is an ordinary request.
+    const nested = `{${fields(500)}}`;
+    const atLimit = `{"model":"text-embedding-3-small","input":"x","dimensions":8,"user":"u",${fields(250)},"nested":${nested},"list":[${nested}]}`;
+    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: atLimit });
+    expect(r.json?.error?.code).not.toBe('too_many_fields');
+    expect(r.status).toBeLessThan(500);
+  });
+
   it('a malformed %-escape in the path gets the spec shape', async () => {
     const { key } = await gw.newKey(10);
     const r = await call(gw, 'GET', '/v1/videos/%ZZ', { key });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonNestsDeeper } from '../../src/http/json-depth.js';
+import { jsonNestsDeeper, scanJson } from '../../src/http/json-depth.js';
 
 describe('jsonNestsDeeper (the scan before a JSON body is parsed)', () => {
   it('counts arrays and objects inside one another, and nothing inside strings', () => {
@@ -31,6 +31,39 @@ describe('jsonNestsDeeper (the scan before a JSON body is parsed)', () => {
       const depth = depthOf(doc);
       expect(jsonNestsDeeper(text, depth)).toBe(false);
       if (depth > 0) expect(jsonNestsDeeper(text, depth - 1)).toBe(true);
+    }
+  });
+});
+
+describe('scanJson (top-level fields, counted before a body is parsed)', () => {
+  const object = (n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i])));
+
+  it('counts the fields of the top-level object only', () => {
+    expect(scanJson(object(3), 64, 3)).toBeUndefined();
+    expect(scanJson(object(4), 64, 3)).toBe('too_many_fields');
+    expect(scanJson('{}', 64, 1)).toBeUndefined();
+    // Commas inside nested values and strings are not fields.
+    expect(scanJson(JSON.stringify({ a: [1, 2, 3, 4], b: { c: 1, d: 2, e: 3 }, f: 'x,y,z,"w",\\,' }), 64, 3)).toBeUndefined();
+    // A top-level array is not an object with fields (the routes refuse it as a body of their own).
+    expect(scanJson(JSON.stringify([1, 2, 3, 4, 5]), 64, 3)).toBeUndefined();
+  });
+
+  it('stops at the first field too many, whatever follows', () => {
+    expect(scanJson(`${object(5).slice(0, -1)},"rest": not json at all`, 64, 3)).toBe('too_many_fields');
+    expect(scanJson(`{"a":${'['.repeat(10)}`, 4, 3)).toBe('too_deep');
+  });
+
+  it('agrees with the parsed number of fields on random objects', () => {
+    let seed = 11;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const value = (d: number): unknown =>
+      d === 0 || rnd(3) === 0 ? [',', '{",', 1, null, 'a\\",b'][rnd(5)] : rnd(2) ? [value(d - 1), value(d - 1)] : { 'x,': value(d - 1), y: value(d - 1) };
+    for (let i = 0; i < 300; i++) {
+      const doc = Object.fromEntries(Array.from({ length: rnd(8) }, (_, k) => [`k${k},"`, value(3)]));
+      const n = Object.keys(doc).length;
+      const text = JSON.stringify(doc);
+      expect(scanJson(text, 64, Math.max(n, 1))).toBeUndefined();
+      if (n > 1) expect(scanJson(text, 64, n - 1)).toBe('too_many_fields');
     }
   });
 });
