@@ -106,9 +106,9 @@ export const errors = {
       code: 'upload_too_large',
       param,
     }),
-  /** What reading a multipart body failed on (no boundary, a malformed part header) is the client's mistake. */
+  /** What reading a multipart body failed on (no boundary, a malformed part, no closing boundary) is the client's mistake. */
   unreadableForm: () =>
-    new GatewayError(400, 'invalid_request_error', 'The request body is not a readable multipart form (check the boundary in Content-Type).', {
+    new GatewayError(400, 'invalid_request_error', 'The request body is not a readable multipart form (check the boundary in Content-Type, and that the form ends with its closing boundary).', {
       code: 'invalid_body',
     }),
   rangeNotSatisfiable: (size: number) =>

@@ -93,7 +93,7 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
   app.addHook('preParsing', (req, reply, payload, done) => {
     // Only chunked bodies are metered here (no Content-Length and no Transfer-Encoding: no body).
     if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] === undefined) return done(null, payload);
-    // A multipart upload is read by its route from the raw request (@fastify/multipart), never from
+    // A multipart upload is read by its route from the raw request (routes/multipart-form.ts), never from
     // this stream: a meter nobody reads would stop the upload once its buffers filled (~32 KB), and
     // its error on a client's abort would reach no listener. The upload's own limits bound it.
     if (isMultipart(req.headers['content-type'])) return done(null, payload);

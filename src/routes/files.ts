@@ -1,21 +1,24 @@
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, isGatewayError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { sendDownload } from '../http/download.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
+import { acceptMultipartForms, formError, formParts, isMultipartForm } from './multipart-form.js';
 import type { FilesService, NewFile } from '../files/service.js';
 
 const MAX_FIELDS = 8;
 
-/** The upload form of openai-node's files.create: `file`, `purpose`, `expires_after[anchor|seconds]`. */
+/**
+ * The upload form of openai-node's files.create: `file`, `purpose`, `expires_after[anchor|seconds]`,
+ * taken only whole (a form cut short before its closing boundary is refused: multipart-form.ts).
+ */
 async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: number): Promise<NewFile> {
-  if (!req.isMultipart()) throw errors.invalidRequest('Upload a file as multipart/form-data (fields file and purpose).', undefined, 'unsupported_media_type');
+  if (!isMultipartForm(req)) throw errors.invalidRequest('Upload a file as multipart/form-data (fields file and purpose).', undefined, 'unsupported_media_type');
   let file: { bytes: Buffer; filename: string } | undefined;
   let purpose: unknown;
   const expires: Record<string, string> = {};
   try {
-    for await (const part of req.parts()) {
+    for await (const part of formParts(req, { fileField: 'file', fileSize: maxBytes, fields: MAX_FIELDS, fieldSize: 1024 })) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file') {
           part.file.resume();
@@ -24,18 +27,12 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
         file = { bytes: await readFilePart(part, reply), filename: part.filename ?? 'file' };
         continue;
       }
-      const value = typeof part.value === 'string' ? part.value : String(part.value);
-      if (part.fieldname === 'purpose') purpose = value;
-      else if (part.fieldname === 'expires_after[anchor]' || part.fieldname === 'expires_after[seconds]') expires[part.fieldname.slice(14, -1)] = value;
+      if (part.fieldname === 'purpose') purpose = part.value;
+      else if (part.fieldname === 'expires_after[anchor]' || part.fieldname === 'expires_after[seconds]') expires[part.fieldname.slice(14, -1)] = part.value;
       else throw errors.invalidRequest(`Unknown field '${part.fieldname.slice(0, 100)}'.`, part.fieldname.slice(0, 100), 'unknown_parameter');
     }
   } catch (e) {
-    const code = (e as { code?: string })?.code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw errors.uploadTooLarge(maxBytes, 'file');
-    if (code === 'FST_FILES_LIMIT') throw errors.invalidRequest('Send one file.', 'file', 'too_many_files');
-    if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw errors.invalidRequest('Too many form fields.', undefined, 'too_many_fields');
-    if (code === 'FST_PROTO_VIOLATION') throw errors.invalidRequest('A form field name is a forbidden key.', undefined, 'forbidden_key');
-    throw isGatewayError(e) ? e : errors.unreadableForm();
+    throw formError(e);
   }
   if (!file) throw errors.invalidRequest("'file' is required.", 'file', 'missing_required_parameter');
   return { ...file, purpose, expiresAfter: Object.keys(expires).length > 0 ? expires : undefined };
@@ -45,7 +42,7 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
 export function registerFileRoutes(app: FastifyInstance, deps: { files: FilesService; downloadStallMs?: number }): void {
   const maxBytes = deps.files.settings.maxBytes;
   app.register(async (scope) => {
-    await scope.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: MAX_FIELDS, parts: MAX_FIELDS + 1, fieldSize: 1024 } });
+    acceptMultipartForms(scope);
     scope.post('/v1/files', { config: { keyAction: 'video' } }, async (req, reply) => {
       return deps.files.create(req.auth, await readUpload(req, reply, maxBytes));
     });

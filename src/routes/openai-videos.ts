@@ -1,11 +1,11 @@
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
 import { sendDownload } from '../http/download.js';
 import { createControl } from './create-control.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
-import { formLimits, readForm } from './openai-form.js';
+import { readForm } from './openai-form.js';
+import { acceptMultipartForms } from './multipart-form.js';
 import { registerDeriveRoutes } from './openai-video-derive.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, toSpecBody } from '../video/openai/request.js';
@@ -23,7 +23,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
   const maxUpload = Math.max(settings.uploadMaxBytes, settings.uploadVideoMaxBytes);
 
   app.register(async (scope) => {
-    await scope.register(multipart, { limits: formLimits(maxUpload) });
+    acceptMultipartForms(scope);
 
     // The key's action is checked before the body is read: a key that may not create videos neither
     // uploads nor learns what its form got wrong.
