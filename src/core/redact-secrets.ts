@@ -14,6 +14,10 @@ import { base64Runs, canonical, joinedView, matches, replaceRanges, whole } from
 /** Shorter configured values are not searched for: replacing every "abc" in a message hides nothing. */
 export const MIN_SECRET_LENGTH = 8;
 
+/** A line of a multi-line secret shorter than this counts only when it is base64 (see compileSecrets). */
+const MIN_LINE_LENGTH = 24;
+const BASE64_LINE = /^[A-Za-z0-9+/]+={0,2}$/;
+
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -133,8 +137,11 @@ export function compileSecrets(configured: Iterable<string>): Secrets {
     // As it appears inside a JSON string (a private key's newlines, a quote in a password).
     const escaped = JSON.stringify(v).slice(1, -1);
     if (escaped !== v) add(escaped, min);
-    // Each line of a multi-line secret (a PEM body quoted in part) counts on its own.
-    if (v.includes('\n')) for (const line of v.split(/\r?\n/)) if (line.length >= 24) add(line, prefixMin(line));
+    // Each line of a multi-line secret (a PEM body quoted in part) counts on its own; a line of base64
+    // from the shortest value searched for, so the short last line of a PEM body counts too.
+    if (v.includes('\n'))
+      for (const line of v.split(/\r?\n/))
+        if (line.length >= MIN_LINE_LENGTH || (line.length >= MIN_SECRET_LENGTH && BASE64_LINE.test(line))) add(line, prefixMin(line));
   }
   const values = [...set].sort((a, b) => b.length - a.length);
   if (values.length === 0) return NO_SECRETS;

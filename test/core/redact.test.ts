@@ -54,6 +54,12 @@ describe('redact: configured secrets', () => {
     expect(redact('a short note', secrets)).toBe('a short note');
   });
 
+  it('counts the short last line of a PEM body, as base64, while short lines of other text do not', () => {
+    const pem = '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7abcdefghijkl\nq8ZrT0w1Xy==\n-----END PRIVATE KEY-----\n';
+    expect(redact('tail q8ZrT0w1Xy== of the key', compileSecrets([pem]))).toBe('tail [redacted] of the key');
+    expect(redact('a short line here', compileSecrets(['first line of a long multi-line value\nshort line']))).toBe('a short line here');
+  });
+
   it('collects every credential of an upstream config: api key, token, AWS secrets, service-account fields', () => {
     const found = configuredSecrets({
       apiKey: 'api-key-value-1',
