@@ -1,3 +1,4 @@
+import { credentialFiles, namesCredentialFile } from './credential-files.js';
 import type { Json, JsonObject } from './json.js';
 import { normalHost } from './redact-hosts.js';
 
@@ -10,7 +11,7 @@ const SECRET_OPTION = /key|secret|token|password|passwd|credential|private|signa
  * fields count) but hold something else, the same for every account: a `universe_domain` of
  * googleapis.com counted as a secret blanked every Google host in upstream text and log lines.
  */
-const NOT_SECRET_OPTION = /^(key_file|max_batch_tokens|auth_uri|token_uri|auth_provider_x509_cert_url|client_x509_cert_url|type|universe_domain)$/i;
+const NOT_SECRET_OPTION = /^(max_batch_tokens|auth_uri|token_uri|auth_provider_x509_cert_url|client_x509_cert_url|type|universe_domain)$/i;
 
 /** The parts of an upstream's configuration that may hold credentials. */
 export interface CredentialBearer {
@@ -19,14 +20,32 @@ export interface CredentialBearer {
 }
 
 /**
- * Every credential in an upstream's configuration: the api key, and each string option whose name
- * says it is one (access tokens, AWS secrets, service-account keys inline or as JSON text).
+ * Every credential in an upstream's configuration: the api key, each string option whose name says
+ * it is one (access tokens, AWS secrets, service-account keys inline or as JSON text), and what the
+ * credential files its options name hold (credential-files.ts; read at start, the same read the
+ * upstream's credentials use), taken as an inline value of the same contents would be.
  */
 export function configuredSecrets(up: CredentialBearer): string[] {
   const out: string[] = [];
   if (up.apiKey) out.push(up.apiKey);
   collect(up.options, false, out);
+  for (const file of credentialFiles(up.options).values()) if ('text' in file) collectFile(file.text, out);
   return out;
+}
+
+/**
+ * A credential file's secrets: a JSON file's every field (a service-account key file, as the same key
+ * given inline), else its whole text (a PEM file, whose lines count one by one: redact-secrets.ts).
+ */
+function collectFile(text: string, out: string[]): void {
+  let parsed: Json | undefined;
+  try {
+    parsed = JSON.parse(text) as Json;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed !== null && typeof parsed === 'object') collect(parsed, true, out);
+  else if (text.trim() !== '') out.push(text.trim());
 }
 
 function collect(value: Json | undefined, secret: boolean, out: string[]): void {
@@ -49,7 +68,8 @@ function collect(value: Json | undefined, secret: boolean, out: string[]): void 
   }
   if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      const isSecret = secret ? !NOT_SECRET_OPTION.test(k) : SECRET_OPTION.test(k) && !NOT_SECRET_OPTION.test(k);
+      // A credential file's path is not a secret: what the file holds is (configuredSecrets).
+      const isSecret = namesCredentialFile(k) ? false : secret ? !NOT_SECRET_OPTION.test(k) : SECRET_OPTION.test(k) && !NOT_SECRET_OPTION.test(k);
       collect(v, isSecret, out);
     }
   }

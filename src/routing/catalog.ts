@@ -1,5 +1,7 @@
+import { ConfigError, configSource } from '../config/load.js';
 import { COMMON_UPSTREAM_KEYS } from '../config/schema-catalog.js';
 import type { ConfigFile } from '../config/schema.js';
+import { credentialFiles } from '../core/credential-files.js';
 import type { JsonObject } from '../core/json.js';
 import { configuredHosts } from '../core/redact.js';
 import { toMicros, type Micros } from '../core/money.js';
@@ -37,10 +39,15 @@ export class Catalog {
     readonly circuits = new CircuitBreaker(),
     private readonly random: () => number = Math.random,
   ) {
-    for (const u of cfg.upstreams) {
+    const unreadable: string[] = [];
+    for (const [i, u] of cfg.upstreams.entries()) {
       if (!u.enabled) continue;
       const options: JsonObject = {};
       for (const [k, v] of Object.entries(u)) if (!COMMON_UPSTREAM_KEYS.has(k)) options[k] = v as JsonObject[string];
+      // Credential files are read now, once: the redaction of this upstream's text must hold their
+      // secrets before its first call, and a file that cannot be read is a mistake to name at start.
+      for (const [name, file] of credentialFiles(options))
+        if ('error' in file) unreadable.push(`${configSource(cfg)}: upstreams[${i}].${name}: cannot read ${file.path} (${file.error})`);
       const up: Upstream = {
         name: u.name,
         vendor: u.vendor,
@@ -61,6 +68,7 @@ export class Catalog {
         this.byModel.set(m, list);
       }
     }
+    if (unreadable.length) throw new ConfigError(['invalid configuration', ...unreadable].join('\n  '));
     for (const [name, m] of Object.entries(cfg.models)) {
       const owner = m.owned_by ?? this.byModel.get(name)?.[0]?.vendor ?? 'gateway';
       this.models.set(name, {

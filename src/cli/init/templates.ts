@@ -44,7 +44,7 @@ export const TEMPLATES: readonly VendorTemplate[] = [
     project: \${GOOGLE_CLOUD_PROJECT}
     location: us-central1
     # Credentials, one of three forms (no api_key: Vertex takes OAuth tokens minted from a service account):
-    #   key_file: path of a service-account JSON key (read on first use; tokens are minted and renewed)
+    #   key_file: path of a service-account JSON key (read once, at start; tokens are minted and renewed)
     #   service_account: the same JSON inline, e.g. \${VERTEX_SERVICE_ACCOUNT_JSON}
     #   access_token: a ready token (expires after about an hour; for trials only)
     key_file: \${GOOGLE_APPLICATION_CREDENTIALS}

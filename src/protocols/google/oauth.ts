@@ -1,5 +1,5 @@
 import { createSign } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { credentialFiles, type CredentialFile } from '../../core/credential-files.js';
 import { errors } from '../../core/errors.js';
 import { isObject, type JsonObject } from '../../core/json.js';
 import type { CallSignal } from '../../http/call-signal.js';
@@ -25,8 +25,11 @@ export interface ServiceAccountKey {
 export interface GoogleAuthOptions {
   accessToken?: string;
   serviceAccount?: ServiceAccountKey;
-  /** Path of a service-account key file, read on first use. */
-  keyFile?: string;
+  /**
+   * A service-account key file, as read once at start (core/credential-files.ts): the same contents
+   * the redaction of the upstream's text hides. A file changed later is not read again.
+   */
+  keyFile?: CredentialFile;
 }
 
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -40,15 +43,15 @@ const REFRESH_EARLY_MS = 5 * 60_000;
 const HARD_EXPIRY_SKEW_MS = 30_000;
 const TOKEN_TIMEOUT_MS = 15_000;
 
-/** Reads `access_token`, `service_account` (inline key object or its JSON text) and `key_file` from upstream options. */
+/** Reads `access_token`, `service_account` (inline key object or its JSON text) and `key_file` (its contents) from upstream options. */
 export function googleAuthOptionsFrom(options: JsonObject): GoogleAuthOptions {
   const out: GoogleAuthOptions = {};
   const token = options['access_token'];
   if (typeof token === 'string' && token.trim() !== '') out.accessToken = token.trim();
   const sa = options['service_account'];
   if (sa !== undefined && sa !== null) out.serviceAccount = parseServiceAccount(sa, 'service_account');
-  const file = options['key_file'];
-  if (typeof file === 'string' && file.trim() !== '') out.keyFile = file.trim();
+  const file = credentialFiles(options).get('key_file');
+  if (file) out.keyFile = file;
   return out;
 }
 
@@ -161,7 +164,7 @@ class ServiceAccountTokens implements CredentialSource {
   }
 
   private async exchange(signal: AbortSignal): Promise<CachedToken> {
-    const key = await this.loadKey();
+    const key = this.loadKey();
     const tokenUri = key.token_uri || DEFAULT_TOKEN_URI;
     const issuedAt = this.now();
     const assertion = signAssertion(key, tokenUri, Math.floor(issuedAt / 1000));
@@ -199,22 +202,17 @@ class ServiceAccountTokens implements CredentialSource {
     return token;
   }
 
-  private async loadKey(): Promise<ServiceAccountKey> {
+  private loadKey(): ServiceAccountKey {
     if (this.key) return this.key;
-    const path = this.opts.keyFile!;
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (e) {
-      throw errors.internal(`Cannot read the Google key file ${path}: ${(e as Error).message}`);
-    }
+    const file = this.opts.keyFile!;
+    if ('error' in file) throw errors.internal(`Cannot read the Google key file ${file.path}: ${file.error}`);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      parsed = JSON.parse(file.text);
     } catch {
-      throw errors.internal(`The Google key file ${path} is not valid JSON.`);
+      throw errors.internal(`The Google key file ${file.path} is not valid JSON.`);
     }
-    this.key = parseServiceAccount(parsed, `key file ${path}`);
+    this.key = parseServiceAccount(parsed, `key file ${file.path}`);
     return this.key;
   }
 }

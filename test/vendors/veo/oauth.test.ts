@@ -55,7 +55,9 @@ describe('googleAuthOptionsFrom', () => {
     expect(googleAuthOptionsFrom({ access_token: ' tok ' })).toEqual({ accessToken: 'tok' });
     expect(googleAuthOptionsFrom({ service_account: key as never }).serviceAccount?.client_email).toBe(key.client_email);
     expect(googleAuthOptionsFrom({ service_account: JSON.stringify(key) }).serviceAccount?.private_key).toBe(key.private_key);
-    expect(googleAuthOptionsFrom({ key_file: '/etc/sa.json', project: 'x' })).toEqual({ keyFile: '/etc/sa.json' });
+    expect(googleAuthOptionsFrom({ key_file: '/etc/absent-sa.json', project: 'x' })).toEqual({
+      keyFile: { path: '/etc/absent-sa.json', error: expect.stringMatching(/ENOENT/) },
+    });
     expect(googleAuthOptionsFrom({ access_token: '', key_file: '' })).toEqual({});
   });
 
@@ -197,15 +199,20 @@ describe('googleCredentialSource', () => {
     await expect(src.headers()).rejects.toThrow(/HTTP 503/);
   });
 
-  it('reads a key file on first use and honours its token_uri', async () => {
+  it('signs with the key file as read when its options were first read, and honours its token_uri', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'veo-key-'));
     const path = join(dir, 'sa.json');
     writeFileSync(path, JSON.stringify(key));
-    const src = googleCredentialSource(googleAuthOptionsFrom({ key_file: path }), executor, now);
+    const options = { key_file: path };
+    const read = googleAuthOptionsFrom(options);
+    // Read once: what the upstream signs with is what the redaction was given at start, whatever the file holds later.
+    writeFileSync(path, 'replaced');
+    expect(googleAuthOptionsFrom(options)).toEqual(read);
+    const src = googleCredentialSource(googleAuthOptionsFrom(options), executor, now);
     expect((await src.headers())['authorization']).toMatch(/^Bearer ya29\.sim-/);
     expect(sim.received('POST', '/token')).toHaveLength(1);
 
-    const missing = googleCredentialSource({ keyFile: join(dir, 'absent.json') }, executor, now);
+    const missing = googleCredentialSource(googleAuthOptionsFrom({ key_file: join(dir, 'absent.json') }), executor, now);
     const e = await rejection(missing.headers());
     expect((e as GatewayError).status).toBe(500);
     expect(e.message).toContain('absent.json');
