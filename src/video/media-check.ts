@@ -48,10 +48,20 @@ export interface Refusal {
  */
 export function refuseAnswer(r: Refusal, reason: string, res?: StreamResponse, body: Readable | undefined = res?.body): GatewayError {
   discard(body);
-  const type = mediaTypeOf(res?.headers['content-type']);
-  const declared = type === '' ? '(none)' : /^[a-z0-9!#$&^_.+-]{1,64}\/[a-z0-9!#$&^_.+-]{1,64}$/.test(type) ? (r.up ? redactorFor(r.up).text(type) : '(unchecked)') : '(malformed)';
+  const declared = loggableType(res?.headers['content-type'], r.up);
   r.deps.log.warn({ job: r.job, upstream: r.up?.name, status: res?.status, declared, reason }, `${r.what}: the vendor's answer is not the media asked for; refused`);
   return errors.upstreamError(r.message);
+}
+
+/**
+ * A type the vendor declared, as the operator's log may show it: only a well-formed type, and that
+ * through the upstream's redactor (the vendor chose it, and could have put a credential in it).
+ */
+export function loggableType(declared: string | undefined, up: Upstream | undefined): string {
+  const type = mediaTypeOf(declared);
+  if (type === '') return '(none)';
+  if (!/^[a-z0-9!#$&^_.+-]{1,64}\/[a-z0-9!#$&^_.+-]{1,64}$/.test(type)) return '(malformed)';
+  return up ? redactorFor(up).text(type) : '(unchecked)';
 }
 
 /**

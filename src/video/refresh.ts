@@ -12,6 +12,7 @@ import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } fro
 import { boundVendorData, pollAnswerLimit } from './vendors/answers.js';
 import { releaseHold } from './release.js';
 import { jobUpstream } from './job-upstream.js';
+import { takeInlineVideos } from './inline-output.js';
 
 const FAILURE_CODES: ReadonlySet<string> = new Set<FailureCode>([
   'content_policy_violation', 'invalid_media', 'unsupported_parameters', 'generation_failed', 'cancelled', 'expired', 'timeout',
@@ -162,11 +163,18 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
     await settleFailed(deps, job, { code: 'generation_failed', message: 'The vendor reported the job finished but returned no video; nothing was charged.' }, status.vendorData);
     return;
   }
+  // Checked before anything is kept or captured: an inline video that is no video is the vendor's failure.
+  const inline = takeInlineVideos(deps, job, status.outputs);
+  if (!inline) {
+    const message = 'The vendor reported the job finished but the video it returned is not a video file; nothing was charged.';
+    await settleFailed(deps, job, { code: 'generation_failed', message }, status.vendorData);
+    return;
+  }
   const { seconds, billable, adjusted } = settleSeconds(status, job.estSeconds, status.outputs.length);
   // billable <= held seconds already makes the cost at most the hold; the bound is stated anyway.
   const cost = Math.min(costForSeconds(job.pricePerSecondMicros, billable), job.holdMicros);
   const outputs: JsonObject[] = [];
-  for (let i = 0; i < status.outputs.length; i++) outputs.push(await keepOutput(deps, job, status.outputs[i]!, i));
+  for (let i = 0; i < status.outputs.length; i++) outputs.push(await keepOutput(deps, job, status.outputs[i]!, inline[i], i));
   const usage: JsonObject | null = status.usage ? { ...status.usage } as JsonObject : null;
   const now = deps.clock.now();
   const settled = await releaseHold(deps, job.accountId, job.holdMicros - cost, () =>
@@ -210,11 +218,14 @@ async function afterSettle(deps: VideoDeps, job: JobRecord): Promise<void> {
   else if (fresh.uploads.length > 0) await deps.store.schedulePurge(job.id, deps.clock.now() + deps.settings.uploadRetentionMs);
 }
 
-/** Inline results are written to the gateway's blob store once; URLs are kept as references. */
-async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, index: number): Promise<JsonObject> {
-  if (out.inlineBase64) {
+/**
+ * Inline results (`bytes`, already checked to be a video) are written to the gateway's blob store
+ * once; URLs are kept as references.
+ */
+async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, bytes: Buffer | undefined, index: number): Promise<JsonObject> {
+  if (bytes) {
     const mimeType = videoMediaType(out.mimeType);
-    const blob = await deps.blobs.put(`${job.id}-${index}.mp4`, Buffer.from(out.inlineBase64, 'base64'), mimeType);
+    const blob = await deps.blobs.put(`${job.id}-${index}.mp4`, bytes, mimeType);
     return { blob: blob.name, size: blob.size, mimeType };
   }
   const kept: JsonObject = {};

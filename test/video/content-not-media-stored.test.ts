@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import { sampleMp4 } from '../../src/sim/media.js';
+import type { SqlStore } from '../../src/store/index.js';
 import { videoModule as veo } from '../../src/video/vendors/veo/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
 
 /**
  * A vendor that returns the video inline (Veo's `bytesBase64Encoded`) has it kept in the gateway's
- * blob store, and served from there. What it returned is the vendor's answer all the same: bytes
- * that are not a video (an HTML page with a secret in it) must not be served as the video, whether
- * the whole file or a range far into it is asked for; a real stored video and its ranges still are.
+ * blob store, and served from there. Inline results are checked when the job settles (an HTML page
+ * fails the job: test/video/inline-not-video.test.ts); a copy stored before that check may hold
+ * whatever the vendor sent: bytes that are not a video (an HTML page with a secret in it) must not
+ * be served as the video, whether the whole file or a range far into it is asked for; a real stored
+ * video and its ranges still are.
  */
 const SECRET = 'vendor-side-secret-0123456789';
 const PAGE = Buffer.from(`<html><body>${SECRET}${' '.repeat(2000)}</body></html>`);
@@ -27,8 +30,16 @@ afterAll(async () => {
   await sim?.close();
 });
 
-/** A finished Veo job whose operation carries `bytes` inline. */
-async function jobReturning(bytes: Buffer): Promise<{ key: string; id: string; account: string }> {
+interface Finished {
+  key: string;
+  id: string;
+  account: string;
+  jobId: string;
+  blob: string;
+}
+
+/** A finished Veo job whose operation carried the MP4 fixture inline. */
+async function finishedJob(): Promise<Finished> {
   const { key, account } = await gw.newKey(10);
   const model = veo.simulator.demo(sim).models[0]!.name;
   const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'a fox', seconds: 4 } });
@@ -37,7 +48,7 @@ async function jobReturning(bytes: Buffer): Promise<{ key: string; id: string; a
     {
       kind: 'status',
       status: 200,
-      json: { name: 'projects/p/locations/us-central1/publishers/google/models/m/operations/op-1', done: true, response: { videos: [{ bytesBase64Encoded: bytes.toString('base64'), mimeType: 'video/mp4' }] } },
+      json: { name: 'projects/p/locations/us-central1/publishers/google/models/m/operations/op-1', done: true, response: { videos: [{ bytesBase64Encoded: sampleMp4().toString('base64'), mimeType: 'video/mp4' }] } },
     },
     // Every poll: a job that cannot settle on this answer would otherwise settle on the simulator's own.
     1_000,
@@ -45,7 +56,17 @@ async function jobReturning(bytes: Buffer): Promise<{ key: string; id: string; a
   );
   const done = await pollUntilDone(gw, key, created.json.id, 5_000).finally(() => sim.clearFaults());
   expect(done.status).toBe('completed');
-  return { key, id: created.json.id, account };
+  const jobId = gw.services.video.deps.sealer.open(created.json.id)!.j;
+  const record = (await gw.services.store.getJob(jobId))!;
+  return { key, id: created.json.id, account, jobId, blob: String(record.outputs[0]!.blob) };
+}
+
+/** Makes the job's stored copy one kept before inline results were checked: `bytes`. */
+async function storedBeforeTheCheck(job: Finished, bytes: Buffer): Promise<void> {
+  await gw.services.video.deps.blobs.put(job.blob, bytes, 'video/mp4');
+  const outputs = [{ blob: job.blob, size: bytes.length, mimeType: 'video/mp4' }];
+  await (gw.services.store as SqlStore).driver.run('UPDATE jobs SET outputs = ? WHERE id = ?', [JSON.stringify(outputs), job.jobId]);
+  gw.services.video.jobs.forget(job.jobId);
 }
 
 async function get(id: string, key: string, range?: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
@@ -54,8 +75,8 @@ async function get(id: string, key: string, range?: string): Promise<{ status: n
 }
 
 describe("the gateway's stored copy of an inline video", () => {
-  it('a real MP4 is served whole and by range; an HTML page stored in its place is refused for every range, and stays billed', async () => {
-    const real = await jobReturning(sampleMp4());
+  it('a real MP4 is served whole and by range; an HTML page stored before the check is refused for every range, and stays billed', async () => {
+    const real = await finishedJob();
     const all = await get(real.id, real.key);
     expect(all.status).toBe(200);
     expect(all.bytes.equals(sampleMp4())).toBe(true);
@@ -63,11 +84,13 @@ describe("the gateway's stored copy of an inline video", () => {
     expect(slice.status).toBe(206);
     expect(slice.bytes.equals(sampleMp4().subarray(1000, 2000))).toBe(true);
 
-    const hostile = await jobReturning(PAGE);
+    const hostile = await finishedJob();
+    await storedBeforeTheCheck(hostile, PAGE);
     const billed = await gw.balance(hostile.account);
     expect(billed).toBe(10_000_000 - 400_000);
     lines.length = 0;
-    for (const range of [undefined, 'bytes=0-', 'bytes=5-', 'bytes=12-1999']) {
+    const ranges = [undefined, 'bytes=0-', 'bytes=0-1', 'bytes=5-', 'bytes=12-1999'];
+    for (const range of ranges) {
       const r = await get(hostile.id, hostile.key, range);
       expect(r.status, range).toBe(502);
       const text = r.bytes.toString();
@@ -75,8 +98,9 @@ describe("the gateway's stored copy of an inline video", () => {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain('html');
     }
-    expect(lines.filter((l) => l.includes('not the media asked for'))).toHaveLength(4);
+    expect(lines.filter((l) => l.includes('not the media asked for'))).toHaveLength(ranges.length);
     for (const l of lines) expect(l).not.toContain(SECRET);
     expect(await gw.balance(hostile.account)).toBe(billed);
   });
+
 });

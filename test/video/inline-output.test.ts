@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { sampleMp4 } from '../../src/sim/media.js';
+import { inlineVideo, strictBase64 } from '../../src/video/inline-output.js';
+
+/** What counts as an inline video's base64 (the gateway-level behaviour is in inline-not-video.test.ts). */
+describe('strictBase64', () => {
+  it('decodes standard and URL-safe base64, padded or not', () => {
+    for (const [text, bytes] of [
+      ['', ''],
+      ['AA==', '00'],
+      ['AA', '00'],
+      ['AAA=', '0000'],
+      ['AAA', '0000'],
+      ['+/+/', 'fbffbf'],
+      ['-_-_', 'fbffbf'],
+    ] as const) {
+      expect(strictBase64(text)?.toString('hex'), text).toBe(bytes);
+    }
+  });
+
+  it('refuses anything Node would decode by skipping or stopping', () => {
+    for (const text of ['!!!!****', 'AA AA', 'AA\nAA', 'AAAA=AAA', '+/-_', 'A', 'AAAAA', 'AA=', 'AAA==', 'A===', '====', 'AA%3D']) {
+      expect(strictBase64(text), JSON.stringify(text)).toBeUndefined();
+    }
+  });
+});
+
+describe('inlineVideo', () => {
+  const mp4 = sampleMp4().toString('base64');
+  it('takes a video container, and says why anything else is not one', () => {
+    expect(inlineVideo({ inlineBase64: mp4, mimeType: 'video/mp4' })).toEqual({ bytes: sampleMp4() });
+    expect(inlineVideo({ inlineBase64: mp4 })).toEqual({ bytes: sampleMp4() });
+    expect(inlineVideo({ inlineBase64: mp4, mimeType: 'text/html; charset=utf-8' })).toEqual({ problem: 'declared a document type' });
+    expect(inlineVideo({ inlineBase64: mp4, mimeType: 'application/json' })).toEqual({ problem: 'declared a document type' });
+    expect(inlineVideo({ inlineBase64: '', mimeType: 'video/mp4' })).toEqual({ problem: 'empty' });
+    expect(inlineVideo({ inlineBase64: '!!!!', mimeType: 'video/mp4' })).toEqual({ problem: 'not valid base64' });
+    expect(inlineVideo({ inlineBase64: Buffer.from('<html>').toString('base64') })).toEqual({ problem: 'first bytes are not a video container' });
+  });
+});
