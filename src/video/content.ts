@@ -2,7 +2,6 @@ import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { errors, type GatewayError } from '../core/errors.js';
 import { isObject } from '../core/json.js';
-import { MEDIA_HEAD_BYTES } from '../core/sniff.js';
 import type { StreamResponse } from '../http/executor.js';
 import { guardedAgent, isRefusedAddress } from '../http/guarded-agent.js';
 import { discard } from '../http/streams.js';
@@ -11,7 +10,8 @@ import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { parseRange, sliceBody } from './range.js';
 import { jobUpstream } from './job-upstream.js';
-import { checkedImage, checkedVideo, refuseAnswer, storedVideoStartsLikeOne, type Refusal } from './media-check.js';
+import { checkedImage, checkedVideo, notVideo } from './media-check.js';
+import { openStoredCopy } from './stored-copy.js';
 import { taskRefOf } from './refresh.js';
 import { videoMediaType } from './media-type.js';
 import type { VideoOutput } from './types.js';
@@ -43,26 +43,7 @@ export async function openContent(
   // Jobs stored before the type was checked at settlement are checked here too.
   const mime = videoMediaType(out.mimeType);
 
-  if (typeof out.blob === 'string') {
-    const gone = () => errors.notFound('The stored video is no longer available.', 'video_not_found');
-    const size = await deps.blobs.size(out.blob);
-    if (size === undefined) throw gone();
-    const r = parseRange(range, size);
-    if (r === 'unsatisfiable') throw errors.rangeNotSatisfiable(size);
-    // The copy holds what the vendor sent inline: checked on every read, whatever its range.
-    const blob = out.blob;
-    const looksRight = await storedVideoStartsLikeOne(() => deps.blobs.open(blob, 0, MEDIA_HEAD_BYTES - 1));
-    if (looksRight === undefined) throw gone();
-    if (!looksRight) throw refuseAnswer(notVideo(deps, job, jobUpstream(deps, job)), 'the stored copy does not start like a video');
-    const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
-    if (r) {
-      headers['content-range'] = `bytes ${r.start}-${r.end}/${size}`;
-      headers['content-length'] = String(r.end - r.start + 1);
-    } else headers['content-length'] = String(size);
-    const body = await deps.blobs.open(out.blob, r?.start, r?.end);
-    if (!body) throw gone();
-    return { status: r ? 206 : 200, headers, body };
-  }
+  if (typeof out.blob === 'string') return openStoredCopy(deps, job, out, out.blob, mime, range);
 
   const vendor = deps.vendors.get(job.vendor);
   const up = jobUpstream(deps, job);
@@ -83,7 +64,7 @@ export async function openContent(
     throw errors.upstreamError(`The vendor answered ${res.status} for the video content.`);
   }
   // Before any byte reaches the client: the answer is the video, not an error page under its name.
-  const body = await checkedVideo(notVideo(deps, job, up), res);
+  const body = await checkedVideo(notVideo(deps, job.id, up), res);
   const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
   const length = res.headers['content-length'];
   if (res.status === 206) {
@@ -106,10 +87,6 @@ export async function openContent(
   }
   if (length) headers['content-length'] = length;
   return { status: 200, headers, body };
-}
-
-function notVideo(deps: VideoDeps, job: JobRecord, up: Upstream | undefined): Refusal {
-  return { deps, job: job.id, up, what: 'video download', message: 'The vendor answered with something other than the video.' };
 }
 
 /**

@@ -64,6 +64,11 @@ export function loggableType(declared: string | undefined, up: Upstream | undefi
   return up ? redactorFor(up).text(type) : '(unchecked)';
 }
 
+/** The refusal of a download that is not the job's video. */
+export function notVideo(deps: VideoDeps, job: string, up: Upstream | undefined): Refusal {
+  return { deps, job, up, what: 'video download', message: 'The vendor answered with something other than the video.' };
+}
+
 /**
  * The vendor's answer for the video, checked (a 200 or 206, already). The first bytes are sniffed
  * when the answer holds them: a whole body, or a range from the file's first byte (a range shorter
@@ -86,16 +91,4 @@ export async function checkedImage(r: Refusal, res: StreamResponse, allowed: Rea
   const type = imageTypeOf(head);
   if (!type || !allowed.has(type)) throw refuseAnswer(r, 'first bytes are not an allowed image', res, body);
   return { body, type };
-}
-
-/**
- * Whether the gateway's own copy of a video the vendor returned inline starts like one. Read apart
- * from the download (a few bytes of a local file or object), so that a range anywhere is checked.
- */
-export async function storedVideoStartsLikeOne(open: () => Promise<Readable | undefined>): Promise<boolean | undefined> {
-  const stream = await open();
-  if (!stream) return undefined;
-  const { head, body } = await peek(stream, MEDIA_HEAD_BYTES);
-  discard(body);
-  return startsLikeVideo(head);
 }

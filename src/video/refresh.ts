@@ -13,6 +13,7 @@ import { boundVendorData, pollAnswerLimit } from './vendors/answers.js';
 import { releaseHold } from './release.js';
 import { jobUpstream } from './job-upstream.js';
 import { takeInlineVideos } from './inline-output.js';
+import { CHECKED_WHEN_STORED } from './stored-copy.js';
 
 const FAILURE_CODES: ReadonlySet<string> = new Set<FailureCode>([
   'content_policy_violation', 'invalid_media', 'unsupported_parameters', 'generation_failed', 'cancelled', 'expired', 'timeout',
@@ -220,13 +221,14 @@ async function afterSettle(deps: VideoDeps, job: JobRecord): Promise<void> {
 
 /**
  * Inline results (`bytes`, already checked to be a video) are written to the gateway's blob store
- * once; URLs are kept as references.
+ * once, marked as checked so that downloads need not read their first bytes again (stored-copy.ts);
+ * URLs are kept as references.
  */
 async function keepOutput(deps: VideoDeps, job: JobRecord, out: VideoOutput, bytes: Buffer | undefined, index: number): Promise<JsonObject> {
   if (bytes) {
     const mimeType = videoMediaType(out.mimeType);
     const blob = await deps.blobs.put(`${job.id}-${index}.mp4`, bytes, mimeType);
-    return { blob: blob.name, size: blob.size, mimeType };
+    return { blob: blob.name, size: blob.size, mimeType, [CHECKED_WHEN_STORED]: true };
   }
   const kept: JsonObject = {};
   if (out.url) kept.url = out.url;

@@ -9,10 +9,12 @@ import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
 /**
  * A vendor that returns the video inline (Veo's `bytesBase64Encoded`) has it kept in the gateway's
  * blob store, and served from there. Inline results are checked when the job settles (an HTML page
- * fails the job: test/video/inline-not-video.test.ts); a copy stored before that check may hold
- * whatever the vendor sent: bytes that are not a video (an HTML page with a secret in it) must not
- * be served as the video, whether the whole file or a range far into it is asked for; a real stored
- * video and its ranges still are.
+ * fails the job: test/video/inline-not-video.test.ts), and the stored output is marked as checked.
+ * A copy stored before that check (no mark) may hold whatever the vendor sent: bytes that are not a
+ * video (an HTML page with a secret in it) must not be served as the video, whether the whole file
+ * or a range far into it is asked for; a real stored video and its ranges still are. Only those
+ * unmarked copies cost a read of their first bytes apart from the download, and only for a range
+ * that does not begin with them.
  */
 const SECRET = 'vendor-side-secret-0123456789';
 const PAGE = Buffer.from(`<html><body>${SECRET}${' '.repeat(2000)}</body></html>`);
@@ -20,10 +22,18 @@ const PAGE = Buffer.from(`<html><body>${SECRET}${' '.repeat(2000)}</body></html>
 let sim: SimServer;
 let gw: TestGateway;
 const lines: string[] = [];
+/** Every blob the gateway opened, by name. */
+const opened: string[] = [];
 
 beforeAll(async () => {
   sim = await veo.simulator.start({ taskMs: 30 });
   gw = await startTestGateway({ ...upstreamsFor([{ module: veo, sim }]), log_level: 'info' }, { logSink: { write: (line: string) => lines.push(line) } });
+  const blobs = gw.services.video.deps.blobs;
+  const open = blobs.open.bind(blobs);
+  blobs.open = (name, start, end) => {
+    opened.push(name);
+    return open(name, start, end);
+  };
 });
 afterAll(async () => {
   await gw?.close();
@@ -58,10 +68,11 @@ async function finishedJob(): Promise<Finished> {
   expect(done.status).toBe('completed');
   const jobId = gw.services.video.deps.sealer.open(created.json.id)!.j;
   const record = (await gw.services.store.getJob(jobId))!;
+  expect(record.outputs[0]!.checkedWhenStored).toBe(true);
   return { key, id: created.json.id, account, jobId, blob: String(record.outputs[0]!.blob) };
 }
 
-/** Makes the job's stored copy one kept before inline results were checked: `bytes`. */
+/** Makes the job's stored copy one kept before inline results were checked: `bytes`, and no mark. */
 async function storedBeforeTheCheck(job: Finished, bytes: Buffer): Promise<void> {
   await gw.services.video.deps.blobs.put(job.blob, bytes, 'video/mp4');
   const outputs = [{ blob: job.blob, size: bytes.length, mimeType: 'video/mp4' }];
@@ -72,6 +83,13 @@ async function storedBeforeTheCheck(job: Finished, bytes: Buffer): Promise<void>
 async function get(id: string, key: string, range?: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
   const res = await fetch(`${gw.url}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${key}`, connection: 'close', ...(range ? { range } : {}) } });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+/** A download's answer, and how many times it opened the stored copy. */
+async function getCounting(job: Finished, range?: string): Promise<{ status: number; bytes: Buffer; opens: number }> {
+  opened.length = 0;
+  const r = await get(job.id, job.key, range);
+  return { status: r.status, bytes: r.bytes, opens: opened.filter((n) => n === job.blob).length };
 }
 
 describe("the gateway's stored copy of an inline video", () => {
@@ -103,4 +121,30 @@ describe("the gateway's stored copy of an inline video", () => {
     expect(await gw.balance(hostile.account)).toBe(billed);
   });
 
+  it('a copy checked when stored is opened once per download; one stored before the check only when the range holds its first bytes', async () => {
+    const mp4 = sampleMp4();
+    const checked = await finishedJob();
+    const unchecked = await finishedJob();
+    await storedBeforeTheCheck(unchecked, mp4);
+    const cases: [string | undefined, number, Buffer][] = [
+      [undefined, 200, mp4],
+      ['bytes=0-', 206, mp4],
+      ['bytes=0-1999', 206, mp4.subarray(0, 2000)],
+      ['bytes=0-1', 206, mp4.subarray(0, 2)],
+      ['bytes=1000-1999', 206, mp4.subarray(1000, 2000)],
+    ];
+    for (const [range, status, bytes] of cases) {
+      const fromChecked = await getCounting(checked, range);
+      expect(fromChecked.status, range).toBe(status);
+      expect(fromChecked.bytes.equals(bytes), range).toBe(true);
+      expect(fromChecked.opens, range).toBe(1);
+
+      const fromUnchecked = await getCounting(unchecked, range);
+      expect(fromUnchecked.status, range).toBe(status);
+      expect(fromUnchecked.bytes.equals(bytes), range).toBe(true);
+      // Its first bytes are peeked from the download when it serves them, else read apart.
+      const holdsHead = range === undefined || range === 'bytes=0-' || range === 'bytes=0-1999';
+      expect(fromUnchecked.opens, range).toBe(holdsHead ? 1 : 2);
+    }
+  });
 });

@@ -12,7 +12,8 @@ import { createVideo, pollUntilDone, upstreamsFor } from '../helpers/video.js';
  * are not a video (an HTML page quoting the credentials the gateway sent), or a declared document
  * type fail the job as `generation_failed`. The hold comes back whole, nothing is captured, nothing
  * is kept in the blob store, and the operator's warning quotes none of it. A real MP4 still
- * completes, is billed and is served.
+ * completes, is billed and is served, its stored copy marked as checked (so downloads need not check
+ * it again: test/video/content-not-media-stored.test.ts).
  */
 const HOLD = 400_000; // 4 s at 0.1 a second
 const BALANCE = 10_000_000;
@@ -95,13 +96,13 @@ async function expectRefused(s: Settled, reason: string, output = 0): Promise<vo
   for (const l of lines) expect(l).not.toContain(s.credential);
 }
 
-/** The job completed, was billed the hold, and serves the MP4 fixture from the blob store. */
+/** The job completed, was billed the hold, and serves the MP4 fixture from the blob store, its copy marked as checked. */
 async function expectServed(s: Settled): Promise<void> {
   expect(s.job.status, JSON.stringify(s.job).slice(0, 400)).toBe('completed');
   expect(await gw.balance(s.account)).toBe(BALANCE - HOLD);
   expect(await gw.services.video.deps.blobs.size(`${s.jobId}-0.mp4`)).toBe(sampleMp4().length);
   const record = (await gw.services.store.getJob(s.jobId))!;
-  expect(record.outputs).toEqual([{ blob: `${s.jobId}-0.mp4`, size: sampleMp4().length, mimeType: 'video/mp4' }]);
+  expect(record.outputs).toEqual([{ blob: `${s.jobId}-0.mp4`, size: sampleMp4().length, mimeType: 'video/mp4', checkedWhenStored: true }]);
   const res = await fetch(`${gw.url}/v1/videos/${s.job.id}/content`, { headers: { authorization: `Bearer ${s.key}` } });
   expect(res.status).toBe(200);
   expect(Buffer.from(await res.arrayBuffer()).equals(sampleMp4())).toBe(true);
