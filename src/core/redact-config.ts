@@ -29,7 +29,8 @@ export function configuredSecrets(up: CredentialBearer): string[] {
   const out: string[] = [];
   if (up.apiKey) out.push(up.apiKey);
   collect(up.options, false, out);
-  for (const file of credentialFiles(up.options).values()) if ('text' in file) collectFile(file.text, out);
+  // A bearer built by hand (the probe CLI, tests) may carry no options at all.
+  if (up.options) for (const file of credentialFiles(up.options).values()) if ('text' in file) collectFile(file.text, out);
   return out;
 }
 
