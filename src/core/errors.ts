@@ -128,7 +128,7 @@ export const errors = {
   upstreamError: (message = 'The upstream returned an error.') =>
     new GatewayError(502, 'server_error', message, { code: 'upstream_error' }),
   upstreamAnswerTooLarge: () =>
-    new GatewayError(502, 'server_error', 'The upstream answered with more data than the gateway accepts (server.max_answer_bytes); ask for less per request.', {
+    new GatewayError(502, 'server_error', 'The upstream answered with more data than the gateway accepts for this request (server.max_answer_bytes, or what its embeddings can take); nothing was charged.', {
       code: 'upstream_answer_too_large',
     }),
   upstreamUnavailable: (message = 'No upstream is available for this model right now.') =>

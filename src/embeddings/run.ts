@@ -8,6 +8,7 @@ import type { Catalog } from '../routing/catalog.js';
 import type { AttemptOutcome } from '../routing/failover.js';
 import { planBatches, runBounded, sum } from './batching.js';
 import { forwardOpenAIBody, type RawAnswer } from './raw.js';
+import { maxAnswerBytesFor } from './answer-bounds.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 import { upstreamAnswer } from '../http/upstream-answer.js';
@@ -113,8 +114,10 @@ async function callOnce(
   let res: { status: number; headers: Record<string, string>; raw: Buffer };
   try {
     built = vendor.build(batch, ctx);
-    let request = built.request;
-    if (input.requestId && vendor.requestIdHeader) request = { ...request, headers: { ...request.headers, [vendor.requestIdHeader]: input.requestId } };
+    // No more bytes than this call's vectors can take: a larger answer is abandoned unread (the
+    // upstream's failure) rather than parsed, which for 64 MB of JSON would hold the event loop.
+    let request = { ...built.request, maxAnswerBytes: maxAnswerBytesFor(batch.inputs.length) };
+    if (input.requestId && vendor.requestIdHeader) request.headers = { ...request.headers, [vendor.requestIdHeader]: input.requestId };
     res = await input.client.sendRaw(up, vendor, request, signal);
   } catch (e) {
     if (e instanceof TransportError && !(e instanceof CredentialError)) throw e;

@@ -72,7 +72,7 @@ export class Executor {
     const { url, origin, path } = parsedUrl(req.url);
     const span: UpstreamSpan | undefined = startUpstreamSpan(req.method, url, headers, target);
     const started = target ? performance.now() : 0;
-    const answer = new WholeAnswer(this.answers, signal);
+    const answer = new WholeAnswer(this.limitsFor(req.maxAnswerBytes), signal);
     let answered = false;
     try {
       const res = await dispatchWhole(
@@ -101,13 +101,17 @@ export class Executor {
 
   /** The whole body, bounded in size, time and process-wide memory; a refusal for memory is the gateway's 503. */
   private async read(res: Dispatcher.ResponseData, timeoutMs: number, signal: AbortSignal | undefined, maxBytes?: number): Promise<Buffer> {
-    const limits = maxBytes !== undefined && maxBytes < this.answers.maxBytes ? { ...this.answers, maxBytes } : this.answers;
     try {
-      return await readAnswer(res.body, res.headers['content-length'], limits, Date.now() + timeoutMs, signal);
+      return await readAnswer(res.body, res.headers['content-length'], this.limitsFor(maxBytes), Date.now() + timeoutMs, signal);
     } catch (e) {
       if (e instanceof GatewayError) throw e;
       throw toTransportError(e, true);
     }
+  }
+
+  /** The answer limits of one call: a request's own `maxAnswerBytes` only ever lowers the configured cap. */
+  private limitsFor(maxBytes: number | undefined): AnswerLimits {
+    return maxBytes !== undefined && maxBytes < this.answers.maxBytes ? { ...this.answers, maxBytes } : this.answers;
   }
 
   private async dispatch(

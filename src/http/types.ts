@@ -30,7 +30,7 @@ export interface UpstreamRequest {
   body?: Json | string | Buffer;
   /** Per-request timeout override; defaults to the upstream's timeout. */
   timeoutMs?: number;
-  /** A smaller cap than `server.max_answer_bytes` on an answer read whole (`send`): larger ones are abandoned unread. */
+  /** A smaller cap than `server.max_answer_bytes` on an answer read whole (`send`, `sendRaw`): larger ones are abandoned unread. */
   maxAnswerBytes?: number;
 }
 

@@ -13,11 +13,19 @@ const MiB = 1024 * 1024;
 const CAP = 3 * MiB;
 const BUDGET = 4 * MiB;
 
-/** An OpenAI-shaped embeddings answer of about `bytes` (one long vector), usage last as OpenAI writes it. */
+/**
+ * Inputs per request: an embeddings call's answer may only be as large as its vectors can take
+ * (embeddings/answer-bounds.ts), so megabytes are legitimate for a batch, not for one input. With 64
+ * inputs that allowance is far above CAP, so CAP is the bound these tests meet.
+ */
+const INPUTS = Array.from({ length: 64 }, (_, i) => `hello ${i}`);
+
+/** An OpenAI-shaped embeddings answer of about `bytes` (one vector per input), usage last as OpenAI writes it. */
 function embeddingsAnswer(bytes: number): Buffer {
-  const n = Math.floor(bytes / 10);
+  const n = Math.floor(bytes / 10 / INPUTS.length);
   const vec = Array.from({ length: n }, (_, i) => (i % 7 === 0 ? '-0.123456' : '0.0123456')).join(',');
-  return Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[${vec}]}],"model":"emb","usage":{"prompt_tokens":2,"total_tokens":2}}`);
+  const data = INPUTS.map((_, i) => `{"object":"embedding","index":${i},"embedding":[${vec}]}`).join(',');
+  return Buffer.from(`{"object":"list","data":[${data}],"model":"emb","usage":{"prompt_tokens":2,"total_tokens":2}}`);
 }
 
 type Mode = 'full' | 'chunked' | 'stall' | 'reset';
@@ -72,7 +80,7 @@ const embed = () =>
   fetch(`${gw.url}/v1/embeddings`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'emb', input: 'hello' }),
+    body: JSON.stringify({ model: 'emb', input: INPUTS }),
   });
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -81,9 +89,10 @@ async function until(check: () => boolean, what: string): Promise<void> {
 
 describe('upstream answers read whole are bounded', () => {
   it('an answer within the cap is served, and its bytes go back once the answer is sent', async () => {
-    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: 'hello' } });
+    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: INPUTS } });
     expect(r.status, r.text).toBe(200);
-    expect(r.json.data[0].embedding.length).toBeGreaterThan(100_000);
+    expect(r.json.data).toHaveLength(INPUTS.length);
+    expect(r.json.data.length * r.json.data[0].embedding.length).toBeGreaterThan(100_000);
     await until(() => budget().inUse === 0, 'budget back to 0');
   });
 
@@ -92,7 +101,7 @@ describe('upstream answers read whole are bounded', () => {
       mode = m;
       size = CAP + MiB;
       const before = await gw.balance(account);
-      const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: 'hello' } });
+      const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: INPUTS } });
       expect(r.status, r.text).toBe(502);
       expect(r.json.error).toMatchObject({ type: 'server_error', code: 'upstream_answer_too_large' });
       expect(await gw.balance(account)).toBe(before);
@@ -107,7 +116,7 @@ describe('upstream answers read whole are bounded', () => {
     await until(() => budget().inUse >= 2 * MiB, 'first answer holding the budget');
     mode = 'full';
     const before = await gw.balance(account);
-    const shed = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: 'hello' } });
+    const shed = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: INPUTS } });
     expect(shed.status, shed.text).toBe(503);
     expect(shed.json.error).toMatchObject({ type: 'server_error', code: 'overloaded' });
     expect(shed.headers.get('retry-after')).toBe('1');
@@ -125,7 +134,7 @@ describe('upstream answers read whole are bounded', () => {
     await until(() => budget().inUse >= 2 * MiB, 'first answer holding the budget');
     mode = 'chunked';
     size = 2.5 * MiB;
-    const shed = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: 'hello' } });
+    const shed = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: INPUTS } });
     expect(shed.status, shed.text).toBe(503);
     expect(shed.json.error.code).toBe('overloaded');
     expect(budget().inUse).toBeLessThanOrEqual(BUDGET);
@@ -136,7 +145,7 @@ describe('upstream answers read whole are bounded', () => {
 
   it('an upstream that resets mid-answer gives its bytes back (502)', async () => {
     mode = 'reset';
-    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: 'hello' } });
+    const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb', input: INPUTS } });
     expect(r.status).toBe(502);
     await until(() => budget().inUse === 0, 'budget back to 0');
   });
@@ -144,7 +153,7 @@ describe('upstream answers read whole are bounded', () => {
   it('a client that leaves while its answer is held gives the bytes back', async () => {
     mode = 'stall';
     // A raw connection, closed outright: the client is gone, not just done reading.
-    const body = JSON.stringify({ model: 'emb', input: 'hello' });
+    const body = JSON.stringify({ model: 'emb', input: INPUTS });
     const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
     socket.on('error', () => undefined);
     socket.write(`POST /v1/embeddings HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);

@@ -33,11 +33,18 @@ function status(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
-/** An OpenAI-shaped embeddings answer of about `bytes`, usage last as OpenAI writes it. */
+/**
+ * The small requests with large answers: a few KB of short inputs. An answer may only be as large as
+ * its vectors can take (embeddings/answer-bounds.ts), so the 12 MB are one sound vector per input.
+ */
+const SMALL_INPUTS = Array.from({ length: 256 }, (_, i) => `a small request with a large answer ${i}`);
+
+/** An OpenAI-shaped embeddings answer of about `bytes` (one vector per SMALL_INPUTS item), usage last as OpenAI writes it. */
 function embeddingsAnswer(bytes: number): Buffer {
-  const n = Math.floor(bytes / 10);
+  const n = Math.floor(bytes / 10 / SMALL_INPUTS.length);
   const vec = Array.from({ length: n }, (_, i) => (i % 3 === 0 ? '-0.123456' : '0.0123456')).join(',');
-  return Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[${vec}]}],"model":"emb","usage":{"prompt_tokens":3,"total_tokens":3}}`);
+  const data = SMALL_INPUTS.map((_, i) => `{"object":"embedding","index":${i},"embedding":[${vec}]}`).join(',');
+  return Buffer.from(`{"object":"list","data":[${data}],"model":"emb","usage":{"prompt_tokens":3,"total_tokens":3}}`);
 }
 
 /**
@@ -93,7 +100,7 @@ describe('memory under hostile load', () => {
         throw e;
       });
     // Warm the paths so the baseline includes the code they load.
-    expect((await embed('warm up')).status).toBe(200);
+    expect((await embed(SMALL_INPUTS)).status).toBe(200);
     const baseline = status(gw.pid).rss;
 
     // Token arrays: about 9.3 MB of JSON (the body limit is 10 MB), within the 2,048 inputs of one call.
@@ -101,7 +108,7 @@ describe('memory under hostile load', () => {
     const statuses = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
       const answers = await Promise.all(
-        Array.from({ length: CLIENTS }, (_, i) => embed(i % 4 === 0 ? nearLimit : 'a small request with a large answer')),
+        Array.from({ length: CLIENTS }, (_, i) => embed(i % 4 === 0 ? nearLimit : SMALL_INPUTS)),
       );
       for (const a of answers) {
         const what = a.status === 200 ? '200' : `${a.status} ${a.json?.error?.code ?? a.body.toString().slice(0, 80)}`;
