@@ -12,7 +12,7 @@ import { maxAnswerBytesFor } from './answer-bounds.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 import { upstreamAnswer } from '../http/upstream-answer.js';
-import { vectorSize } from './vectors.js';
+import { vectorSize, vectorValuesProblem } from './vectors.js';
 
 /** Upstream calls of one request in flight at once, unless the upstream sets `concurrency`. */
 const DEFAULT_CONCURRENCY = 8;
@@ -96,8 +96,9 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
     if ('error' in failed) throw failed.error;
     return { ok: false, verdict: failed.verdict };
   }
-  // Each call's vectors were sound; the calls must also agree with one another.
-  const problem = vectorsProblem(vectors);
+  // Each call's vectors were sound; the calls must also agree with one another (sizes only: the
+  // values were checked once, with their call).
+  const problem = vectorsProblem(vectors, false);
   if (problem) return malformed(`${vendor.label} ${problem}`);
   return { ok: true, value: { vectors, promptTokens } };
 }
@@ -145,7 +146,7 @@ async function callOnce(
   }
   if (result.vectors.length !== batch.inputs.length)
     return malformed(`${vendor.label} returned ${result.vectors.length} vectors for ${batch.inputs.length} inputs`);
-  const problem = vectorsProblem(result.vectors);
+  const problem = vectorsProblem(result.vectors, true);
   if (problem) return malformed(`${vendor.label} ${problem}`);
   // No usable usage from the vendor (none, or not a believable count): the bill rests on the
   // gateway's own count, so it is an exact one.
@@ -155,11 +156,13 @@ async function callOnce(
 
 /**
  * What makes an answer's vectors unusable, if anything: an input left without one, an empty one,
- * base64 that is no whole number of float32 values (no client could decode it), or two of different
- * sizes, in floats whatever their form (one model embeds every input to the same size). Such an
- * answer is the upstream's failure, not 200 with vectors no index could hold, nor a charge.
+ * base64 that is no whole number of float32 values (no client could decode it), two of different
+ * sizes, in floats whatever their form (one model embeds every input to the same size), and with
+ * `values` one too long or holding a value that is not a finite float32 (vectors.ts; one pass per
+ * vector, here for every vendor). Such an answer is the upstream's failure, not 200 with vectors no
+ * index could hold (or with `null` where Infinity was), nor a charge.
  */
-function vectorsProblem(vectors: readonly (Vector | undefined)[]): string | undefined {
+function vectorsProblem(vectors: readonly (Vector | undefined)[], values: boolean): string | undefined {
   let size: number | undefined;
   for (const v of vectors) {
     if (v === undefined || v === null) return 'left an input without a vector';
@@ -168,6 +171,8 @@ function vectorsProblem(vectors: readonly (Vector | undefined)[]): string | unde
     if (floats === undefined) return `returned a base64 vector of ${v.length} characters, which is no float32 data`;
     if (size !== undefined && floats !== size) return `returned vectors of different sizes (${size} and ${floats})`;
     size = floats;
+    const problem = values ? vectorValuesProblem(v) : undefined;
+    if (problem) return problem;
   }
   return undefined;
 }

@@ -85,7 +85,11 @@ export interface EmbeddingVendor {
   validate?(req: EmbeddingRequest, upstreamModel: string, up: Upstream): void;
   limits(upstreamModel: string, up: Upstream): BatchLimits;
   build(batch: Batch, ctx: BuildContext): BuiltCall;
-  /** Reads a 2xx answer. Throwing means the answer was malformed (treated as an upstream failure). */
+  /**
+   * Reads a 2xx answer. Throwing means the answer was malformed (treated as an upstream failure).
+   * The vectors' values need not be looked at: the service checks every one once (all numbers,
+   * finite float32, at most MAX_VECTOR_DIMENSIONS of them; answer-bounds.ts, vectors.ts).
+   */
   parse(res: UpstreamResponse, batch: Batch, ctx: BuildContext): BatchResult;
   classifyError(res: UpstreamResponse): UpstreamVerdict;
   /** Credential source (e.g. Google OAuth); built once per upstream by the service. */

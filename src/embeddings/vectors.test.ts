@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { base64FloatCount, base64ToFloats, floatsToBase64, toClientForm, vectorSize } from './vectors.js';
+import { MAX_VECTOR_DIMENSIONS } from './answer-bounds.js';
+import { base64FloatCount, base64ToFloats, floatsToBase64, toClientForm, vectorSize, vectorValuesProblem } from './vectors.js';
 
 describe('base64 vectors', () => {
   it('are float32 little-endian bytes, 4 per dimension, no header', () => {
@@ -57,5 +58,24 @@ describe('base64 vectors', () => {
     expect(b64).toBe('AAAAAAAAgD8=');
     expect(toClientForm('AAAAAAAAgD8', 'base64')).toBe(b64);
     expect(toClientForm(floatsToBase64([1]).replace(/=+$/, ''), 'base64')).toBe(floatsToBase64([1]));
+  });
+});
+
+describe('upstream vector values', () => {
+  it('are usable only as at most MAX_VECTOR_DIMENSIONS finite float32 numbers, as floats or base64', () => {
+    const b64 = (values: number[]) => Buffer.from(new Float32Array(values).buffer).toString('base64');
+    for (const sound of [[0.5, -0.25, 0], [3.4028234663852886e38, -3.4028234663852886e38], new Array(MAX_VECTOR_DIMENSIONS).fill(0.1)])
+      expect(vectorValuesProblem(sound)).toBeUndefined();
+    expect(vectorValuesProblem(b64([0.5, -0.25]))).toBeUndefined();
+    expect(vectorValuesProblem(b64(new Array(MAX_VECTOR_DIMENSIONS).fill(0.1)))).toBeUndefined();
+
+    // JSON.parse('1e999') is Infinity; 1e39 is finite but Infinity as float32.
+    for (const bad of [[Infinity, 0.5], [0.5, -Infinity], [NaN], [1e39], [0.5, '0.5'], [null], [[0.5]]])
+      expect(vectorValuesProblem(bad as number[]), JSON.stringify(bad)).toMatch(/not a finite float32/);
+    expect(vectorValuesProblem(new Array(MAX_VECTOR_DIMENSIONS + 1).fill(0.1))).toMatch(/more than/);
+    expect(vectorValuesProblem(b64([0.5, NaN]))).toMatch(/NaN/);
+    expect(vectorValuesProblem(b64([-Infinity, 0.5]))).toMatch(/Infinity/);
+    expect(vectorValuesProblem(b64(new Array(MAX_VECTOR_DIMENSIONS + 1).fill(0.1)))).toMatch(/more than/);
+    expect(vectorValuesProblem(Buffer.from([1, 2, 3]).toString('base64'))).toMatch(/not float32 data/);
   });
 });

@@ -1,4 +1,5 @@
 import { endianness } from 'node:os';
+import { MAX_VECTOR_DIMENSIONS } from './answer-bounds.js';
 import type { EncodingFormat, Vector } from './types.js';
 
 /**
@@ -66,4 +67,42 @@ export function toClientForm(v: Vector, format: EncodingFormat): number[] | stri
     return v.length % 4 === 0 ? v : Buffer.from(v, 'base64').toString('base64');
   }
   return typeof v === 'string' ? base64ToFloats(v) : v;
+}
+
+/** The largest float32: a value beyond it becomes ±Infinity once packed for a base64 client. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/**
+ * What makes one upstream vector's values unusable, if anything, in one pass over them: more than
+ * MAX_VECTOR_DIMENSIONS, or one that is not a finite float32. JSON.parse reads `1e999` as Infinity,
+ * which JSON.stringify writes as `null` and base64 packs as Infinity; a base64 vector can hold NaN or
+ * Infinity bit patterns; an element may be no number at all (the vendors' parsers leave that to here).
+ */
+export function vectorValuesProblem(v: Vector): string | undefined {
+  if (typeof v === 'string') return base64ValuesProblem(v);
+  if (v.length > MAX_VECTOR_DIMENSIONS) return tooLong(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const x: unknown = v[i];
+    // False for NaN too; the type test first, so a numeric string is not compared as a number.
+    if (typeof x !== 'number' || !(x <= FLOAT32_MAX && x >= -FLOAT32_MAX))
+      return `returned a vector value that is not a finite float32 number (${typeof x === 'number' ? String(x) : typeof x})`;
+  }
+  return undefined;
+}
+
+function base64ValuesProblem(b64: string): string | undefined {
+  // Native decoding of a string the answer's byte cap already bounds.
+  const buf = Buffer.from(b64, 'base64');
+  if (buf.length % 4 !== 0) return `returned a base64 vector of ${buf.length} bytes, which is not float32 data`;
+  const n = buf.length / 4;
+  if (n > MAX_VECTOR_DIMENSIONS) return tooLong(n);
+  for (let i = 0; i < n; i++) {
+    const x = buf.readFloatLE(i * 4);
+    if (!Number.isFinite(x)) return `returned a base64 vector holding ${String(x)}`;
+  }
+  return undefined;
+}
+
+function tooLong(n: number): string {
+  return `returned a vector of ${n} values, more than the ${MAX_VECTOR_DIMENSIONS} the gateway takes`;
 }

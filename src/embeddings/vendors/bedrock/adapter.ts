@@ -122,7 +122,8 @@ export const bedrockVendor: EmbeddingVendor = {
     let first: unknown = json;
     if (Array.isArray(json['data'])) first = json['data'][0];
     const embedding = isObject(first) ? first['embedding'] : undefined;
-    if (!Array.isArray(embedding) || !embedding.every((x) => typeof x === 'number')) throw new Error('no embedding in the answer');
+    // The values themselves (numbers, finite, how many) are checked once by the service (run.ts).
+    if (!Array.isArray(embedding)) throw new Error('no embedding in the answer');
     const count = Number(res.headers['x-amzn-bedrock-input-token-count']);
     return { vectors: [embedding as number[]], promptTokens: Number.isFinite(count) && count >= 0 ? count : undefined };
   },

@@ -86,8 +86,10 @@ export const openaiVendor: EmbeddingVendor = {
       // Each input's vector once: of two, neither is known to be the right one.
       if (vectors[index] !== undefined) throw new Error(`two vectors for input ${index}`);
       const e = item['embedding'];
+      // The values themselves (numbers, finite, how many; a base64 one decoded) are checked once by
+      // the service (run.ts).
       if (typeof e === 'string') vectors[index] = e;
-      else if (Array.isArray(e) && e.every((x) => typeof x === 'number')) vectors[index] = e as number[];
+      else if (Array.isArray(e)) vectors[index] = e as number[];
       else throw new Error('embedding is neither a float array nor a base64 string');
     }
     for (let i = 0; i < vectors.length; i++) if (vectors[i] === undefined) throw new Error(`no vector for input ${i}`);

@@ -118,7 +118,8 @@ export const vertexVendor: EmbeddingVendor = {
     for (const p of json['predictions']) {
       const emb = isObject(p) ? p['embeddings'] : undefined;
       const values = isObject(emb) ? emb['values'] : undefined;
-      if (!Array.isArray(values) || !values.every((x) => typeof x === 'number')) throw new Error('prediction without embeddings.values');
+      // The values themselves (numbers, finite, how many) are checked once by the service (run.ts).
+      if (!Array.isArray(values)) throw new Error('prediction without embeddings.values');
       vectors.push(values as number[]);
       const stats = isObject(emb) ? emb['statistics'] : undefined;
       const count = isObject(stats) ? Number(stats['token_count']) : NaN;

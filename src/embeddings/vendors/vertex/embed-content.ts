@@ -34,7 +34,8 @@ export function parseEmbedContent(res: UpstreamResponse): BatchResult {
   const json = res.json;
   const emb = isObject(json) ? json['embedding'] : undefined;
   const values = isObject(emb) ? emb['values'] : undefined;
-  if (!Array.isArray(values) || !values.every((x) => typeof x === 'number')) throw new Error('no embedding.values in the answer');
+  // The values themselves (numbers, finite, how many) are checked once by the service (run.ts).
+  if (!Array.isArray(values)) throw new Error('no embedding.values in the answer');
   const usage = isObject(json) ? json['usageMetadata'] : undefined;
   const count = isObject(usage) ? Number(usage['promptTokenCount']) : NaN;
   return { vectors: [values as number[]], promptTokens: Number.isFinite(count) ? Math.round(count) : undefined };
