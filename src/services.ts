@@ -70,6 +70,9 @@ export async function buildServices(
   // than on its first chat request; one that does not never holds it (core/tokenizers.ts).
   if (Object.values(cfg.models).some((m) => m.capabilities.includes('chat'))) o200kCount();
   const upstreamSecrets = [...catalog.upstreams.values()].flatMap((u) => configuredSecrets(u));
+  // The blob store's key is a credential like an upstream's: a storage error may quote what it was sent.
+  const blobStore = cfg.video.blobs;
+  if (blobStore.backend === 's3' && blobStore.secret_access_key) upstreamSecrets.push(blobStore.secret_access_key);
   const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: upstreamSecrets, sink: opts.logSink });
   // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).
   const tracing = await startTracing(cfg.tracing, { exporter: opts.spanExporter });
