@@ -13,6 +13,18 @@ export const MAX_JSON_DEPTH = 64;
 export const MAX_TOP_LEVEL_FIELDS = 256;
 
 /**
+ * More object members, at every depth together, than any body here needs (a chat request with a
+ * hundred tools and their JSON schemas holds a few thousand). A wide object one level down costs
+ * what a wide top level does: 500k members under a video create's `parameters` held the event loop
+ * ~1 s across parsing, the forbidden-key walk, the merge and the vendor's encoding. Arrays of
+ * scalars (embeddings inputs, token ids) are not counted; each object counts at least one.
+ */
+export const MAX_OBJECT_MEMBERS = 20_000;
+
+/** Per depth, whether the value open there is an object (1) or an array (0); the scan is synchronous, so one buffer serves every call. */
+const openKinds = new Uint8Array(MAX_JSON_DEPTH + 2);
+
+/**
  * The gateway's JSON body parser, for the app and for any scope that needs its own: the text is
  * scanned for nesting before it is parsed, then parsed by Fastify's default parser (which refuses
  * `__proto__` and `constructor.prototype` keys).
@@ -39,13 +51,15 @@ export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?
     if (problem === 'too_deep') return done(errors.invalidRequest(`The body is nested deeper than ${max} levels.`, undefined, 'too_deep'), undefined);
     if (problem === 'too_many_fields')
       return done(errors.invalidRequest(`The body has more than ${maxFields} top-level fields.`, undefined, 'too_many_fields'), undefined);
+    if (problem === 'too_many_members')
+      return done(errors.invalidRequest(`The body has more than ${MAX_OBJECT_MEMBERS} object members in all.`, undefined, 'too_many_fields'), undefined);
     parseJson(req, text, (err, value) => (err ? done(whyUnparsed(text), undefined) : done(null, value)));
   });
 }
 
 /** Whether JSON text opens more than `max` arrays or objects inside one another (strings skipped). */
 export function jsonNestsDeeper(text: string, max: number): boolean {
-  return scanJson(text, max, Infinity) === 'too_deep';
+  return scanJson(text, max, Infinity, Infinity) === 'too_deep';
 }
 
 /**
@@ -64,29 +78,40 @@ function whyUnparsed(text: string): GatewayError {
 
 /**
  * The first limit JSON text breaks, in text order: more than `maxDepth` arrays or objects inside one
- * another, or a top-level object of more than `maxFields` fields (counted by the commas between
- * them, so malformed text is counted too; the parser refuses it if it gets that far).
+ * another, a top-level object of more than `maxFields` fields (counted by the commas between
+ * them, so malformed text is counted too; the parser refuses it if it gets that far), or more than
+ * `maxMembers` object members at every depth together (each object counts one, each comma inside
+ * an object one more).
  * A string's body is jumped over with `indexOf` (an upstream answer can carry a video as one
  * base64 string of tens of MB): a quote ends it unless an odd run of backslashes stands before it.
  * Counting a run looks back only as far as the previous quote found, so the whole scan stays linear.
  */
-export function scanJson(text: string, maxDepth: number, maxFields: number): 'too_deep' | 'too_many_fields' | undefined {
+export function scanJson(text: string, maxDepth: number, maxFields: number, maxMembers = MAX_OBJECT_MEMBERS): JsonScanProblem | undefined {
   let depth = 0;
-  let rootIsObject = false;
   let fields = 1;
+  let members = 0;
+  const kinds = maxDepth < openKinds.length ? openKinds : new Uint8Array(maxDepth + 2);
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       i = stringEnd(text, i);
       if (i < 0) return undefined; // unterminated: the parser will refuse it
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (depth === 0) rootIsObject = c === 0x7b;
       if (++depth > maxDepth) return 'too_deep';
-    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
-    else if (c === 0x2c /* , */ && depth === 1 && rootIsObject && ++fields > maxFields) return 'too_many_fields';
+      const isObject = c === 0x7b;
+      kinds[depth] = isObject ? 1 : 0;
+      if (isObject && ++members > maxMembers) return 'too_many_members';
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      if (depth > 0) depth--;
+    } else if (c === 0x2c /* , */ && depth > 0 && kinds[depth] === 1) {
+      if (depth === 1 && ++fields > maxFields) return 'too_many_fields';
+      if (++members > maxMembers) return 'too_many_members';
+    }
   }
   return undefined;
 }
+
+export type JsonScanProblem = 'too_deep' | 'too_many_fields' | 'too_many_members';
 
 /** The index of the quote that closes the string opening at `open`, or -1 when none does. */
 function stringEnd(text: string, open: number): number {

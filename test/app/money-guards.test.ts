@@ -122,6 +122,22 @@ describe('hostile bodies', () => {
     expect(r.status).toBeLessThan(500);
   });
 
+  it('a body whose objects hold more members in all than any API takes is a 400, also one level down', async () => {
+    const { key, account } = await gw.newKey(10);
+    const fields = (n: number) => Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',');
+    // 500k members under one field (5.9 MB): the top level has three fields, so only the whole count can refuse it.
+    for (const [path, body] of [
+      ['/v1/videos/generations', `{"model":"wan2.6-t2v","prompt":"x","parameters":{${fields(500_000)}}}`],
+      ['/v1/embeddings', `{"model":"text-embedding-3-small","input":"x","extra_body":{${fields(500_000)}}}`],
+      ['/v1/chat/completions', `{"model":"gpt-4o-mini","messages":[${Array.from({ length: 30_000 }, () => '{}').join(',')}]}`],
+    ] as const) {
+      const r = await call(gw, 'POST', path, { key, body });
+      expect(r.status, path).toBe(400);
+      expect(r.json.error, path).toMatchObject({ type: 'invalid_request_error', code: 'too_many_fields' });
+    }
+    expect(await gw.balance(account)).toBe(10_000_000);
+  });
+
   it('a malformed %-escape in the path gets the spec shape', async () => {
     const { key } = await gw.newKey(10);
     const r = await call(gw, 'GET', '/v1/videos/%ZZ', { key });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonNestsDeeper, scanJson } from '../../src/http/json-depth.js';
+import { MAX_OBJECT_MEMBERS, jsonNestsDeeper, scanJson } from '../../src/http/json-depth.js';
 
 describe('jsonNestsDeeper (the scan before a JSON body is parsed)', () => {
   it('counts arrays and objects inside one another, and nothing inside strings', () => {
@@ -32,6 +32,32 @@ describe('jsonNestsDeeper (the scan before a JSON body is parsed)', () => {
       expect(jsonNestsDeeper(text, depth)).toBe(false);
       if (depth > 0) expect(jsonNestsDeeper(text, depth - 1)).toBe(true);
     }
+  });
+});
+
+describe('scanJson (object members at every depth)', () => {
+  const members = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":1`).join(',')}}`;
+
+  it('counts the members of nested objects together, and each object at least once', () => {
+    // The top level's two members plus 9 below: 11.
+    expect(scanJson(`{"a":1,"p":${members(9)}}`, 64, 256, 11)).toBeUndefined();
+    expect(scanJson(`{"a":1,"p":${members(10)}}`, 64, 256, 11)).toBe('too_many_members');
+    // Objects inside arrays count; empty ones once each.
+    expect(scanJson(`[${Array.from({ length: 5 }, () => '{}').join(',')}]`, 64, 256, 5)).toBeUndefined();
+    expect(scanJson(`[${Array.from({ length: 6 }, () => '{}').join(',')}]`, 64, 256, 5)).toBe('too_many_members');
+    // Arrays of scalars, and commas inside strings, are not members.
+    expect(scanJson(JSON.stringify({ input: Array.from({ length: 5_000 }, (_, i) => i), s: ',,,,{,' }), 64, 256, 3)).toBeUndefined();
+  });
+
+  it('has a default above what a wide real request holds, and refuses far wider ones', () => {
+    const tools = Array.from({ length: 128 }, (_, i) => ({ type: 'function', function: { name: `f${i}`, parameters: { type: 'object', properties: Object.fromEntries(Array.from({ length: 20 }, (_, k) => [`p${k}`, { type: 'string', description: 'd' }])) } } }));
+    expect(scanJson(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools }), 64, 256)).toBeUndefined();
+    expect(scanJson(`{"model":"wan2.6-t2v","parameters":${members(MAX_OBJECT_MEMBERS)}}`, 64, 256)).toBe('too_many_members');
+  });
+
+  it('the upstream answers\' depth check looks past any number of members', () => {
+    const wideThenDeep = `{"items":[${Array.from({ length: MAX_OBJECT_MEMBERS + 10 }, () => '{}').join(',')}],"x":${'['.repeat(300)}${']'.repeat(300)}}`;
+    expect(jsonNestsDeeper(wideThenDeep, 256)).toBe(true);
   });
 });
 
