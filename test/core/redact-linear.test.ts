@@ -1,6 +1,6 @@
-import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { compileNames, compileSecrets, mayHoldShape, redact } from '../../src/core/redact.js';
+import { measureLinear, SIZE_RATIO } from '../helpers/linear-time.js';
 
 /**
  * The redaction runs on text a caller controls (the request path is in every access line), on the
@@ -9,7 +9,7 @@ import { compileNames, compileSecrets, mayHoldShape, redact } from '../../src/co
  * attempt at many positions of a run, each reading to the run's end, takes quadratic time (a 256 KB
  * run of "eyJ-" took 18 s).
  *
- * A text 32 times longer must not take more than MAX_RATIO times as long: quadratic work takes
+ * A text 32 times longer must not take more than 300 times as long (test/helpers/linear-time.ts): quadratic work takes
  * 1024 times as long, linear work 32 times, and up to about 100 times on these runs as measured
  * (a large text no longer fits a cache, and makes more garbage that lives through collections).
  * A ratio of 4 (the sizes this test used before) left no room between the two: linear runs
@@ -19,16 +19,13 @@ import { compileNames, compileSecrets, mayHoldShape, redact } from '../../src/co
  * machine busy with other work a run is preempted, and a long run more often than a short one, so
  * wall-clock ratios grow under load however linear the work is. Each run starts after a scavenge
  * and each time is the fastest of a few runs, so that one run does not pay for the garbage of
- * another. Anything under FLOOR_MS passes whatever the ratio: at these sizes linear work takes
+ * another. Anything under 250 ms passes whatever the ratio: at these sizes linear work takes
  * at most about 120 ms, quadratic work seconds.
  */
 
 const SMALL = 16 * 1024;
-const LARGE = 512 * 1024;
-const MAX_RATIO = 300;
-const FLOOR_MS = 250;
-/** A run taking longer than this (wall clock) is stopped: the case has failed by then, and the suite goes on. */
-const LIMIT_MS = 5000;
+/** A text SIZE_RATIO (32) times longer; the measurement is test/helpers/linear-time.ts's. */
+const LARGE = SMALL * SIZE_RATIO;
 
 const SECRET = 'sk-hostile-0123456789abcdef';
 const SLASHED = 'aws/secret/Key+value/0123456789';
@@ -45,56 +42,10 @@ function build(head: string, unit: string, n: number): string {
   return head + unit.repeat(Math.ceil((n - head.length) / unit.length)).slice(0, Math.max(0, n - head.length));
 }
 
-/**
- * A scavenge: the test process runs with --expose-gc (vitest.config.ts), so each run starts with
- * an empty young generation instead of paying for the garbage of the run before.
- */
-const gc = (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc;
-const collect = () => gc?.({ type: 'minor' });
-/** One context for every run: making a context costs more than a small run, and is not the redaction's time. */
-const context = vm.createContext({ run: () => {} });
-const script = new vm.Script('run()');
-
-/** The CPU time (ms) one run of `fn` takes; Infinity if it exceeds LIMIT_MS (it is stopped there). */
-function timeOf(fn: () => void): number {
-  context.run = fn;
-  collect();
-  const start = process.cpuUsage();
-  try {
-    // A script timeout interrupts even a regular expression that is running.
-    script.runInContext(context, { timeout: LIMIT_MS });
-  } catch {
-    return Infinity;
-  }
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
-
-const linear = (tSmall: number, tLarge: number): boolean => tLarge < FLOOR_MS || tLarge < MAX_RATIO * tSmall;
-
-/**
- * Whether `run` takes linear time on texts of SMALL and LARGE characters (made by `make`), taking the
- * fastest of a few runs of each: the small text's, and the large text's until one passes (a run
- * stopped at LIMIT_MS ends the trial).
- */
+/** Fails the case unless `run` takes linear time from texts of SMALL to LARGE characters (made by `make`). */
 function checkLinear(make: (n: number) => string, run: (text: string) => void): void {
-  const small = make(SMALL);
-  const large = make(LARGE);
-  // Compiles and warms up what runs.
-  run(make(4096));
-  let tSmall = Infinity;
-  for (let i = 0; i < 5; i++) {
-    tSmall = Math.min(tSmall, timeOf(() => run(small)));
-    // A small text that takes this long is slow by itself: more runs only cost time.
-    if (tSmall >= FLOOR_MS) break;
-  }
-  let tLarge = Infinity;
-  for (let i = 0; i < 5; i++) {
-    const t = timeOf(() => run(large));
-    tLarge = Math.min(tLarge, t);
-    if (t === Infinity || linear(tSmall, tLarge)) break;
-  }
-  expect(linear(tSmall, tLarge), `${SMALL / 1024} KB: ${tSmall.toFixed(2)} ms, ${LARGE / 1024} KB: ${tLarge.toFixed(2)} ms`).toBe(true);
+  const { linear, detail } = measureLinear(SMALL, make, run);
+  expect(linear, detail).toBe(true);
 }
 
 // [what it attacks, head, repeated unit]
