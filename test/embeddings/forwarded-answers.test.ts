@@ -1,9 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddingModule as openai } from '../../src/embeddings/vendors/openai/index.js';
 import { floatsToBase64 } from '../../src/embeddings/vectors.js';
-import type { SimServer } from '../../src/sim/framework.js';
+import { MODELS, startFakeVendors, type FakeVendors } from './fake-vendors.js';
 import { post, startHarness, type Harness } from './harness.js';
 
 /**
@@ -11,31 +8,23 @@ import { post, startHarness, type Harness } from './harness.js';
  * (embeddings/raw.ts). These answers look fine to a byte search but break spec 2.6: the client must
  * get either a correct answer, billed as it shows, or an error and no charge, never the bytes as sent.
  */
-const MODEL = 'text-embedding-3-small';
+const MODEL = MODELS.openai;
 /** One currency unit (1,000,000 micros) per million tokens: a token costs one micro. */
 const PRICE = 1;
 
 /** The upstream's next answer body, as text (some faults cannot be written by JSON.stringify). */
 let answer = '{}';
-let server: Server;
+let fake: FakeVendors;
 let h: Harness;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/json');
-      res.end(answer);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sim = { url, settings: {}, requests: [], close: async () => undefined } as unknown as SimServer;
-  h = await startHarness([{ module: openai, sim, apiKey: 'sk-up', models: [MODEL] }], { prices: { [MODEL]: PRICE } });
+  fake = await startFakeVendors();
+  fake.answer = ({ res }) => void res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+  h = await startHarness(fake.specs().filter((s) => s.models?.includes(MODEL)), { prices: { [MODEL]: PRICE } });
 });
 afterAll(async () => {
   await h.close();
-  await new Promise((r) => server.close(r));
+  await fake.close();
 });
 
 type Item = { index?: number; embedding: unknown };

@@ -1,9 +1,6 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { embeddingModule as openai } from '../../src/embeddings/vendors/openai/index.js';
 import { MAX_UPSTREAM_JSON_DEPTH } from '../../src/http/upstream-answer.js';
-import type { SimServer } from '../../src/sim/framework.js';
+import { MODELS, startFakeVendors, type FakeVendors } from './fake-vendors.js';
 import { post, startHarness, type Harness } from './harness.js';
 
 /**
@@ -11,27 +8,19 @@ import { post, startHarness, type Harness } from './harness.js';
  * `JSON.parse`: parsing a hostile nesting holds the event loop for seconds (answers read whole may
  * be 64 MB), and any later walk of it recurses. The same bound holds for every answer read whole.
  */
-const MODEL = 'text-embedding-3-small';
+const MODEL = MODELS.openai;
 let answer: { status: number; body: string } = { status: 200, body: '{}' };
-let server: Server;
+let fake: FakeVendors;
 let h: Harness;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(answer.status, { 'content-type': 'application/json' });
-      res.end(answer.body);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sim = { url, settings: {}, requests: [], close: async () => undefined } as unknown as SimServer;
-  h = await startHarness([{ module: openai, sim, apiKey: 'sk-up', models: [MODEL] }], { prices: { [MODEL]: 1 } });
+  fake = await startFakeVendors();
+  fake.answer = ({ res }) => void res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+  h = await startHarness(fake.specs().filter((s) => s.models?.includes(MODEL)), { prices: { [MODEL]: 1 } });
 });
 afterAll(async () => {
   await h.close();
-  await new Promise((r) => server.close(r));
+  await fake.close();
 });
 afterEach(() => vi.restoreAllMocks());
 
