@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { closeListener } from './http/close-listener.js';
 import type { ShutdownState } from './http/shutdown-state.js';
 
 export interface GracefulShutdownOptions {
@@ -16,9 +17,6 @@ export interface GracefulShutdownOptions {
   /** How the process ends on the deadline or a second signal; process.exit outside tests. */
   exit?: (code: number) => void;
 }
-
-/** How often connections that finished their last answer are closed while draining. */
-const IDLE_SWEEP_MS = 100;
 
 /**
  * Turns the first SIGTERM/SIGINT into a drain: readiness flips (ShutdownState), the listener
@@ -66,16 +64,9 @@ export function handleShutdownSignals(opts: GracefulShutdownOptions): Promise<nu
 }
 
 async function drain(opts: GracefulShutdownOptions): Promise<void> {
-  const server = opts.app.server;
-  // Node closes idle keep-alive connections once when the server closes; a connection whose
-  // request was in flight becomes idle only after its answer, so keep closing those as they come.
-  const sweep = setInterval(() => server.closeIdleConnections?.(), IDLE_SWEEP_MS);
-  try {
-    // app.close stops listening at once and resolves when every in-flight request has its answer.
-    await Promise.all([opts.app.close(), opts.stopBackground()]);
-  } finally {
-    clearInterval(sweep);
-  }
+  // Stops listening at once and resolves when every in-flight request has its answer and its
+  // connection is closed (keep-alive ones included: see closeListener).
+  await Promise.all([closeListener(opts.app), opts.stopBackground()]);
   await opts.closeServices();
   opts.logger.info('shutdown complete');
 }

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/ops/logger.js';
 import { SimServer } from '../../src/sim/framework.js';
 import { samplePng } from '../../src/sim/media.js';
 import { call } from '../helpers/gateway.js';
+import { closeListener } from '../../src/http/close-listener.js';
 
 /**
  * The embedded default opens its media fetcher to its own simulators only: any other loopback,
@@ -38,7 +39,7 @@ beforeAll(async () => {
   key = await ensureDemoKey(services.admin, dataDir);
 });
 afterAll(async () => {
-  await app?.close();
+  if (app) await closeListener(app);
   await services?.close();
   await Promise.all((demo?.sims ?? []).map((s) => s.close()));
   await bystander?.close();

@@ -10,6 +10,7 @@ import { createLogger } from '../../src/ops/logger.js';
 import { videoModules } from '../../src/video/vendors/registry.js';
 import { call } from '../helpers/gateway.js';
 import { pollUntilDone } from '../helpers/video.js';
+import { closeListener } from '../../src/http/close-listener.js';
 
 /** The embedded default, as `npm start` builds it (here on a random port and a temp data dir). */
 let demo: Demo;
@@ -33,12 +34,9 @@ beforeAll(async () => {
   key = await ensureDemoKey(services.admin, dataDir);
 });
 afterAll(async () => {
-  // With many test files running at once, the gateway has been seen to keep one connection with no
-  // request in progress past Fastify's close of idle connections, so close() waited for it for good
-  // (cause not yet found). Cleanup drops every connection once close has begun.
-  const closing = app?.close();
-  app?.server.closeAllConnections();
-  await closing;
+  // A connection whose last answer was still being written when the close began would otherwise
+  // hold it for the keep-alive timeout (see closeListener).
+  if (app) await closeListener(app);
   await services?.close();
   await Promise.all((demo?.sims ?? []).map((s) => s.close()));
   rmSync(dataDir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { ensureDemoKey, startDemo, type Demo } from '../../src/demo.js';
 import { main } from '../../src/main.js';
 import { buildServices, type Services } from '../../src/services.js';
 import { createLogger } from '../../src/ops/logger.js';
+import { closeListener } from '../../src/http/close-listener.js';
 
 /** The embedded default (simulators, SQLite, demo key) on a random port with fast simulated tasks. */
 export interface DemoGateway {
@@ -36,7 +37,7 @@ export async function startDemoGateway(): Promise<DemoGateway> {
     dir,
     services,
     async close() {
-      await app.close();
+      await closeListener(app);
       await services.close();
       await Promise.all(demo.sims.map((s) => s.close()));
       rmSync(dir, { recursive: true, force: true });

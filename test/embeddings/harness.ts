@@ -18,6 +18,7 @@ import type { SimServer } from '../../src/sim/framework.js';
 import { openStore } from '../../src/store/index.js';
 import type { ApiKeyRecord, RateLimits, Store } from '../../src/store/types.js';
 import '../../src/auth/types.js';
+import { closeListener } from '../../src/http/close-listener.js';
 
 /**
  * A small gateway for the embeddings tests: the real route, service, catalog, SQLite store (in memory),
@@ -145,7 +146,7 @@ export async function startHarness(specs: UpstreamSpec[], opts: { defaults?: Quo
       return { account: (await store.getAccount(ctx.account.id))!, key: ctx.key };
     },
     async close() {
-      await app.close();
+      await closeListener(app);
       await executor.close();
       await limiter.close();
       await store.close();

@@ -14,6 +14,7 @@ import { call } from '../helpers/gateway.js';
 import { contractViolation, fuzzRequest, sendFuzz, type FuzzTargets } from './requests.js';
 import { ledgerViolations } from './ledger-check.js';
 import { aimAt } from './targets.js';
+import { closeListener } from '../../src/http/close-listener.js';
 
 /**
  * Property-based fuzzing of every public and admin endpoint on the embedded default (every vendor's
@@ -56,7 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   agent.destroy();
-  await app?.close();
+  if (app) await closeListener(app);
   await services?.close();
   await Promise.all((demo?.sims ?? []).map((s) => s.close()));
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });

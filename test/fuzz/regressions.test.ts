@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { ensureDemoKey, startDemo, type Demo } from '../../src/demo.js';
 import { buildServices, type Services } from '../../src/services.js';
 import { createLogger } from '../../src/ops/logger.js';
+import { closeListener } from '../../src/http/close-listener.js';
 
 /**
  * Findings of long fuzzing runs, replayed byte for byte over a raw socket so that nothing a client
@@ -54,7 +55,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await app?.close();
+  if (app) await closeListener(app);
   await services?.close();
   await Promise.all((demo?.sims ?? []).map((s) => s.close()));
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });

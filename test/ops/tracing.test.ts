@@ -15,6 +15,7 @@ import type { SimServer } from '../../src/sim/framework.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { call } from '../helpers/gateway.js';
 import { upstreamsFor } from '../helpers/video.js';
+import { closeListener } from '../../src/http/close-listener.js';
 
 /** Traces exported to memory: the server span, its upstream child, and the traceparent the vendor got. */
 const exporter = new InMemorySpanExporter();
@@ -56,7 +57,7 @@ beforeAll(async () => {
   key = (await services.admin.createKey({ account: 'traced' })).key;
 });
 afterAll(async () => {
-  await app?.close();
+  if (app) await closeListener(app);
   await services?.close();
   await Promise.all([soraSim?.close(), embedSim?.close()]);
   rmSync(dataDir, { recursive: true, force: true });
