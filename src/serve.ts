@@ -3,6 +3,7 @@ import { loadConfigFile } from './config/load.js';
 import type { ConfigFile } from './config/schema.js';
 import { join } from 'node:path';
 import { startBanner } from './banner.js';
+import { closeListener } from './http/close-listener.js';
 import { ensureDemoKey, startDemo, type Demo } from './demo.js';
 import { startMetricsListener } from './ops/routes.js';
 import { buildServices } from './services.js';
@@ -36,7 +37,9 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   // Installed before listening, so a signal during start-up drains too instead of killing the process.
   let metricsApp: Awaited<ReturnType<typeof startMetricsListener>> | undefined;
   const closeServices = async () => {
-    await metricsApp?.close();
+    // Prometheus keeps its connection open between scrapes: one answered while this closes would
+    // otherwise hold the exit until its keep-alive timeout, past the drain deadline.
+    if (metricsApp) await closeListener(metricsApp);
     await services.close();
     await Promise.all((demo?.sims ?? []).map((s) => s.close()));
   };
