@@ -4,6 +4,16 @@ import { globMatch } from '../routing/glob.js';
 import type { KeyAction } from '../store/types.js';
 import type { AuthContext } from './types.js';
 
+/** What of a key decides which models it may use, and so which of its account's jobs it reads. */
+export interface KeyModels {
+  readonly models: readonly string[];
+}
+
+/** Whether one of the key's model patterns names `model` (the default `*` names every model). */
+export function keyMayUseModel(key: KeyModels, model: string): boolean {
+  return key.models.some((g) => globMatch(g, model));
+}
+
 /** 403 unless the key may call the endpoints of `action`. */
 export function requireAction(ctx: AuthContext, action: KeyAction): void {
   if (!ctx.key.actions.includes(action)) throw errors.permissionDenied(`This API key may not use the ${action} endpoints.`);
@@ -27,7 +37,7 @@ export class Authorizer {
       throw errors.invalidRequest("'model' is required and must be a string.", 'model', 'missing_required_parameter');
     const info = this.catalog.model(model);
     if (!info) throw errors.modelNotFound(model);
-    if (!ctx.key.models.some((g) => globMatch(g, model)))
+    if (!keyMayUseModel(ctx.key, model))
       throw errors.permissionDenied(`This API key may not use the model '${model}'.`, 'model');
     if (!info.capabilities.includes(capability))
       throw errors.invalidRequest(`The model '${model}' does not support ${capability}.`, 'model', 'model_not_supported');

@@ -19,6 +19,8 @@ const amount = z.union([z.number(), z.string()]);
 const budget = z
   .object({ total: amount.nullable().optional(), period: z.enum(['day', 'month']).nullable().optional(), period_limit: amount.nullable().optional() })
   .strict();
+/** A key's model patterns: a bounded list, since a key's job list filters on each of them in SQL. */
+export const MAX_KEY_MODEL_PATTERNS = 100;
 /** The admin request bodies; the OpenAPI document is generated from these same schemas. */
 export const adminSchemas = {
   account: z.object({ name: z.string(), balance: amount.optional(), upstreams: z.array(z.string()).nullable().optional(), limits: limits.optional() }).strict(),
@@ -26,7 +28,7 @@ export const adminSchemas = {
   key: z
     .object({
       account: z.string(),
-      models: z.array(z.string()).optional(),
+      models: z.array(z.string().min(1).max(200)).min(1).max(MAX_KEY_MODEL_PATTERNS).optional(),
       actions: z.array(z.enum(ALL_ACTIONS as [string, ...string[]])).optional(),
       expires: z.string().optional(),
       name: z.string().max(100).optional(),

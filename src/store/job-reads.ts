@@ -11,6 +11,19 @@ export type JobReadOps = Pick<
 /** States a client can see (submitting and rejected jobs never reached a client). */
 const VISIBLE = `state IN ('processing', 'completed', 'failed') AND deleted_at IS NULL`;
 
+/**
+ * A model pattern (`*` any run, `?` one character, everything else literal, as `routing/glob.ts`)
+ * as SQLite's GLOB, which is case-sensitive like it; only `[` means more to GLOB, so it is a class of itself.
+ */
+export function globForSqlite(pattern: string): string {
+  return pattern.replace(/\[/g, '[[]');
+}
+
+/** The same pattern as PostgreSQL's LIKE (case-sensitive) with `\` as its escape character. */
+export function likeForPostgres(pattern: string): string {
+  return pattern.replace(/[\\%_]/g, '\\$&').replace(/\*/g, '%').replace(/\?/g, '_');
+}
+
 /** The job reads: one job, the poller's and the purger's scans, a client's list, the reconcile trail. */
 export function jobReadOps(db: SqlDriver): JobReadOps {
   return {
@@ -56,6 +69,11 @@ export function jobReadOps(db: SqlDriver): JobReadOps {
       if (accountId !== undefined) (where.push('account_id = ?'), params.push(accountId));
       if (p.state !== undefined) (where.push('state = ?'), params.push(p.state));
       if (p.model !== undefined) (where.push('model = ?'), params.push(p.model));
+      if (p.modelPatterns !== undefined) {
+        const match = db.dialect === 'sqlite' ? 'model GLOB ?' : "model LIKE ? ESCAPE '\\'";
+        where.push(p.modelPatterns.length ? `(${p.modelPatterns.map(() => match).join(' OR ')})` : '1 = 0');
+        for (const g of p.modelPatterns) params.push(db.dialect === 'sqlite' ? globForSqlite(g) : likeForPostgres(g));
+      }
       if (p.from !== undefined) (where.push('created_at >= ?'), params.push(p.from));
       if (p.to !== undefined) (where.push('created_at < ?'), params.push(p.to));
       if (p.after) {

@@ -92,6 +92,8 @@ export interface JobListFilter {
   order: 'asc' | 'desc';
   state?: 'processing' | 'completed' | 'failed';
   model?: string;
+  /** Only jobs whose model one of these shell patterns (`*`, `?`) names: a key limited to some models. */
+  modelPatterns?: readonly string[];
   from?: number;
   to?: number;
 }

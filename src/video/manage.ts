@@ -1,3 +1,4 @@
+import { keyMayUseModel } from '../auth/authorize.js';
 import type { AuthContext } from '../auth/types.js';
 import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
@@ -19,7 +20,7 @@ export interface ListQuery extends JobFilterQuery {
 }
 
 /**
- * One page of the account's jobs. The cursor is a job's public id: the page starts right after
+ * One page of the account's jobs (those of the key's models). The cursor is a job's public id: the page starts right after
  * that job's (created_at, id), so jobs arriving meanwhile never shift or repeat a page.
  */
 export async function listJobs(deps: VideoDeps, ctx: AuthContext, q: ListQuery): Promise<{ jobs: JobRecord[]; hasMore: boolean }> {
@@ -34,10 +35,12 @@ export async function listJobs(deps: VideoDeps, ctx: AuthContext, q: ListQuery):
     const claims = deps.sealer.open(q.after);
     const job = claims && claims.a === ctx.account.id ? await deps.store.getJob(claims.j) : undefined;
     // A deleted job still marks its place, so a client paging while deleting keeps its position.
-    if (!job || job.accountId !== ctx.account.id) throw errors.invalidRequest("'after' is not the id of one of your videos.", 'after', 'invalid_cursor');
+    if (!job || job.accountId !== ctx.account.id || !keyMayUseModel(ctx.key, job.model)) throw errors.invalidRequest("'after' is not the id of one of your videos.", 'after', 'invalid_cursor');
     after = { createdAt: job.createdAt, id: job.id };
   }
-  const rows = await deps.store.listJobs(ctx.account.id, { ...filter, after, limit: limit + 1, order });
+  // A key limited to some models lists only its account's jobs of those models (as it reads only those).
+  const modelPatterns = ctx.key.models.includes('*') ? undefined : ctx.key.models;
+  const rows = await deps.store.listJobs(ctx.account.id, { ...filter, modelPatterns, after, limit: limit + 1, order });
   return { jobs: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 

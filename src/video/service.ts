@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { keyMayUseModel, type KeyModels } from '../auth/authorize.js';
 import type { AuthContext } from '../auth/types.js';
 import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -122,7 +123,7 @@ export class VideoService {
    * no read after that acknowledgement may answer it (the refresh's own writes never undo a delete).
    */
   private async current(ctx: AuthContext, id: string): Promise<JobRecord> {
-    const job = await this.load(id, ctx.account.id);
+    const job = await this.load(id, ctx.account.id, ctx.key);
     if (job.state !== 'processing' || this.deps.clock.now() < job.nextPollAt) return job;
     const fresh = await this.refresh(job);
     if (!isReadable(fresh, ctx.account.id)) throw notFound(id);
@@ -148,7 +149,7 @@ export class VideoService {
    * gateway stored for it is removed (a processing job's once it settles).
    */
   async delete(ctx: AuthContext, id: string): Promise<JsonObject> {
-    const job = await this.load(id, ctx.account.id);
+    const job = await this.load(id, ctx.account.id, ctx.key);
     if (job.state === 'processing') await cancelUpstream(this.deps, job);
     const gone = await this.deps.store.deleteJob(job.id, this.deps.clock.now());
     this.jobs.forget(job.id);
@@ -162,7 +163,7 @@ export class VideoService {
 
   /** The finished job a remix starts from: it must be complete, and its vendor must have a remix call. */
   async remixSource(ctx: AuthContext, id: string): Promise<JobRecord> {
-    const job = await this.load(id, ctx.account.id);
+    const job = await this.load(id, ctx.account.id, ctx.key);
     const caps = this.deps.capabilities(job.model);
     if (!caps?.remix || !this.deps.vendors.get(job.vendor)?.buildRemix)
       throw errors.invalidRequest(`Remix is not supported for model '${job.model}'.`, 'model', 'remix_unsupported');
@@ -175,7 +176,7 @@ export class VideoService {
    * complete, and on an upstream the account may still use.
    */
   async deriveSource(ctx: AuthContext, id: string, op: DeriveOp): Promise<JobRecord> {
-    const job = await this.load(id, ctx.account.id);
+    const job = await this.load(id, ctx.account.id, ctx.key);
     checkDerivable(this.deps, job.model, job.vendor, op);
     return this.finishedSource(ctx, job, op === 'edit' ? 'edit' : 'extend');
   }
@@ -190,9 +191,20 @@ export class VideoService {
     return job;
   }
 
-  /** `accountId` comes from the bearer key, or from a verified signed link. */
-  async content(accountId: string, id: string, index: number, range: string | undefined, signal: AbortSignal, variant = 'video'): Promise<ContentReply> {
-    const job = await this.load(id, accountId);
+  /**
+   * `accountId` comes from the bearer key (then `key` is that key, whose model patterns narrow what
+   * it reads), or from a verified signed link (no key: the link was handed out by a read of the job).
+   */
+  async content(
+    accountId: string,
+    id: string,
+    index: number,
+    range: string | undefined,
+    signal: AbortSignal,
+    variant = 'video',
+    key?: KeyModels,
+  ): Promise<ContentReply> {
+    const job = await this.load(id, accountId, key);
     if (variant === 'video') return openContent(this.deps, job, index, range, signal);
     if (variant !== 'thumbnail' && variant !== 'spritesheet')
       throw errors.invalidRequest("'variant' must be one of video, thumbnail, spritesheet.", 'variant');
@@ -232,14 +244,15 @@ export class VideoService {
 
   /**
    * Opens a public id: anything malformed, tampered, sealed with an unknown key, or belonging to
-   * another account is the same 404, so ids reveal nothing.
+   * another account is the same 404, so ids reveal nothing. A key limited to some models reads only
+   * its account's jobs of those models: the others are that same 404, as they are absent from its lists.
    */
-  private async load(id: string, accountId: string): Promise<JobRecord> {
+  private async load(id: string, accountId: string, key?: KeyModels): Promise<JobRecord> {
     const claims = this.deps.sealer.open(id);
     // A character's id is sealed alike, but names no job.
     if (!claims || claims.a !== accountId || claims.k !== undefined) throw notFound(id);
     const job = await this.jobs.get(claims.j);
-    if (!job || !isReadable(job, accountId)) throw notFound(id);
+    if (!job || !isReadable(job, accountId) || (key && !keyMayUseModel(key, job.model))) throw notFound(id);
     return job;
   }
 }

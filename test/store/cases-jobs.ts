@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import type { Ctx } from './cases-accounts.js';
+import { globMatch } from '../../src/routing/glob.js';
 import { T0, balanceOf, completion, ledgerSum, makeAccount, newJob, processingJob } from './harness.js';
 
 export function jobCases(ctx: () => Ctx): void {
@@ -239,5 +240,26 @@ export function jobCases(ctx: () => Ctx): void {
     expect(list[0].reason).toContain('t-9');
     expect(list[1]).toMatchObject({ reason: 'create timed out after send', createdAt: T0 });
     expect(await store.listReconcile(1)).toHaveLength(1);
+  });
+
+  it('a job list narrowed by model patterns keeps exactly the jobs the patterns name, as the key check does', async () => {
+    const { store } = ctx();
+    const a = await makeAccount(store, 1_000_000);
+    // Names that SQL pattern syntax would read as wildcards, escapes or classes, and case variants.
+    const models = ['sora-2', 'sora-2-pro', 'sora_2', 'sora%2', 'Sora-2', 'wan[x]', 'wanx', 'a\\b', 'ab', 'sora-22'];
+    for (const model of models) {
+      const job = newJob(a.id, { model });
+      expect(await store.createJobWithHold(job, 10, T0)).toBe('ok');
+      await store.markJobSubmitted(job.id, { upstream: 'u', taskId: `t-${job.id}`, publicId: `p-${job.id}`, taskMeta: {}, nextPollAt: T0, now: T0 + 1 });
+    }
+    const cases: string[][] = [
+      ['sora-2'], ['sora-?'], ['sora?2'], ['sora_2'], ['sora%2'], ['sora-*'], ['*-pro'], ['wan[x]'], ['wan?x?'],
+      ['a\\b'], ['a?b'], ['s*'], ['S*'], ['sora-2', 'wan*'], ['nothing'], ['*'], ['**'], [],
+    ];
+    for (const patterns of cases) {
+      const listed = await store.listJobs(a.id, { limit: 100, order: 'asc', modelPatterns: patterns });
+      const expected = models.filter((m) => patterns.some((g) => globMatch(g, m))).sort();
+      expect(listed.map((j) => j.model).sort(), JSON.stringify(patterns)).toEqual(expected);
+    }
   });
 }
