@@ -117,7 +117,9 @@ async function callOnce(
     built = vendor.build(batch, ctx);
     // No more bytes than this call's vectors can take: a larger answer is abandoned unread (the
     // upstream's failure) rather than parsed, which for 64 MB of JSON would hold the event loop.
-    let request = { ...built.request, maxAnswerBytes: maxAnswerBytesFor(batch.inputs.length) };
+    // One call of several (mayForward is false only then) meters even a small answer: 2,048 calls of
+    // 60 KB each are 120 MB that the request holds until its answer is sent.
+    let request = { ...built.request, maxAnswerBytes: maxAnswerBytesFor(batch.inputs.length), meterAll: !mayForward };
     if (input.requestId && vendor.requestIdHeader) request.headers = { ...request.headers, [vendor.requestIdHeader]: input.requestId };
     res = await input.client.sendRaw(up, vendor, request, signal);
   } catch (e) {

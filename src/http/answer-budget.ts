@@ -16,6 +16,8 @@ import { TransportError } from './types.js';
  *
  * Answers of up to SMALL_ANSWER_BYTES are not metered: a video create's few hundred bytes must never
  * be refused after the vendor accepted the job, and their total is bounded by the connection pools.
+ * A call that is one of many made for one request (an embeddings fan-out: 2,048 calls of 60 KB
+ * each) is metered from its first byte (`meterAll`), since there the pools bound nothing.
  */
 export const SMALL_ANSWER_BYTES = 64 * 1024;
 
@@ -70,6 +72,8 @@ export interface AnswerLimits {
   budget?: BodyBudget;
   /** Largest single answer read whole. */
   maxBytes: number;
+  /** Meter the answer from its first byte, small ones too (a call of a fan-out). */
+  meterAll?: boolean;
 }
 
 /**
@@ -87,11 +91,14 @@ export class WholeAnswer {
   private size = 0;
   private taken = 0;
   private deadline = Number.POSITIVE_INFINITY;
+  private readonly unmetered: number;
 
   constructor(
     private readonly limits: AnswerLimits,
     private readonly signal: CallSignal | undefined,
-  ) {}
+  ) {
+    this.unmetered = limits.meterAll ? 0 : SMALL_ANSWER_BYTES;
+  }
 
   /**
    * Once the headers are in, before the first byte: the declared length, if any, is checked and
@@ -103,7 +110,7 @@ export class WholeAnswer {
     const declared = typeof declaredLength === 'string' && /^\d+$/.test(declaredLength) ? Number(declaredLength) : undefined;
     if (declared !== undefined && declared > maxBytes)
       throw new TransportError('too_large', `upstream answer of ${declared} bytes is over ${maxBytes}`, true);
-    if (declared !== undefined && declared > SMALL_ANSWER_BYTES) this.take(declared);
+    if (declared !== undefined && declared > this.unmetered) this.take(declared);
   }
 
   add(chunk: Buffer): void {
@@ -112,7 +119,7 @@ export class WholeAnswer {
     if (this.size > maxBytes) throw new TransportError('too_large', `upstream answer over ${maxBytes} bytes`, true);
     if (Date.now() > this.deadline) throw new TransportError('timeout', 'upstream body still arriving at the deadline', true);
     // Without a declared length (chunked), bytes are taken as they arrive past the small size.
-    if (this.size - SMALL_ANSWER_BYTES > this.taken) this.take(this.size - SMALL_ANSWER_BYTES - this.taken);
+    if (this.size - this.unmetered > this.taken) this.take(this.size - this.unmetered - this.taken);
     this.chunks.push(chunk);
   }
 

@@ -45,7 +45,7 @@ export class Executor {
 
   async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<UpstreamResponse> {
     const res = await this.dispatch(req, timeoutMs, signal, false, target);
-    const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal, req.maxAnswerBytes);
+    const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal, req.maxAnswerBytes, req.meterAll);
     return upstreamAnswer(res.statusCode, flatHeaders(res.headers), raw);
   }
 
@@ -72,7 +72,7 @@ export class Executor {
     const { url, origin, path } = parsedUrl(req.url);
     const span: UpstreamSpan | undefined = startUpstreamSpan(req.method, url, headers, target);
     const started = target ? performance.now() : 0;
-    const answer = new WholeAnswer(this.limitsFor(req.maxAnswerBytes), signal);
+    const answer = new WholeAnswer(this.limitsFor(req.maxAnswerBytes, req.meterAll), signal);
     let answered = false;
     try {
       const res = await dispatchWhole(
@@ -100,18 +100,22 @@ export class Executor {
   }
 
   /** The whole body, bounded in size, time and process-wide memory; a refusal for memory is the gateway's 503. */
-  private async read(res: Dispatcher.ResponseData, timeoutMs: number, signal: AbortSignal | undefined, maxBytes?: number): Promise<Buffer> {
+  private async read(res: Dispatcher.ResponseData, timeoutMs: number, signal: AbortSignal | undefined, maxBytes?: number, meterAll?: boolean): Promise<Buffer> {
     try {
-      return await readAnswer(res.body, res.headers['content-length'], this.limitsFor(maxBytes), Date.now() + timeoutMs, signal);
+      return await readAnswer(res.body, res.headers['content-length'], this.limitsFor(maxBytes, meterAll), Date.now() + timeoutMs, signal);
     } catch (e) {
       if (e instanceof GatewayError) throw e;
       throw toTransportError(e, true);
     }
   }
 
-  /** The answer limits of one call: a request's own `maxAnswerBytes` only ever lowers the configured cap. */
-  private limitsFor(maxBytes: number | undefined): AnswerLimits {
-    return maxBytes !== undefined && maxBytes < this.answers.maxBytes ? { ...this.answers, maxBytes } : this.answers;
+  /**
+   * The answer limits of one call: a request's own `maxAnswerBytes` only ever lowers the configured
+   * cap; `meterAll` meters a small answer too (one call of a fan-out).
+   */
+  private limitsFor(maxBytes: number | undefined, meterAll = false): AnswerLimits {
+    if (!meterAll && (maxBytes === undefined || maxBytes >= this.answers.maxBytes)) return this.answers;
+    return { ...this.answers, maxBytes: Math.min(maxBytes ?? this.answers.maxBytes, this.answers.maxBytes), meterAll };
   }
 
   private async dispatch(

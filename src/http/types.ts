@@ -32,6 +32,8 @@ export interface UpstreamRequest {
   timeoutMs?: number;
   /** A smaller cap than `server.max_answer_bytes` on an answer read whole (`send`, `sendRaw`): larger ones are abandoned unread. */
   maxAnswerBytes?: number;
+  /** Count every byte of the answer against the answer budget, a small answer's too (one call of a fan-out). */
+  meterAll?: boolean;
 }
 
 /** What the executor hands back to an adapter's parser. */

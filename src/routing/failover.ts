@@ -45,7 +45,10 @@ export async function withFailover<T>(
       if (e instanceof GatewayError) throw e;
       if (!(e instanceof TransportError)) throw e;
       if (e.reason === 'aborted') throw e;
-      opts.circuits?.failure(up.name);
+      // An answer over the gateway's read cap says as much about the request (2,048 inputs of a large
+      // model) as about the upstream: counted against the circuit, one client's requests would move
+      // every account's traffic off a healthy upstream. The next candidate is still tried.
+      if (e.reason !== 'too_large') opts.circuits?.failure(up.name);
       failovers.inc({ upstream: up.name, reason: e.reason });
       opts.onAttemptFailed?.(up, `${e.reason}: ${redactorFor(up).text(e.message)}`);
       if (e.maybeSent) await opts.onMaybeSent?.(up, e);

@@ -19,12 +19,14 @@ const BUDGET = 4 * MiB;
  * inputs that allowance is far above CAP, so CAP is the bound these tests meet.
  */
 const INPUTS = Array.from({ length: 64 }, (_, i) => `hello ${i}`);
+/** One fan-out call's answer: under the 64 KiB an answer may take unmetered when it is a request's only one. */
+const SMALL_CALL_BYTES = 60 * 1024;
 
 /** An OpenAI-shaped embeddings answer of about `bytes` (one vector per input), usage last as OpenAI writes it. */
-function embeddingsAnswer(bytes: number): Buffer {
-  const n = Math.floor(bytes / 10 / INPUTS.length);
+function embeddingsAnswer(bytes: number, inputs = INPUTS.length): Buffer {
+  const n = Math.floor(bytes / 10 / inputs);
   const vec = Array.from({ length: n }, (_, i) => (i % 7 === 0 ? '-0.123456' : '0.0123456')).join(',');
-  const data = INPUTS.map((_, i) => `{"object":"embedding","index":${i},"embedding":[${vec}]}`).join(',');
+  const data = Array.from({ length: inputs }, (_, i) => `{"object":"embedding","index":${i},"embedding":[${vec}]}`).join(',');
   return Buffer.from(`{"object":"list","data":[${data}],"model":"emb","usage":{"prompt_tokens":2,"total_tokens":2}}`);
 }
 
@@ -40,9 +42,12 @@ let account: string;
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
-    req.resume();
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
-      const body = embeddingsAnswer(size);
+      // One call of a fan-out (one input): a small answer of its own.
+      const inputs = (JSON.parse(Buffer.concat(parts).toString()) as { input: string[] }).input.length;
+      const body = inputs === 1 ? embeddingsAnswer(SMALL_CALL_BYTES, 1) : embeddingsAnswer(size);
       if (mode === 'chunked') {
         res.writeHead(200, { 'content-type': 'application/json' });
         for (let i = 0; i < body.length; i += 256 * 1024) res.write(body.subarray(i, i + 256 * 1024));
@@ -59,8 +64,15 @@ beforeAll(async () => {
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   gw = await startTestGateway({
     server: { max_answer_bytes: CAP, max_inflight_answer_bytes: BUDGET },
-    upstreams: [{ name: 'big', vendor: 'openai', base_url: base, api_key: 'sk-test-big', models: ['emb'], priority: 1, timeout_ms: 10_000 }],
-    models: { emb: { capabilities: ['embedding'], price: { per_million_input_tokens: 1 } } },
+    upstreams: [
+      { name: 'big', vendor: 'openai', base_url: base, api_key: 'sk-test-big', models: ['emb'], priority: 1, timeout_ms: 10_000 },
+      // One input per call: a request fans out into as many calls as it has inputs.
+      { name: 'fan', vendor: 'openai', base_url: base, api_key: 'sk-test-fan', models: ['emb-fan'], priority: 1, timeout_ms: 10_000, max_batch: 1 },
+    ],
+    models: {
+      emb: { capabilities: ['embedding'], price: { per_million_input_tokens: 1 } },
+      'emb-fan': { capabilities: ['embedding'], price: { per_million_input_tokens: 1 } },
+    },
   });
   ({ key, account } = await gw.newKey(10));
 });
@@ -162,5 +174,21 @@ describe('upstream answers read whole are bounded', () => {
     await until(() => budget().inUse === 0, 'budget back to 0 after the client left');
     for (const s of stalled.splice(0)) s.res.destroy();
     expect((await call(gw, 'GET', '/health')).status).toBe(200);
+  });
+
+  it('the small answers of a fan-out count too: a request whose calls add up past the budget is shed, nothing charged', async () => {
+    const fan = (n: number) => call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb-fan', input: INPUTS.concat(INPUTS).slice(0, n) } });
+    // 40 calls of 60 KB (2.4 MB) fit the 4 MiB budget, and are held until the answer is sent.
+    const fits = await fan(40);
+    expect(fits.status, fits.text).toBe(200);
+    expect(fits.json.data).toHaveLength(40);
+    await until(() => budget().inUse === 0, 'budget back to 0');
+    // 100 calls (6 MB) do not: each was a small answer, which alone goes unmetered.
+    const before = await gw.balance(account);
+    const shed = await fan(100);
+    expect(shed.status, shed.text).toBe(503);
+    expect(shed.json.error.code).toBe('overloaded');
+    expect(await gw.balance(account)).toBe(before);
+    await until(() => budget().inUse === 0, 'budget back to 0');
   });
 });

@@ -61,4 +61,23 @@ describe('failover outcomes', () => {
     expect(maybe).toEqual(['a', 'a']);
     expect(circuits.isOpen('a')).toBe(true);
   });
+
+  it('an answer over the read cap (the request asked for that much) tries the next upstream but opens no circuit', async () => {
+    const circuits = new CircuitBreaker(2, 60_000);
+    const tried: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const err = await withFailover(
+        [up('a'), up('b')],
+        async (u) => {
+          tried.push(u.name);
+          throw new TransportError('too_large', 'upstream answer over 3145728 bytes', true);
+        },
+        { circuits },
+      ).catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 502, code: 'upstream_answer_too_large' });
+    }
+    expect(tried).toEqual(['a', 'b', 'a', 'b', 'a', 'b', 'a', 'b']);
+    expect(circuits.isOpen('a')).toBe(false);
+    expect(circuits.isOpen('b')).toBe(false);
+  });
 });
