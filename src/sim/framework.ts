@@ -33,6 +33,7 @@ interface QueuedFault {
   fault: Fault;
   remaining: number;
   match?: RegExp;
+  method?: string;
 }
 
 export type SimHandler = (req: SimRequest, sim: SimServer) => SimReply | Promise<SimReply>;
@@ -104,9 +105,9 @@ export class SimServer {
     return this.url_;
   }
 
-  /** Queues a fault for the next `count` requests whose path matches `match` (all when omitted). */
-  inject(fault: Fault, count = 1, match?: RegExp): void {
-    this.faults.push({ fault, remaining: count, match });
+  /** Queues a fault for the next `count` requests whose path matches `match` (all when omitted), of `method` if given. */
+  inject(fault: Fault, count = 1, match?: RegExp, method?: string): void {
+    this.faults.push({ fault, remaining: count, match, method });
   }
 
   clearFaults(): void {
@@ -136,8 +137,8 @@ export class SimServer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private takeFault(path: string): Fault | undefined {
-    const i = this.faults.findIndex((f) => !f.match || f.match.test(path));
+  private takeFault(method: string, path: string): Fault | undefined {
+    const i = this.faults.findIndex((f) => (!f.match || f.match.test(path)) && (!f.method || f.method === method));
     if (i < 0) return undefined;
     const q = this.faults[i]!;
     q.remaining -= 1;
@@ -163,7 +164,7 @@ export class SimServer {
     const simReq: SimRequest = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers, raw, json, at: Date.now() };
     if (this.record) this.requests.push(simReq);
 
-    const fault = this.takeFault(u.pathname);
+    const fault = this.takeFault(req.method ?? 'GET', u.pathname);
     if (this.latencyMs > 0) await sleep(this.latencyMs);
     if (fault && (await answerFault(fault, req, res, simReq))) return;
     const reply = await handler(simReq, this);

@@ -144,13 +144,21 @@ export class VideoService {
   }
 
   /**
-   * DELETE /v1/videos/{id}: a processing job is cancelled upstream where the vendor can (hold
-   * released, no charge); either way the job is gone from reads and lists at once, and what the
+   * DELETE /v1/videos/{id}: a processing job is read from its vendor first, then cancelled upstream
+   * where the vendor can if it still runs (hold released, no charge); either way the job is gone from reads and lists at once, and what the
    * gateway stored for it is removed (a processing job's once it settles).
    */
   async delete(ctx: AuthContext, id: string): Promise<JsonObject> {
-    const job = await this.load(id, ctx.account.id, ctx.key);
-    if (job.state === 'processing') await cancelUpstream(this.deps, job);
+    let job = await this.load(id, ctx.account.id, ctx.key);
+    if (job.state === 'processing') {
+      // The vendor is asked first, whenever the job was last polled: a task that has finished settles
+      // (and is billed) as it is. Only a task still running is cancelled, since some vendors' cancel
+      // call (Ark's, Azure's DELETE) also removes a finished task with a 2xx, which would otherwise
+      // release the hold of a video the client may already hold (e.g. through its own callback_url).
+      job = await this.refresh(job);
+      if (!isReadable(job, ctx.account.id)) throw notFound(id);
+      if (job.state === 'processing') await cancelUpstream(this.deps, job);
+    }
     const gone = await this.deps.store.deleteJob(job.id, this.deps.clock.now());
     this.jobs.forget(job.id);
     if (!gone) throw notFound(id);

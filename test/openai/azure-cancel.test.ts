@@ -73,7 +73,7 @@ describe('Azure Sora cancel', () => {
     const c = client(key);
     sim.reset();
     const v = await c.videos.create({ model: 'sora', prompt: 'a heron', size: '1280x720' });
-    sim.inject({ kind: 'status', status: 500, json: { error: { code: 'InternalServerError', message: 'try later' } } }, 1, /\/jobs\/task_/);
+    sim.inject({ kind: 'status', status: 500, json: { error: { code: 'InternalServerError', message: 'try later' } } }, 1, /\/jobs\/task_/, 'DELETE');
     await c.videos.delete(v.id);
     expect(sim.received('DELETE', /\/jobs\//)).toHaveLength(1);
     expect(await gw.balance(account)).toBe(100_000_000 - HELD);
