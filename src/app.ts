@@ -129,6 +129,9 @@ export function buildApp(s: Services): FastifyInstance {
 
   // Bodies nested deeper than any API needs are refused before they are parsed.
   installJsonParser(app);
+  // No route takes text: without this Fastify hands a text/plain body over as a string, which each
+  // route would refuse in words of its own instead of the documented 400 unsupported_media_type.
+  app.removeContentTypeParser('text/plain');
 
   // Console sessions (cookie) stand in for the bearer credential on /v1 and /admin, then every
   // matched /v1 route needs a bearer key (or, where the route allows it, a signed link).
