@@ -77,9 +77,13 @@ describe('a vendor-declared media type', () => {
     });
   }
 
-  it('keeps a plain video type as it is, lower-cased and without parameters', () => {
+  it('keeps a container type the gateway recognises, lower-cased and without parameters; nothing else', () => {
     expect(videoMediaType('video/webm')).toBe('video/webm');
     expect(videoMediaType('Video/QuickTime; x=1')).toBe('video/quicktime');
+    expect(videoMediaType('VIDEO/MP4')).toBe('video/mp4');
+    // A subtype is no place for what a vendor echoes: a well-formed one that quotes a credential.
+    expect(videoMediaType('video/Bearerya29.SECRETveotoken0123456789')).toBe('video/mp4');
+    expect(videoMediaType('video/x-matroska')).toBe('video/mp4');
     expect(videoMediaType('video/')).toBe('video/mp4');
     expect(videoMediaType('image/svg+xml')).toBe('video/mp4');
     expect(videoMediaType(undefined)).toBe('video/mp4');
