@@ -14,6 +14,12 @@ import { base64FloatCount } from './vectors.js';
  * It takes only bodies without a backslash (one native search, first): then every string ends at the
  * next quote and every key is its own bytes, so nothing can read as one thing here and as another to
  * the client's parser (an escaped quote inside a vector, `"d\u0061ta"` as a second `data`).
+ *
+ * Forwarded bytes are never redacted, so no string of the upstream's reaches the client this way: a
+ * member the walk does not know may hold a number, `true`, `false` or `null` only (a vendor echoing
+ * the credential it was sent, `"debug":"Bearer sk-..."`, is parsed in full instead, which keeps only
+ * the spec's members); `object` must be `"list"` (an item's `"embedding"`), and a float vector may
+ * hold no quote (one more native search over the vector). `model` is replaced by the public name.
  */
 
 export interface AnswerLayout {
@@ -58,6 +64,9 @@ const EMBEDDING = key('embedding');
 const PROMPT_TOKENS = key('prompt_tokens');
 const TOTAL_TOKENS = key('total_tokens');
 const COST = key('cost');
+const OBJECT = key('object');
+const LIST = key('"list"');
+const EMBEDDING_OBJECT = key('"embedding"');
 
 /** The answer's layout when it can be forwarded as it is, else undefined (the caller parses it in full). */
 export function scanAnswer(raw: Buffer, format: EncodingFormat, inputs: number): AnswerLayout | undefined {
@@ -110,7 +119,8 @@ const topMember: Member<Walk> = (w, k0, k1, at) => {
     w.modelEnd = end + 1;
     return end + 1;
   }
-  return skipValue(w, at);
+  if (isKey(raw, k0, k1, OBJECT)) return literal(raw, at, LIST);
+  return unknownMember(w, at);
 };
 
 /**
@@ -135,7 +145,7 @@ const usageMember: Member<Walk> = (w, k0, k1, at) => {
     return end;
   }
   if (isKey(raw, k0, k1, COST)) return -1;
-  return skipValue(w, at);
+  return unknownMember(w, at);
 };
 
 /** The `data` array: exactly one object per input, item k with `"index": k` (OpenAI's order; the full parse puts any other in order). */
@@ -170,8 +180,22 @@ const itemMember: Member<Walk> = (w, k0, k1, at) => {
     w.itemVector = true;
     return w.format === 'base64' ? base64Vector(w, at) : floatVector(w, at);
   }
-  return skipValue(w, at);
+  if (isKey(raw, k0, k1, OBJECT)) return literal(raw, at, EMBEDDING_OBJECT);
+  return unknownMember(w, at);
 };
+
+/** A member the walk does not know: forwarded only when its value can hold no text (no string, object or array). */
+function unknownMember(w: Walk, at: number): number {
+  const c = w.raw[at];
+  if (c === QUOTE || c === LBRACE || c === LBRACKET) return -1;
+  return skipValue(w, at);
+}
+
+/** The value at `at` is exactly `expected` (a JSON string, quotes included); returns where it ends. */
+function literal(raw: Buffer, at: number, expected: Buffer): number {
+  const end = at + expected.length;
+  return end <= raw.length && raw.compare(expected, 0, expected.length, at, end) === 0 ? end : -1;
+}
 
 /**
  * A base64 vector, forwarded as it is: padded to whole groups of four (strict decoders refuse it
@@ -202,6 +226,9 @@ function floatVector(w: Walk, at: number): number {
   if (!startsNumber(raw[first])) return -1;
   const close = raw.indexOf(RBRACKET, first);
   if (close < 0) return -1;
+  // A string among the numbers (nothing but digits, signs, points, exponents and commas belong there).
+  const quote = raw.indexOf(QUOTE, first);
+  if (quote >= 0 && quote < close) return -1;
   if (w.inputs > 1) {
     let elements = 1;
     for (let c = raw.indexOf(COMMA, first); c >= 0 && c < close; c = raw.indexOf(COMMA, c + 1)) elements++;

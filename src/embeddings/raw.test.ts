@@ -34,7 +34,7 @@ describe('forwardOpenAIBody', () => {
   });
 
   it('handles servers that write model first, or none at all', () => {
-    const first = Buffer.from(`{"id":"x","object":"list","model":"other","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
+    const first = Buffer.from(`{"created":1,"object":"list","model":"other","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
     expect(JSON.parse(bodyOf(forwardOpenAIBody(first, 'pub', 'base64', 1)).toString()).model).toBe('pub');
     const none = Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":{"prompt_tokens":3,"total_tokens":3}}`);
     const fixed = JSON.parse(bodyOf(forwardOpenAIBody(none, 'pub', 'base64', 1)).toString());
@@ -140,7 +140,8 @@ describe('forwardOpenAIBody', () => {
       expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', '"l\\u0069st"')), 'm', 'base64', 1)).toBeUndefined();
       expect(forwardOpenAIBody(Buffer.from(`${good} x`), 'm', 'base64', 1)).toBeUndefined();
       expect(forwardOpenAIBody(Buffer.from(`${good}\n`), 'm', 'base64', 1)).toBeDefined();
-      expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', '[[[]],{"a":[true,null,-1.5e3]}]')), 'm', 'base64', 1)).toBeDefined();
+      // `object` is the spec's word and nothing else (whatever else it held would be forwarded unredacted).
+      expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', '[[[]],{"a":[true,null,-1.5e3]}]')), 'm', 'base64', 1)).toBeUndefined();
       expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', 'nul')), 'm', 'base64', 1)).toBeUndefined();
       expect(forwardOpenAIBody(Buffer.from(good.replace('"list"', `${'['.repeat(40)}${']'.repeat(40)}`)), 'm', 'base64', 1)).toBeUndefined();
     });
@@ -173,7 +174,9 @@ describe('forwardOpenAIBody', () => {
     const body = (usage: string) => Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":${usage}}`);
     const tokens = (usage: string) => forwardOpenAIBody(body(usage), 'm', 'base64', 1)?.promptTokens;
     expect(tokens('{"prompt_tokens":3,"total_tokens":3}')).toBe(3);
-    expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 , "details" : {"prompt_tokens": 1.5} }')).toBe(0);
+    expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 , "details" : 1.5 }')).toBe(0);
+    // A nested object (which could hold anything) is parsed in full; so is a count inside it.
+    expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 , "details" : {"prompt_tokens": 1.5} }')).toBeUndefined();
     expect(tokens(`{"prompt_tokens":${MAX_REPORTED_TOKENS},"total_tokens":${MAX_REPORTED_TOKENS}}`)).toBe(MAX_REPORTED_TOKENS);
     for (const usage of [
       '{"prompt_tokens":2.5,"total_tokens":2.5}',
@@ -193,5 +196,24 @@ describe('forwardOpenAIBody', () => {
     // Two usage objects: the client's parser keeps the last, the bill would read the first.
     const twice = Buffer.from(body('{"prompt_tokens":3,"total_tokens":3}').toString().replace(/}$/, ',"usage":{"prompt_tokens":9,"total_tokens":9}}'));
     expect(forwardOpenAIBody(twice, 'm', 'base64', 1)).toBeUndefined();
+  });
+
+  it('forwards no string of the upstream but the vectors: echoed text is parsed in full, which drops it', () => {
+    const v = '[0.5,-0.25]';
+    const good = `{"object":"list","data":[{"object":"embedding","index":0,"embedding":${v}}],"model":"m","usage":{"prompt_tokens":3,"total_tokens":3}}`;
+    const forwarded = (text: string) => forwardOpenAIBody(Buffer.from(text), 'm', 'float', 1) !== undefined;
+    expect(forwarded(good)).toBe(true);
+    // Members of numbers, booleans and null may stay; text, objects and arrays may not, at any level.
+    expect(forwarded(good.replace('"model"', '"created":17,"ok":true,"x":null,"model"'))).toBe(true);
+    expect(forwarded(good.replace('"model"', '"debug":"Bearer sk-SECRET0123456789","model"'))).toBe(false);
+    expect(forwarded(good.replace('"model"', '"meta":{"k":1},"model"'))).toBe(false);
+    expect(forwarded(good.replace('"model"', '"list":[1],"model"'))).toBe(false);
+    expect(forwarded(good.replace('"index":0', '"index":0,"echo":"Bearer sk-SECRET0123456789"'))).toBe(false);
+    expect(forwarded(good.replace('"total_tokens":3', '"total_tokens":3,"note":"sk-SECRET0123456789"'))).toBe(false);
+    expect(forwarded(good.replace('"object":"list"', '"object":"sk-SECRET0123456789"'))).toBe(false);
+    expect(forwarded(good.replace('"object":"embedding"', '"object":"Bearer sk-SECRET"'))).toBe(false);
+    // A string among a vector's numbers.
+    expect(forwarded(good.replace(v, '[0.5,"Bearer sk-SECRET0123456789"]'))).toBe(false);
+    expect(forwarded(good.replace(v, '[0.5,{"k":"sk-SECRET0123456789"}]'))).toBe(false);
   });
 });
