@@ -80,8 +80,8 @@ function whyUnparsed(text: string): GatewayError {
  * The first limit JSON text breaks, in text order: more than `maxDepth` arrays or objects inside one
  * another, a top-level object of more than `maxFields` fields (counted by the commas between
  * them, so malformed text is counted too; the parser refuses it if it gets that far), or more than
- * `maxMembers` object members at every depth together (each object counts one, each comma inside
- * an object one more).
+ * `maxMembers` members at every depth together (each object or array counts one, each comma inside
+ * an object one more; the elements of an array of numbers or strings are not counted).
  * A string's body is jumped over with `indexOf` (an upstream answer can carry a video as one
  * base64 string of tens of MB): a quote ends it unless an odd run of backslashes stands before it.
  * Counting a run looks back only as far as the previous quote found, so the whole scan stays linear.
@@ -98,9 +98,9 @@ export function scanJson(text: string, maxDepth: number, maxFields: number, maxM
       if (i < 0) return undefined; // unterminated: the parser will refuse it
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > maxDepth) return 'too_deep';
-      const isObject = c === 0x7b;
-      kinds[depth] = isObject ? 1 : 0;
-      if (isObject && ++members > maxMembers) return 'too_many_members';
+      kinds[depth] = c === 0x7b ? 1 : 0;
+      // An array counts too: millions of `[]` cost the parser as much as as many objects.
+      if (++members > maxMembers) return 'too_many_members';
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
       if (depth > 0) depth--;
     } else if (c === 0x2c /* , */ && depth > 0 && kinds[depth] === 1) {

@@ -130,6 +130,8 @@ describe('hostile bodies', () => {
       ['/v1/videos/generations', `{"model":"wan2.6-t2v","prompt":"x","parameters":{${fields(500_000)}}}`],
       ['/v1/embeddings', `{"model":"text-embedding-3-small","input":"x","extra_body":{${fields(500_000)}}}`],
       ['/v1/chat/completions', `{"model":"gpt-4o-mini","messages":[${Array.from({ length: 30_000 }, () => '{}').join(',')}]}`],
+      // Empty arrays, as many (3.5 million in 10 MiB): each costs the parser as an object does.
+      ['/v1/embeddings', `{"model":"text-embedding-3-small","input":"x","x":[${Array.from({ length: 30_000 }, () => '[]').join(',')}]}`],
     ] as const) {
       const r = await call(gw, 'POST', path, { key, body });
       expect(r.status, path).toBe(400);

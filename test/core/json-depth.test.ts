@@ -42,9 +42,9 @@ describe('scanJson (object members at every depth)', () => {
     // The top level's two members plus 9 below: 11.
     expect(scanJson(`{"a":1,"p":${members(9)}}`, 64, 256, 11)).toBeUndefined();
     expect(scanJson(`{"a":1,"p":${members(10)}}`, 64, 256, 11)).toBe('too_many_members');
-    // Objects inside arrays count; empty ones once each.
-    expect(scanJson(`[${Array.from({ length: 5 }, () => '{}').join(',')}]`, 64, 256, 5)).toBeUndefined();
-    expect(scanJson(`[${Array.from({ length: 6 }, () => '{}').join(',')}]`, 64, 256, 5)).toBe('too_many_members');
+    // Objects inside arrays count, empty ones once each, and so does the array.
+    expect(scanJson(`[${Array.from({ length: 4 }, () => '{}').join(',')}]`, 64, 256, 5)).toBeUndefined();
+    expect(scanJson(`[${Array.from({ length: 5 }, () => '{}').join(',')}]`, 64, 256, 5)).toBe('too_many_members');
     // Arrays of scalars, and commas inside strings, are not members.
     expect(scanJson(JSON.stringify({ input: Array.from({ length: 5_000 }, (_, i) => i), s: ',,,,{,' }), 64, 256, 3)).toBeUndefined();
   });
@@ -72,6 +72,13 @@ describe('scanJson (top-level fields, counted before a body is parsed)', () => {
     expect(scanJson(JSON.stringify({ a: [1, 2, 3, 4], b: { c: 1, d: 2, e: 3 }, f: 'x,y,z,"w",\\,' }), 64, 3)).toBeUndefined();
     // A top-level array is not an object with fields (the routes refuse it as a body of their own).
     expect(scanJson(JSON.stringify([1, 2, 3, 4, 5]), 64, 3)).toBeUndefined();
+  });
+
+  it('counts arrays among the members, not the numbers or strings they hold', () => {
+    // The object, the outer array and 99 inside it: 101.
+    expect(scanJson(`{"x":[${'[],'.repeat(98)}[]]}`, 64, 10, 100)).toBe('too_many_members');
+    expect(scanJson(`{"x":[${'[],'.repeat(97)}[]]}`, 64, 10, 100)).toBeUndefined();
+    expect(scanJson(`{"x":[${'1,"a",'.repeat(10_000)}2]}`, 64, 10, 100)).toBeUndefined();
   });
 
   it('stops at the first field too many, whatever follows', () => {
