@@ -1,5 +1,5 @@
 import { GatewayError } from '../core/errors.js';
-import { reportedTokens } from '../core/reported-usage.js';
+import { believableTokens } from './believable-usage.js';
 import { inheritHold } from '../http/answer-budget.js';
 import { toAbortSignal, type CallSignal } from '../http/call-signal.js';
 import { CredentialError, type UpstreamClient } from '../http/upstream-client.js';
@@ -134,7 +134,9 @@ async function callOnce(
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
     const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat, batch.inputs.length);
-    if (forward) return { ok: true, value: { forward, promptTokens: forward.promptTokens } };
+    // A count the bill cannot rest on goes to the full parse, which shows the count billed instead.
+    if (forward && believableTokens(forward.promptTokens, batch.inputs, ctx.req.inputType) !== undefined)
+      return { ok: true, value: { forward, promptTokens: forward.promptTokens } };
   }
 
   const parsed = upstreamAnswer(res.status, res.headers, res.raw);
@@ -152,7 +154,7 @@ async function callOnce(
   if (problem) return malformed(`${vendor.label} ${problem}`);
   // No usable usage from the vendor (none, or not a believable count): the bill rests on the
   // gateway's own count, so it is an exact one.
-  const promptTokens = reportedTokens(result.promptTokens) ?? sum(input.exact ? batch.tokens : await countAll(batch.inputs, ctx.req.inputType));
+  const promptTokens = believableTokens(result.promptTokens, batch.inputs, ctx.req.inputType) ?? sum(input.exact ? batch.tokens : await countAll(batch.inputs, ctx.req.inputType));
   return { ok: true, value: { vectors: result.vectors, promptTokens } };
 }
 

@@ -66,6 +66,11 @@ describe('embeddings billing against broken upstream answers', () => {
     ['one past the bound', { prompt_tokens: MAX_REPORTED_TOKENS + 1, total_tokens: MAX_REPORTED_TOKENS + 1 }],
     ['a negative count', { prompt_tokens: -5, total_tokens: -5 }],
     ['a count that is not a number', { prompt_tokens: '12', total_tokens: 12 }],
+    // Within the general bound, but more than an 11-byte text can hold (a token covers a byte at least).
+    ['99 million tokens for 11 bytes', { prompt_tokens: 99_000_000, total_tokens: 99_000_000 }],
+    ['more tokens than bytes', { prompt_tokens: 500, total_tokens: 500 }],
+    // Text is never free: zero for a text input is no count.
+    ['zero tokens', { prompt_tokens: 0, total_tokens: 0 }],
   ] as const) {
     it(`bills by its own count when the usage reports ${what}`, async () => {
       const { key, accountId } = await h.newKey(100);
@@ -75,6 +80,9 @@ describe('embeddings billing against broken upstream answers', () => {
         const res = await post(h, key, { model: MODEL, input: 'hello there', encoding_format });
         expect(res.status).toBe(200);
         expect(res.json.data).toHaveLength(1);
+        // The usage shown is the one billed (the fast path's forwarded figure would not be).
+        expect(res.json.usage.prompt_tokens).toBeGreaterThan(0);
+        expect(res.json.usage.prompt_tokens).toBeLessThan(10);
       }
       // "hello there" is a couple of tokens: two requests cost a few micros, not the reported figure.
       const spent = before - (await h.balance(accountId));
@@ -87,7 +95,8 @@ describe('embeddings billing against broken upstream answers', () => {
     const { key, accountId } = await h.newKey(100);
     const before = await h.balance(accountId);
     answer = () => list(floats(8), { prompt_tokens: 5_000, total_tokens: 5_000 });
-    const res = await post(h, key, { model: MODEL, input: 'hello there', encoding_format: 'float' });
+    // 6,000 bytes can hold 5,000 tokens (a vendor's tokenizer is not the gateway's).
+    const res = await post(h, key, { model: MODEL, input: 'hello there '.repeat(500), encoding_format: 'float' });
     expect(res.status).toBe(200);
     expect(before - (await h.balance(accountId))).toBe(5_000);
   });
