@@ -25,7 +25,7 @@ import { renderEmbeddings } from './render.js';
 import { forwardedBody } from './raw.js';
 import { parseEmbeddingRequest } from './request.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
-import { estimateAll } from './tokens.js';
+import { countAll, estimateAll } from './tokens.js';
 import type { EmbeddingRequest, EmbeddingVendor } from './types.js';
 import { embeddingVendors } from './vendors/registry.js';
 
@@ -133,7 +133,22 @@ export class EmbeddingsService {
     const { catalog, store, limiter } = this.deps;
 
     const scopes = scopesFor(ctx, 'embeddings', this.deps.defaults);
-    const admission = await admitOrThrow(limiter, 'embeddings', scopes, estimate);
+    let exact = false;
+    let admission;
+    try {
+      admission = await admitOrThrow(limiter, 'embeddings', scopes, estimate);
+    } catch (e) {
+      // The estimate errs high on text that tokenizes badly (one character repeated: one token per
+      // character estimated, about one per four counted). A refusal as larger than a whole minute
+      // allows is final, so it rests on an exact count: recounted, the request may fit after all.
+      if (!(e instanceof GatewayError) || e.code !== 'request_too_large') throw e;
+      const counted = await countAll(req.inputs, req.inputType);
+      if (sum(counted) >= estimate) throw e;
+      tokens = counted;
+      estimate = sum(counted);
+      exact = true;
+      admission = await admitOrThrow(limiter, 'embeddings', scopes, estimate);
+    }
 
     let answer: UpstreamAnswer;
     let upstream: Upstream;
@@ -147,7 +162,7 @@ export class EmbeddingsService {
               ok: false as const,
               verdict: { kind: 'retryable' as const, status: 500, message: `vendor '${up.vendor}' does not serve embeddings` },
             });
-          return runOnUpstream({ vendor, up, req, tokens, client: this.client, catalog, signal, requestId: clientRequestId });
+          return runOnUpstream({ vendor, up, req, tokens, exact, client: this.client, catalog, signal, requestId: clientRequestId });
         },
         { circuits: catalog.circuits },
       ));

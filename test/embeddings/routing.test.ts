@@ -273,4 +273,14 @@ describe('the embeddings rate limiter', () => {
     expect(sim.requests.filter((q) => q.json?.input?.[0] === emoji)).toHaveLength(0);
     expect(await h.balance(accountId)).toBe(toMicros(10));
   });
+
+  it('counts exactly before refusing a request as too large: an estimate far too high does not decide it', async () => {
+    const { key } = await h.newKey(10);
+    // One letter 1,500 times: estimated a token a character (over the 1000-token minute), 188 counted.
+    const repeated = 'x'.repeat(1_500);
+    expect(cl100k(repeated, { disallowedSpecial: new Set() })).toBeLessThan(250);
+    const r = await post(h, key, { model: MODEL, input: repeated });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.data).toHaveLength(1);
+  });
 });
