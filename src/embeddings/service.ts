@@ -53,8 +53,8 @@ export interface EmbeddingsDeps {
 }
 
 export interface EmbeddingsResult {
-  /** The JSON body to send as it is (bytes forwarded from the upstream, or serialised here). */
-  body: Buffer | string;
+  /** The JSON body to send as it is (bytes forwarded from the upstream, or serialised here; a large one in pieces, in order). */
+  body: Buffer | string | Buffer[];
   /** x-ratelimit-* headers of the admission. */
   headers: Record<string, string>;
   requestId: string;

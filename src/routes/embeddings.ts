@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Authorizer } from '../auth/authorize.js';
 import { errors } from '../core/errors.js';
@@ -22,6 +23,12 @@ export function registerEmbeddingsRoutes(
     reply.headers(result.headers);
     if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', result.requestId);
     reply.type('application/json');
-    return reply.send(result.body);
+    const answer = result.body;
+    if (!Array.isArray(answer)) return reply.send(answer);
+    // A large answer in the pieces it was made in: written one after the other, never copied into one.
+    let length = 0;
+    for (const piece of answer) length += piece.length;
+    reply.header('content-length', length);
+    return reply.send(Readable.from(answer, { objectMode: false }));
   });
 }
