@@ -8,9 +8,9 @@ import { discard } from '../http/streams.js';
 import type { Upstream, UpstreamRequest } from '../http/types.js';
 import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
-import { parseRange, sliceBody } from './range.js';
+import { contentRangeOf, forwardedRange, parseRange, sliceBody } from './range.js';
 import { jobUpstream } from './job-upstream.js';
-import { checkedImage, checkedVideo, notVideo } from './media-check.js';
+import { answeredRange, checkedImage, checkedVideo, notVideo } from './media-check.js';
 import { openStoredCopy } from './stored-copy.js';
 import { taskRefOf } from './refresh.js';
 import { videoMediaType } from './media-type.js';
@@ -28,7 +28,7 @@ const AUTH_HEADERS = ['authorization', 'api-key', 'x-goog-api-key', 'x-api-key']
 /**
  * Streams a finished video: from the gateway's own copy when the vendor returned bytes inline,
  * else from the vendor (its authenticated content endpoint or its signed URL), following
- * redirects, forwarding Range, and slicing locally when the vendor ignores Range.
+ * redirects, forwarding a single Range, and slicing locally when the vendor ignores it.
  */
 export async function openContent(
   deps: VideoDeps,
@@ -50,12 +50,13 @@ export async function openContent(
   if (!vendor || !up) throw errors.upstreamUnavailable('The upstream that made this video is not configured any more.');
   const output: VideoOutput = { url: typeof out.url === 'string' ? out.url : undefined, mimeType: mime };
   let req = await deps.client.authorize(up, vendor, vendor.buildContent(taskRefOf(job), output, up), signal);
-  if (range) req = { ...req, headers: { ...req.headers, range } };
+  const sent = forwardedRange(range);
+  if (sent) req = { ...req, headers: { ...req.headers, range: sent } };
 
   let res = await followRedirects(deps, req, signal, up, job.id);
   if (res.status === 416) {
     discard(res.body);
-    const total = /\/(\d+)$/.exec(res.headers['content-range'] ?? '')?.[1];
+    const total = /\/(\d{1,15})$/.exec(res.headers['content-range'] ?? '')?.[1];
     throw errors.rangeNotSatisfiable(total ? Number(total) : 0);
   }
   if (res.status !== 200 && res.status !== 206) {
@@ -63,14 +64,19 @@ export async function openContent(
     if (res.status === 404 || res.status === 410) throw errors.notFound('The vendor no longer has this video.', 'video_expired');
     throw errors.upstreamError(`The vendor answered ${res.status} for the video content.`);
   }
-  // Before any byte reaches the client: the answer is the video, not an error page under its name.
-  const body = await checkedVideo(notVideo(deps, job.id, up), res);
+  // Before any byte reaches the client: a range is the one asked for, and the answer is the video,
+  // not an error page under its name.
+  const refusal = notVideo(deps, job.id, up);
+  const answered = res.status === 206 ? answeredRange(refusal, res, sent) : undefined;
+  const body = await checkedVideo(refusal, res, answered?.start ?? 0);
   const headers: Record<string, string> = { 'content-type': mime, 'accept-ranges': 'bytes' };
   const length = res.headers['content-length'];
-  if (res.status === 206) {
-    if (res.headers['content-range']) headers['content-range'] = res.headers['content-range'];
-    if (length) headers['content-length'] = length;
-    return { status: 206, headers, body };
+  if (answered) {
+    const bytes = answered.end - answered.start + 1;
+    headers['content-range'] = contentRangeOf(answered);
+    headers['content-length'] = String(bytes);
+    // A declared Content-Length was checked to match; without one, the body is cut at the range's end.
+    return { status: 206, headers, body: length === undefined ? sliceBody(body, 0, bytes - 1) : body };
   }
   const size = length && /^\d+$/.test(length) ? Number(length) : undefined;
   const r = parseRange(range, size);
@@ -85,7 +91,7 @@ export async function openContent(
     // ends the client's response too, and a client that leaves releases the upstream body.
     return { status: 206, headers, body: sliceBody(body, r.start, r.end) };
   }
-  if (length) headers['content-length'] = length;
+  if (size !== undefined) headers['content-length'] = String(size);
   return { status: 200, headers, body };
 }
 

@@ -6,6 +6,7 @@ import type { StreamResponse } from '../http/executor.js';
 import { discard, peek } from '../http/streams.js';
 import type { Upstream } from '../http/types.js';
 import type { VideoDeps } from './deps.js';
+import { parseContentRange, requestedStart, type AnsweredRange } from './range.js';
 
 /**
  * A video download passes the vendor's bytes to the client under the gateway's own media type, so
@@ -70,15 +71,34 @@ export function notVideo(deps: VideoDeps, job: string, up: Upstream | undefined)
 }
 
 /**
- * The vendor's answer for the video, checked (a 200 or 206, already). The first bytes are sniffed
- * when the answer holds them: a whole body, or a range from the file's first byte (a range shorter
- * than the signature is checked on the bytes it has). A range that starts further in cannot be, and
- * has only its declared type checked. Returns the body to stream (with the bytes read put back).
+ * The range a vendor's 206 holds, checked against the Range the gateway sent (`sent`, if any). A
+ * 206 to a request that asked for no range, a Content-Range that is not `bytes <start>-<end>/<total|*>`
+ * in integers, a start other than the one asked for, or a Content-Length other than the range's are
+ * all refused: the start decides whether the first bytes are sniffed (a vendor claiming an offset
+ * would skip the check), and the header goes to the client, rebuilt from these numbers only.
  */
-export async function checkedVideo(r: Refusal, res: StreamResponse): Promise<Readable> {
+export function answeredRange(r: Refusal, res: StreamResponse, sent: string | undefined): AnsweredRange {
+  const refuse = (reason: string): GatewayError =>
+    refuseAnswer({ ...r, message: 'The vendor answered the video download with a range other than the one asked for.' }, reason, res);
+  if (!sent) throw refuse('a 206 to a request without a Range');
+  const answered = parseContentRange(res.headers['content-range']);
+  if (!answered) throw refuse('Content-Range missing or malformed');
+  if (answered.start !== requestedStart(sent, answered.total)) throw refuse('Content-Range starts elsewhere than the range asked for');
+  const length = res.headers['content-length'];
+  if (length !== undefined && length !== String(answered.end - answered.start + 1)) throw refuse('Content-Length differs from the Content-Range');
+  return answered;
+}
+
+/**
+ * The vendor's answer for the video, checked (a 200, or a 206 whose range `answeredRange` checked,
+ * starting at byte `start`). The first bytes are sniffed when the answer holds them: a whole body,
+ * or a range from the file's first byte (a range shorter than the signature is checked on the bytes
+ * it has). A range that starts further in cannot be, and has only its declared type checked.
+ * Returns the body to stream (with the bytes read put back).
+ */
+export async function checkedVideo(r: Refusal, res: StreamResponse, start: number): Promise<Readable> {
   if (isDocumentType(res.headers['content-type'])) throw refuseAnswer(r, 'declared a document type', res);
-  const start = res.status === 206 ? /^bytes\s+(\d+)-/i.exec(res.headers['content-range'] ?? '')?.[1] : '0';
-  if (start !== undefined && Number(start) > 0) return res.body;
+  if (start > 0) return res.body;
   const { head, body, ended } = await peek(res.body, MEDIA_HEAD_BYTES);
   if (!startsLikeVideo(head, ended && res.status === 206)) throw refuseAnswer(r, 'first bytes are not a video container', res, body);
   return body;

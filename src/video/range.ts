@@ -9,10 +9,8 @@ export type ByteRange = { start: number; end: number };
  * Multi-range requests are served whole, which RFC 9110 allows.
  */
 export function parseRange(header: string | undefined, size: number | undefined): ByteRange | 'unsatisfiable' | undefined {
-  if (!header) return undefined;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!m || (m[1] === '' && m[2] === '')) return undefined;
-  if (size === undefined) return undefined;
+  const m = singleRangeSpec(header);
+  if (!m || size === undefined) return undefined;
   let start: number;
   let end: number;
   if (m[1] === '') {
@@ -26,6 +24,56 @@ export function parseRange(header: string | undefined, size: number | undefined)
   }
   if (start >= size || start > end) return 'unsatisfiable';
   return { start, end };
+}
+
+/** The first and last positions of a single-range `Range: bytes=a-b`, `bytes=a-` or `bytes=-n` (as written), or undefined for any other header. */
+function singleRangeSpec(header: string | undefined): [string, string, string] | undefined {
+  const m = /^bytes=(\d*)-(\d*)$/.exec((header ?? '').trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  return [m[0], m[1]!, m[2]!];
+}
+
+/**
+ * The Range header sent on to the vendor: only a single byte range, the one form whose answer the
+ * gateway can check (its start must be the one asked for). Several ranges or a malformed header
+ * are served whole, as when the gateway serves its own copy, so nothing of them is sent.
+ */
+export function forwardedRange(header: string | undefined): string | undefined {
+  return singleRangeSpec(header)?.[0];
+}
+
+/** A vendor's `Content-Range: bytes <start>-<end>/<total|*>`, read as numbers. */
+export type AnsweredRange = ByteRange & { total: number | undefined };
+
+/**
+ * Reads the Content-Range of a vendor's 206: integers only (safe ones), start <= end, end < total
+ * (or total `*`). Anything else is undefined: the header is the vendor's text and is never passed
+ * on as it is, only rebuilt from these numbers (`contentRangeOf`).
+ */
+export function parseContentRange(header: string | undefined): AnsweredRange | undefined {
+  const m = /^bytes (\d{1,15})-(\d{1,15})\/(\d{1,15}|\*)$/i.exec(header ?? '');
+  if (!m) return undefined;
+  const start = Number(m[1]);
+  const end = Number(m[2]);
+  const total = m[3] === '*' ? undefined : Number(m[3]);
+  if (start > end || (total !== undefined && end >= total)) return undefined;
+  return { start, end, total };
+}
+
+export function contentRangeOf(r: AnsweredRange): string {
+  return `bytes ${r.start}-${r.end}/${r.total ?? '*'}`;
+}
+
+/**
+ * Where the answer to the single range `sent` must start: its first position, or for a suffix
+ * (`bytes=-n`) the last n bytes of the answer's total. Undefined when it cannot be known (a suffix
+ * answered with total `*`).
+ */
+export function requestedStart(sent: string, total: number | undefined): number | undefined {
+  const m = singleRangeSpec(sent);
+  if (!m) return undefined;
+  if (m[1] !== '') return Number(m[1]);
+  return total === undefined ? undefined : Math.max(0, total - Number(m[2]));
 }
 
 /**

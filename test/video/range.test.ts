@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { parseRange, sliceBody } from '../../src/video/range.js';
+import { contentRangeOf, forwardedRange, parseContentRange, parseRange, requestedStart, sliceBody } from '../../src/video/range.js';
 
 describe('byte ranges', () => {
   it('parses the forms players send', () => {
@@ -12,6 +12,31 @@ describe('byte ranges', () => {
     expect(parseRange('bytes=5-2', 1000)).toBe('unsatisfiable');
     expect(parseRange('bytes=0-1,5-6', 1000)).toBeUndefined();
     expect(parseRange(undefined, 1000)).toBeUndefined();
+  });
+
+  it('sends on a single range only', () => {
+    expect(forwardedRange(' bytes=0-99 ')).toBe('bytes=0-99');
+    expect(forwardedRange('bytes=-100')).toBe('bytes=-100');
+    expect(forwardedRange('bytes=900-')).toBe('bytes=900-');
+    for (const h of [undefined, '', 'bytes=0-1,5-6', 'bytes=-', 'items=0-1', 'bytes=abc', 'bytes= 1-2 3']) expect(forwardedRange(h), h).toBeUndefined();
+  });
+
+  it("reads a vendor's Content-Range as integers, or not at all", () => {
+    expect(parseContentRange('bytes 5-9/100')).toEqual({ start: 5, end: 9, total: 100 });
+    expect(parseContentRange('bytes 5-9/*')).toEqual({ start: 5, end: 9, total: undefined });
+    expect(parseContentRange('bytes 0-0/1')).toEqual({ start: 0, end: 0, total: 1 });
+    for (const h of [undefined, '', 'bytes 5-9/Bearer sk-x', 'bytes 9-5/100', 'bytes 5-100/100', 'bytes */100', 'bytes 5-9', ' bytes 5-9/100', 'bytes 5-9/100,bytes 1-2/3', 'bytes 1-9999999999999999/*'])
+      expect(parseContentRange(h), h).toBeUndefined();
+    expect(contentRangeOf({ start: 5, end: 9, total: undefined })).toBe('bytes 5-9/*');
+    expect(contentRangeOf({ start: 5, end: 9, total: 100 })).toBe('bytes 5-9/100');
+  });
+
+  it('knows where the answer to a range must start', () => {
+    expect(requestedStart('bytes=0-99', 1000)).toBe(0);
+    expect(requestedStart('bytes=900-', undefined)).toBe(900);
+    expect(requestedStart('bytes=-100', 1000)).toBe(900);
+    expect(requestedStart('bytes=-5000', 1000)).toBe(0);
+    expect(requestedStart('bytes=-100', undefined)).toBeUndefined();
   });
 
   it('slices a stream that arrives in odd chunks', async () => {
