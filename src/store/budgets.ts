@@ -72,17 +72,29 @@ function windowsOf(b: KeyBudget, at: number): Window[] {
   ];
 }
 
-/** Captures and charges of the key since `since`, plus holds of its jobs still open (what a budget row starts from). */
+/**
+ * What a window's counter starts from: the key's charges made in [since, until), plus what its
+ * video jobs created in that window cost (their captures) or still hold (jobs running). A job
+ * belongs to the window it was created in, wherever its capture's ledger row falls in time: its
+ * hold was counted there and its settlement corrects that same window (`adjustInTx` at the job's
+ * creation time), so a video created at 23:59 and finished after midnight counts in the first day
+ * only. A charge (embeddings, chat) falls in the window of its ledger row.
+ */
 async function spentSince(tx: SqlExecutor, keyId: string, since: number, until = Number.MAX_SAFE_INTEGER): Promise<Micros> {
-  const settled = await tx.query(
-    `SELECT COALESCE(SUM(0 - delta), 0) AS spent FROM ledger WHERE key_id = ? AND kind IN ('capture', 'charge') AND created_at >= ? AND created_at < ?`,
+  const charged = await tx.query(
+    `SELECT COALESCE(SUM(0 - delta), 0) AS spent FROM ledger WHERE key_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?`,
     [keyId, since, until],
   );
-  const open = await tx.query(
-    `SELECT COALESCE(SUM(hold_micros), 0) AS held FROM jobs WHERE key_id = ? AND state IN ('submitting', 'processing') AND created_at >= ? AND created_at < ?`,
+  // One pass over the window's jobs: a settled job has its capture (ref = the job's id, found by
+  // the unique (ref, kind) index), a running one its hold; failed and rejected jobs have neither.
+  const jobs = await tx.query(
+    `SELECT COALESCE(SUM(CASE WHEN j.state IN ('submitting', 'processing') THEN j.hold_micros ELSE 0 END), 0) AS held,
+            COALESCE(SUM(0 - l.delta), 0) AS captured
+     FROM jobs j LEFT JOIN ledger l ON l.ref = j.id AND l.kind = 'capture'
+     WHERE j.key_id = ? AND j.created_at >= ? AND j.created_at < ?`,
     [keyId, since, until],
   );
-  return int(settled[0]!.spent) + int(open[0]!.held);
+  return int(charged[0]!.spent) + int(jobs[0]!.held) + int(jobs[0]!.captured);
 }
 
 /**

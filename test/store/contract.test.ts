@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import { accountCases, type Ctx } from './cases-accounts.js';
+import { budgetCases } from './cases-budgets.js';
 import { jobCases } from './cases-jobs.js';
 import { propertyCases } from './cases-property.js';
 import { webhookCases } from './cases-webhooks.js';
@@ -31,6 +32,7 @@ function contract(name: string, make: () => Backend): void {
     });
 
     accountCases(ctx);
+    budgetCases(ctx);
     jobCases(ctx);
     propertyCases(ctx);
     webhookCases(ctx);
