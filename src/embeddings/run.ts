@@ -8,7 +8,7 @@ import type { Catalog } from '../routing/catalog.js';
 import type { AttemptOutcome } from '../routing/failover.js';
 import { planBatches, runBounded, sum } from './batching.js';
 import { forwardOpenAIBody, type RawAnswer } from './raw.js';
-import { maxAnswerBytesFor } from './answer-bounds.js';
+import { maxAnswerBytesFor, maxInputsPerCall } from './answer-bounds.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 import { upstreamAnswer } from '../http/upstream-answer.js';
@@ -53,7 +53,9 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
   const upstreamModel = input.catalog.upstreamModel(up, req.model);
   const ctx: BuildContext = { req, upstreamModel, up };
   vendor.validate?.(req, upstreamModel, up);
-  const limits = vendor.limits(upstreamModel, up);
+  // The vendor's per-call limits, and no more inputs than keep one call's answer a bounded parse.
+  const vendorLimits = vendor.limits(upstreamModel, up);
+  const limits = { ...vendorLimits, maxItems: Math.min(vendorLimits.maxItems, maxInputsPerCall(req.dimensions)) };
   if (!input.exact && needsExactCount(req.inputs, limits.maxTokens))
     input = { ...input, tokens: await countAll(req.inputs, req.inputType), exact: true };
   const batches = planBatches(req.inputs, input.tokens, limits);

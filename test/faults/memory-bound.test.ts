@@ -37,7 +37,7 @@ function status(pid: number): { rss: number; hwm: number } {
  * The small requests with large answers: a few KB of short inputs. An answer may only be as large as
  * its vectors can take (embeddings/answer-bounds.ts), so the 12 MB are one sound vector per input.
  */
-const SMALL_INPUTS = Array.from({ length: 256 }, (_, i) => `a small request with a large answer ${i}`);
+const SMALL_INPUTS = Array.from({ length: 200 }, (_, i) => `a small request with a large answer ${i}`);
 
 /** An OpenAI-shaped embeddings answer of about `bytes` (one vector per SMALL_INPUTS item), usage last as OpenAI writes it. */
 function embeddingsAnswer(bytes: number): Buffer {
@@ -57,18 +57,20 @@ let upstream: Server;
 let gw: ChildGateway;
 let key: string;
 const answer = embeddingsAnswer(ANSWER_BYTES);
-/** For the near-limit bodies (2,048 inputs): one small vector per input, as a sound upstream answers. */
-const perInput = Buffer.from(
-  `{"object":"list","data":[${Array.from({ length: 2048 }, (_, i) => `{"object":"embedding","index":${i},"embedding":[0.5,-0.5,0.25,0.125]}`).join(',')}],"model":"emb","usage":{"prompt_tokens":3,"total_tokens":3}}`,
-);
+/** For the calls of a near-limit body (2,048 inputs, split over several calls): one small vector per input, as a sound upstream answers. */
+const perInput = (inputs: number) =>
+  Buffer.from(
+    `{"object":"list","data":[${Array.from({ length: inputs }, (_, i) => `{"object":"embedding","index":${i},"embedding":[0.5,-0.5,0.25,0.125]}`).join(',')}],"model":"emb","usage":{"prompt_tokens":3,"total_tokens":3}}`,
+  );
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
-    // The body's size tells the two kinds of request apart without parsing 9 MB of JSON here.
-    let received = 0;
-    req.on('data', (chunk: Buffer) => (received += chunk.length));
+    // Token arrays are the near-limit body's, split over several calls (each up to about 1 MB); text is the small request's.
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const body = received > 1024 * 1024 ? perInput : answer;
+      const { input } = JSON.parse(Buffer.concat(chunks).toString()) as { input: unknown[] };
+      const body = Array.isArray(input[0]) ? perInput(input.length) : answer;
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
       res.end(body);
     });
