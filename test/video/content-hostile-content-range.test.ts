@@ -1,11 +1,8 @@
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimServer } from '../../src/sim/framework.js';
 import { sampleMp4 } from '../../src/sim/media.js';
-import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { completedJobBehindVendor, type ContentAnswer, type ContentSetup, type ContentVendor } from './content-vendor.js';
 
 /**
  * A vendor whose 206 answers to the video download lie about what they hold: a partial answer to a
@@ -19,45 +16,7 @@ import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
 const UPSTREAM_KEY = 'sk-upstreamSECRET-0123456789abcdef';
 const mp4 = sampleMp4();
 
-type Answer = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** Sora's protocol from the simulator, except `GET .../content`, which answers as the test says. */
-class Vendor {
-  answer: Answer = () => undefined;
-  readonly seen: { range: string | undefined }[] = [];
-  private constructor(private readonly server: Server, private readonly sim: SimServer, private readonly simKey: string) {}
-
-  static async start(sim: SimServer, simKey: string): Promise<Vendor> {
-    const v = new Vendor(createServer(), sim, simKey);
-    v.server.on('request', (req, res) => v.handle(req, res));
-    await new Promise<void>((r) => v.server.listen(0, '127.0.0.1', () => r()));
-    return v;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    res.on('error', () => undefined);
-    if (req.method === 'GET' && /\/content$/.test((req.url ?? '').split('?')[0]!)) {
-      this.seen.push({ range: req.headers.range });
-      return this.answer(req, res);
-    }
-    const headers = { ...req.headers, host: new URL(this.sim.url).host, authorization: `Bearer ${this.simKey}` };
-    const out = request(this.sim.url + (req.url ?? '/'), { method: req.method, headers, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  }
-}
+type Answer = ContentAnswer;
 
 /** A 206 with the Content-Range the test gives (`contentRange` sees the request), whatever was asked. */
 const partial =
@@ -71,32 +30,20 @@ const partial =
 /** An HTML page quoting the credential the gateway sent. */
 const echoedPage = (req: IncomingMessage) => `<html>${req.headers.authorization}</html>`;
 
-let sim: SimServer;
-let vendor: Vendor;
+let setup: ContentSetup;
+let vendor: ContentVendor;
 let gw: TestGateway;
 let key: string;
 let job: string;
-const lines: string[] = [];
+let lines: string[];
 
 beforeAll(async () => {
-  sim = await sora.simulator.start({ taskMs: 30 });
-  const cfg = upstreamsFor([{ module: sora, sim }]);
-  vendor = await Vendor.start(sim, String(cfg.upstreams[0]!.api_key));
-  cfg.upstreams[0]!.base_url = vendor.url;
-  cfg.upstreams[0]!.api_key = UPSTREAM_KEY;
-  gw = await startTestGateway({ ...cfg, log_level: 'info' }, { logSink: { write: (line: string) => lines.push(line) } });
-  ({ key } = await gw.newKey(100));
-  const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a red fox in snow' } });
-  expect(created.status, created.text).toBe(200);
-  const done = await pollUntilDone(gw, key, created.json.id);
-  expect(done.status).toBe('completed');
-  job = done.id;
+  setup = await completedJobBehindVendor({ upstreamKey: UPSTREAM_KEY });
+  ({ vendor, gw, key, job, lines } = setup);
 }, 30_000);
 
 afterAll(async () => {
-  await gw?.close();
-  await vendor?.close();
-  await sim?.close();
+  await setup?.close();
 });
 
 beforeEach(() => {

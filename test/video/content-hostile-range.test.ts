@@ -1,11 +1,8 @@
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimServer } from '../../src/sim/framework.js';
-import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { completedJobBehindVendor, type ContentSetup } from './content-vendor.js';
 
 /**
  * A vendor that ignores Range and answers every download with the whole of a large video: the
@@ -30,64 +27,30 @@ interface Served {
 }
 
 /**
- * The vendor: the Sora simulator for everything but the content, which it answers itself (200,
- * the whole video, whatever the Range header says), counting what it writes.
+ * The vendor's content answer: 200 and the whole video, whatever the Range header says, counting
+ * what it writes (the rest of the Sora protocol is the simulator's, through ContentVendor).
  */
-class RangeIgnoringVendor {
-  readonly served: Served[] = [];
-  private port = 0;
-  private constructor(private readonly server: Server, private readonly sim: SimServer) {}
-
-  static async start(sim: SimServer): Promise<RangeIgnoringVendor> {
-    const v = new RangeIgnoringVendor(createServer(), sim);
-    v.server.on('request', (req, res) => v.handle(req, res));
-    await new Promise<void>((r) => v.server.listen(0, '127.0.0.1', () => r()));
-    v.port = (v.server.address() as AddressInfo).port;
-    return v;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    res.on('error', () => undefined);
-    if (req.method === 'GET' && /\/content$/.test((req.url ?? '').split('?')[0]!)) return this.content(req, res);
-    // Everything else goes to the simulator as it is.
-    const out = request(this.sim.url + (req.url ?? '/'), { method: req.method, headers: { ...req.headers, host: new URL(this.sim.url).host }, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  }
-
-  private content(req: IncomingMessage, res: ServerResponse): void {
-    const served: Served = { sent: 0, closed: false, range: req.headers.range };
-    this.served.push(served);
-    let pos = 0;
-    const body = new Readable({
-      read() {
-        if (pos >= SIZE) return void this.push(null);
-        const n = Math.min(CHUNK.length, SIZE - pos);
-        const chunk = pos === 0 ? FIRST : CHUNK;
-        pos += n;
-        this.push(n === chunk.length ? chunk : chunk.subarray(0, n));
-      },
-    });
-    body.on('data', (c: Buffer) => (served.sent += c.length));
-    res.on('close', () => {
-      served.closed = true;
-      body.destroy();
-    });
-    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(SIZE), 'accept-ranges': 'none' });
-    body.pipe(res);
-  }
+const served: Served[] = [];
+function wholeVideo(req: IncomingMessage, res: ServerResponse): void {
+  const one: Served = { sent: 0, closed: false, range: req.headers.range };
+  served.push(one);
+  let pos = 0;
+  const body = new Readable({
+    read() {
+      if (pos >= SIZE) return void this.push(null);
+      const n = Math.min(CHUNK.length, SIZE - pos);
+      const chunk = pos === 0 ? FIRST : CHUNK;
+      pos += n;
+      this.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+    },
+  });
+  body.on('data', (c: Buffer) => (one.sent += c.length));
+  res.on('close', () => {
+    one.closed = true;
+    body.destroy();
+  });
+  res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(SIZE), 'accept-ranges': 'none' });
+  body.pipe(res);
 }
 
 /** Waits until `check` holds, or gives up. */
@@ -122,35 +85,24 @@ function get(url: string, headers: Record<string, string>, leaveAfter?: number):
 /** What the socket buffers on loopback take in before the gateway stops reading (measured: about 4 MB). */
 const BUFFERED = 16 * 1024 * 1024;
 
-let sim: SimServer;
-let vendor: RangeIgnoringVendor;
+let setup: ContentSetup;
 let gw: TestGateway;
 let key: string;
 let job: string;
-const lines: string[] = [];
+let lines: string[];
 
 beforeAll(async () => {
-  sim = await sora.simulator.start({ taskMs: 30 });
-  vendor = await RangeIgnoringVendor.start(sim);
-  const { upstreams, models } = upstreamsFor([{ module: sora, sim }]);
-  upstreams[0]!.base_url = vendor.url;
-  gw = await startTestGateway({ upstreams, models, log_level: 'info' }, { logSink: { write: (line: string) => lines.push(line) } });
-  ({ key } = await gw.newKey(100));
-  const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a red fox in snow' } });
-  expect(created.status, created.text).toBe(200);
-  const done = await pollUntilDone(gw, key, created.json.id);
-  expect(done.status).toBe('completed');
-  job = done.id;
+  setup = await completedJobBehindVendor();
+  setup.vendor.answer = wholeVideo;
+  ({ gw, key, job, lines } = setup);
 }, 30_000);
 
 afterAll(async () => {
-  await gw?.close();
-  await vendor?.close();
-  await sim?.close();
+  await setup?.close();
 });
 
 beforeEach(() => {
-  vendor.served.length = 0;
+  served.length = 0;
   lines.length = 0;
 });
 
@@ -171,10 +123,10 @@ describe('a vendor that ignores Range and serves a 200 MB video', () => {
       expect(r.headers['content-length']).toBe(String(end - start + 1));
       expect(r.body.equals(expected(start, end))).toBe(true);
       // The vendor saw the Range header (and ignored it); its answer is over long before 200 MB.
-      expect(vendor.served).toHaveLength(1);
-      expect(vendor.served[0]!.range).toBe(range);
-      expect(await eventually(() => vendor.served[0]!.closed), 'the vendor answer is still open').toBe(true);
-      expect(vendor.served[0]!.sent).toBeLessThan(end + 1 + BUFFERED);
+      expect(served).toHaveLength(1);
+      expect(served[0]!.range).toBe(range);
+      expect(await eventually(() => served[0]!.closed), 'the vendor answer is still open').toBe(true);
+      expect(served[0]!.sent).toBeLessThan(end + 1 + BUFFERED);
       expect(errorLines()).toEqual([]);
     });
   }
@@ -184,8 +136,8 @@ describe('a vendor that ignores Range and serves a 200 MB video', () => {
     expect(r.status).toBe(206);
     expect(r.complete).toBe(false);
     expect(r.body.subarray(0, 4096).equals(expected(1000, 1000 + 4095))).toBe(true);
-    expect(await eventually(() => vendor.served[0]?.closed === true), 'the vendor answer is still open').toBe(true);
-    expect(vendor.served[0]!.sent).toBeLessThan(SIZE / 2);
+    expect(await eventually(() => served[0]?.closed === true), 'the vendor answer is still open').toBe(true);
+    expect(served[0]!.sent).toBeLessThan(SIZE / 2);
     expect(errorLines()).toEqual([]);
     // The gateway goes on serving.
     const after = await get(content(), { authorization: `Bearer ${key}`, range: 'bytes=0-1' });

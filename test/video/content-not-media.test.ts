@@ -1,11 +1,7 @@
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SimServer } from '../../src/sim/framework.js';
 import { sampleMp4, samplePng } from '../../src/sim/media.js';
-import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
+import { call, type TestGateway } from '../helpers/gateway.js';
+import { completedJobBehindVendor, type ContentAnswer, type ContentSetup, type ContentVendor } from './content-vendor.js';
 
 /**
  * A vendor whose content endpoint answers with something other than the video: an HTML page or a
@@ -18,46 +14,7 @@ import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
 /** The upstream key the operator configured; a hostile vendor echoes what it is sent. */
 const UPSTREAM_KEY = 'sk-upstreamSECRET-0123456789abcdef';
 
-type Answer = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** Sora's protocol from the simulator, except `GET .../content`, which answers as the test says (and sees the gateway's headers). */
-class Vendor {
-  answer: Answer = () => undefined;
-  readonly seen: { url: string; authorization: string | undefined; range: string | undefined }[] = [];
-  private constructor(private readonly server: Server, private readonly sim: SimServer, private readonly simKey: string) {}
-
-  static async start(sim: SimServer, simKey: string): Promise<Vendor> {
-    const v = new Vendor(createServer(), sim, simKey);
-    v.server.on('request', (req, res) => v.handle(req, res));
-    await new Promise<void>((r) => v.server.listen(0, '127.0.0.1', () => r()));
-    return v;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    res.on('error', () => undefined);
-    if (req.method === 'GET' && /\/content$/.test((req.url ?? '').split('?')[0]!)) {
-      this.seen.push({ url: req.url ?? '', authorization: req.headers.authorization, range: req.headers.range });
-      return this.answer(req, res);
-    }
-    // The simulator knows its own key only.
-    const headers = { ...req.headers, host: new URL(this.sim.url).host, authorization: `Bearer ${this.simKey}` };
-    const out = request(this.sim.url + (req.url ?? '/'), { method: req.method, headers, agent: false }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    out.on('error', () => res.destroy());
-    req.pipe(out);
-  }
-}
+type Answer = ContentAnswer;
 
 /** Answers `body` whole, whatever the Range header says. */
 const whole =
@@ -83,33 +40,21 @@ const ranged =
 const echoingPage: (type: string) => Answer = (type) => (req, res) => whole(type, `<html><body>denied: ${req.headers.authorization}</body></html>`)(req, res);
 const echoingJson: (type: string) => Answer = (type) => (req, res) => whole(type, JSON.stringify({ error: { message: `bad key ${req.headers.authorization}` } }))(req, res);
 
-let sim: SimServer;
-let vendor: Vendor;
+let setup: ContentSetup;
+let vendor: ContentVendor;
 let gw: TestGateway;
 let key: string;
 let account: string;
 let job: string;
-const lines: string[] = [];
+let lines: string[];
 
 beforeAll(async () => {
-  sim = await sora.simulator.start({ taskMs: 30 });
-  const cfg = upstreamsFor([{ module: sora, sim }]);
-  vendor = await Vendor.start(sim, String(cfg.upstreams[0]!.api_key));
-  cfg.upstreams[0]!.base_url = vendor.url;
-  cfg.upstreams[0]!.api_key = UPSTREAM_KEY;
-  gw = await startTestGateway({ ...cfg, log_level: 'info' }, { logSink: { write: (line: string) => lines.push(line) } });
-  ({ key, account } = await gw.newKey(100));
-  const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a red fox in snow' } });
-  expect(created.status, created.text).toBe(200);
-  const done = await pollUntilDone(gw, key, created.json.id);
-  expect(done.status).toBe('completed');
-  job = done.id;
+  setup = await completedJobBehindVendor({ upstreamKey: UPSTREAM_KEY });
+  ({ vendor, gw, key, account, job, lines } = setup);
 }, 30_000);
 
 afterAll(async () => {
-  await gw?.close();
-  await vendor?.close();
-  await sim?.close();
+  await setup?.close();
 });
 
 beforeEach(() => {
