@@ -13,24 +13,46 @@ export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constr
 
 /**
  * Finds the first forbidden key anywhere in a value and returns its dotted path, or undefined.
- * JSON.parse keeps "__proto__" as an own property, so a recursive walk sees it.
+ * JSON.parse keeps "__proto__" as an own property, so the walk sees it. The walk keeps its own
+ * stack rather than recursing: JSON that reaches it has been held to a nesting limit, but the walk
+ * must not be what breaks (a form field of 100,000 `[` once ran the call stack out here).
  */
-export function findForbiddenKey(value: unknown, path = ''): string | undefined {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findForbiddenKey(value[i], `${path}[${i}]`);
-      if (hit) return hit;
-    }
-    return undefined;
-  }
-  if (!isObject(value)) return undefined;
-  for (const key of Object.keys(value)) {
-    const here = path ? `${path}.${key}` : key;
-    if (FORBIDDEN_KEYS.has(key)) return here;
-    const hit = findForbiddenKey(value[key], here);
-    if (hit) return hit;
+export function findForbiddenKey(value: unknown): string | undefined {
+  const stack: WalkFrame[] = [];
+  const enter = (v: unknown): void => {
+    if (Array.isArray(v)) stack.push({ node: v, keys: undefined, next: 0 });
+    else if (isObject(v)) stack.push({ node: v, keys: Object.keys(v), next: 0 });
+  };
+  enter(value);
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    const at = top.next++;
+    if (top.keys) {
+      if (at >= top.keys.length) stack.pop();
+      else if (FORBIDDEN_KEYS.has(top.keys[at]!)) return walkPathOf(stack);
+      else enter((top.node as JsonObject)[top.keys[at]!]);
+    } else if (at >= (top.node as unknown[]).length) stack.pop();
+    else enter((top.node as unknown[])[at]);
   }
   return undefined;
+}
+
+/** An array or object being walked, and the index (of its elements or its keys) to visit next. */
+interface WalkFrame {
+  node: JsonObject | unknown[];
+  keys: string[] | undefined;
+  next: number;
+}
+
+/** The path to the item each frame visited last: `a.b[2].c`. */
+function walkPathOf(stack: readonly WalkFrame[]): string {
+  let path = '';
+  for (const frame of stack) {
+    const at = frame.next - 1;
+    if (!frame.keys) path += `[${at}]`;
+    else path = path ? `${path}.${frame.keys[at]}` : frame.keys[at]!;
+  }
+  return path;
 }
 
 /**

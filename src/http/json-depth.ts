@@ -87,9 +87,22 @@ function whyUnparsed(text: string): GatewayError {
  * Counting a run looks back only as far as the previous quote found, so the whole scan stays linear.
  */
 export function scanJson(text: string, maxDepth: number, maxFields: number, maxMembers = MAX_OBJECT_MEMBERS): JsonScanProblem | undefined {
+  return scanJsonWithin(text, maxDepth, maxFields, { left: maxMembers });
+}
+
+/** What is left of a member budget that several JSON texts draw on together (the fields of one form). */
+export interface MemberBudget {
+  left: number;
+}
+
+/**
+ * `scanJson` counting the members against `budget`, which it leaves with what the text did not use
+ * (a form's fields that hold JSON are, together, one body's worth: 64 fields of 20,000 members each
+ * would be 64 times what a JSON body may hold).
+ */
+export function scanJsonWithin(text: string, maxDepth: number, maxFields: number, budget: MemberBudget): JsonScanProblem | undefined {
   let depth = 0;
   let fields = 1;
-  let members = 0;
   const kinds = maxDepth < openKinds.length ? openKinds : new Uint8Array(maxDepth + 2);
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -100,12 +113,12 @@ export function scanJson(text: string, maxDepth: number, maxFields: number, maxM
       if (++depth > maxDepth) return 'too_deep';
       kinds[depth] = c === 0x7b ? 1 : 0;
       // An array counts too: millions of `[]` cost the parser as much as as many objects.
-      if (++members > maxMembers) return 'too_many_members';
+      if (--budget.left < 0) return 'too_many_members';
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
       if (depth > 0) depth--;
     } else if (c === 0x2c /* , */ && depth > 0 && kinds[depth] === 1) {
       if (depth === 1 && ++fields > maxFields) return 'too_many_fields';
-      if (++members > maxMembers) return 'too_many_members';
+      if (--budget.left < 0) return 'too_many_members';
     }
   }
   return undefined;

@@ -3,7 +3,7 @@ import { errors } from '../core/errors.js';
 import { sendDownload } from '../http/download.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
-import { acceptMultipartForms, formError, formParts, isMultipartForm } from './multipart-form.js';
+import { acceptMultipartForms, formError, formParts, isMultipartForm, refuseInvalidDeclaredJson } from './multipart-form.js';
 import type { FilesService, NewFile } from '../files/service.js';
 
 const MAX_FIELDS = 8;
@@ -27,6 +27,7 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
         file = { bytes: await readFilePart(part, reply), filename: part.filename ?? 'file' };
         continue;
       }
+      refuseInvalidDeclaredJson(part);
       if (part.fieldname === 'purpose') purpose = part.value;
       else if (part.fieldname === 'expires_after[anchor]' || part.fieldname === 'expires_after[seconds]') expires[part.fieldname.slice(14, -1)] = part.value;
       else throw errors.invalidRequest(`Unknown field '${part.fieldname.slice(0, 100)}'.`, part.fieldname.slice(0, 100), 'unknown_parameter');

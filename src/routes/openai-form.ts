@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
-import { foldFormFields } from '../video/openai/request.js';
+import { foldFormFields, type FormValue } from '../video/openai/request.js';
 import { readFilePart } from './multipart-file.js';
 import { formError, formParts, isMultipartForm } from './multipart-form.js';
 
@@ -23,7 +23,7 @@ export async function readForm(req: FastifyRequest, reply: FastifyReply, maxByte
     if (!isObject(req.body)) throw errors.invalidRequest('The request body must be a JSON object or a multipart form.', undefined, 'invalid_body');
     return { fields: req.body };
   }
-  const pairs: [string, string][] = [];
+  const fields: FormValue[] = [];
   let file: Buffer | undefined;
   try {
     for await (const part of formParts(req, { fileField, fileSize: maxBytes, fields: MAX_FORM_FIELDS, fieldSize: MAX_FIELD_BYTES })) {
@@ -38,11 +38,12 @@ export async function readForm(req: FastifyRequest, reply: FastifyReply, maxByte
         if (part.valueTruncated) throw errors.invalidRequest(`Form field '${part.fieldname.slice(0, 100)}' is too long.`, part.fieldname.slice(0, 100));
         // Fields are held too (up to MAX_FORM_FIELDS of MAX_FIELD_BYTES each): they count like the file.
         if (!reply.takeUploadBytes(part.fieldname.length + part.value.length)) throw errors.overloaded();
-        pairs.push([part.fieldname, part.value]);
+        // A field declared as JSON is checked in the fold, after the limits a JSON body has.
+        fields.push({ name: part.fieldname, text: part.value, declaredJson: part.declaredJson });
       }
     }
   } catch (e) {
     throw formError(e);
   }
-  return { fields: foldFormFields(pairs), file };
+  return { fields: foldFormFields(fields), file };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_OBJECT_MEMBERS, jsonNestsDeeper, scanJson } from '../../src/http/json-depth.js';
+import { MAX_OBJECT_MEMBERS, jsonNestsDeeper, scanJson, scanJsonWithin } from '../../src/http/json-depth.js';
 
 describe('jsonNestsDeeper (the scan before a JSON body is parsed)', () => {
   it('counts arrays and objects inside one another, and nothing inside strings', () => {
@@ -98,5 +98,27 @@ describe('scanJson (top-level fields, counted before a body is parsed)', () => {
       expect(scanJson(text, 64, Math.max(n, 1))).toBeUndefined();
       if (n > 1) expect(scanJson(text, 64, n - 1)).toBe('too_many_fields');
     }
+  });
+});
+
+describe('scanJsonWithin (one member budget for several texts)', () => {
+  it('draws every text from the same budget and leaves what was not used', () => {
+    const budget = { left: 10 };
+    expect(scanJsonWithin('{"a":1,"b":2}', 64, Infinity, budget)).toBeUndefined();
+    expect(budget.left).toBe(8);
+    expect(scanJsonWithin('[{},{},{}]', 64, Infinity, budget)).toBeUndefined();
+    expect(budget.left).toBe(4);
+    expect(scanJsonWithin('{"a":1,"b":2,"c":3,"d":4}', 64, Infinity, budget)).toBeUndefined();
+    expect(budget.left).toBe(0);
+    expect(scanJsonWithin('[1,2,3]', 64, Infinity, budget)).toBe('too_many_members');
+  });
+
+  it('counts as scanJson does', () => {
+    const text = JSON.stringify({ a: [{ b: 1, c: [1, 2] }, { d: {} }], e: 'x,{' });
+    let used = 0;
+    for (let max = 0; scanJson(text, 64, 256, max) !== undefined; max++) used = max + 1;
+    const budget = { left: 100 };
+    scanJsonWithin(text, 64, 256, budget);
+    expect(100 - budget.left).toBe(used);
   });
 });

@@ -1,5 +1,6 @@
 import { errors } from '../../core/errors.js';
 import { FORBIDDEN_KEYS, isObject, type Json, type JsonObject } from '../../core/json.js';
+import { MAX_JSON_DEPTH, MAX_OBJECT_MEMBERS, scanJsonWithin, type MemberBudget } from '../../http/json-depth.js';
 
 /** Fields of OpenAI's create that are strings by definition: never read as numbers or JSON. */
 const STRING_FIELDS = new Set(['model', 'prompt', 'seconds', 'size']);
@@ -12,35 +13,67 @@ export const SOURCE_VIDEO_ROLE = 'source_video';
 export const OPENAI_DEFAULT_MODEL = 'sora-2';
 const MAX_FIELDS = 64;
 
+/** One form field as read: its name, its text, and whether its part declared the text JSON. */
+export interface FormValue {
+  name: string;
+  text: string;
+  declaredJson?: boolean;
+}
+
 /**
  * Multipart fields as the official SDKs encode them (`input_reference[image_url]` for a nested
  * object, `a[]` for an array) folded back into JSON. Every value arrives as text: standard string
  * fields stay text, and other values that read as JSON numbers, booleans, objects or arrays are
  * parsed (`seed=42` is the number 42), so native parameters reach the vendor with their types.
+ * A field declared as JSON (its part's Content-Type) must be JSON.
  */
-export function foldFormFields(pairs: ReadonlyArray<[string, string]>): JsonObject {
-  if (pairs.length > MAX_FIELDS) throw errors.invalidRequest(`At most ${MAX_FIELDS} form fields are accepted.`, undefined, 'too_many_fields');
+export function foldFormFields(fields: ReadonlyArray<FormValue>): JsonObject {
+  if (fields.length > MAX_FIELDS) throw errors.invalidRequest(`At most ${MAX_FIELDS} form fields are accepted.`, undefined, 'too_many_fields');
   const out: JsonObject = Object.create(null);
-  for (const [rawKey, text] of pairs) {
+  // The fields together are one body: 64 fields may not hold 64 bodies' worth of members.
+  const budget: MemberBudget = { left: MAX_OBJECT_MEMBERS };
+  for (const { name: rawKey, text, declaredJson } of fields) {
     const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(rawKey);
     if (!m) throw errors.invalidRequest(`Malformed form field name '${rawKey.slice(0, 100)}'.`, undefined, 'invalid_body');
     const path = [m[1]!, ...[...m[2]!.matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1]!)];
     if (path.some((p) => FORBIDDEN_KEYS.has(p)))
       throw errors.invalidRequest(`Form field '${rawKey.slice(0, 100)}' uses a forbidden key.`, rawKey.slice(0, 100), 'forbidden_key');
     if (path.length > 4) throw errors.invalidRequest(`Form field '${rawKey.slice(0, 100)}' is nested too deeply.`, rawKey, 'invalid_body');
-    const value = STRING_FIELDS.has(path[0]!) && path.length === 1 ? text : typed(text);
+    const keepText = STRING_FIELDS.has(path[0]!) && path.length === 1;
+    const value = fieldValue(text, { rawKey, levels: path.length, keepText, declaredJson: declaredJson === true }, budget);
     setPath(out, path, value, rawKey);
   }
   return { ...out };
 }
 
-function typed(text: string): Json {
-  if (!/^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null|[[{].*)$/s.test(text)) return text;
-  try {
-    return JSON.parse(text) as Json;
-  } catch {
-    return text;
+/** Text that `fieldValue` parses: JSON numbers, booleans, null, and what opens an array or object. */
+const TYPED = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null|[[{].*)$/s;
+
+/**
+ * A field's value. Text that may nest is held to a JSON body's limits before anything parses it, as
+ * the part of the body it becomes: the form is the outermost object and each name in the field's
+ * name one level more (a value under `a[b]` nests as deep as it could under `{"a":{"b":…}}`), and
+ * the members of every field count against the form's one budget. Before, a field of 5,000 `[` was
+ * parsed and then ran out of stack in the walks after, and 60 fields of 20,000 members each (over a
+ * million members, which a JSON body is refused for) held the event loop about a second.
+ */
+function fieldValue(text: string, field: { rawKey: string; levels: number; keepText: boolean; declaredJson: boolean }, budget: MemberBudget): Json {
+  const parses = !field.keepText && TYPED.test(text);
+  const name = field.rawKey.slice(0, 100);
+  if (field.declaredJson || (parses && text.length > 0 && (text[0] === '[' || text[0] === '{'))) {
+    const problem = scanJsonWithin(text, MAX_JSON_DEPTH - field.levels, Infinity, budget);
+    if (problem === 'too_deep')
+      throw errors.invalidRequest(`Form field '${name}' holds JSON nested deeper than ${MAX_JSON_DEPTH} levels, counting the form and each name in the field's name as one.`, name, 'too_deep');
+    if (problem !== undefined)
+      throw errors.invalidRequest(`The form's fields hold more than ${MAX_OBJECT_MEMBERS} object members in all.`, name, 'too_many_fields');
   }
+  let parsed: Json | undefined;
+  try {
+    if (parses || field.declaredJson) parsed = JSON.parse(text) as Json;
+  } catch {
+    if (field.declaredJson) throw errors.invalidJson(`Form field '${name}' is declared as JSON and is not valid JSON.`);
+  }
+  return parses && parsed !== undefined ? parsed : text;
 }
 
 function setPath(root: JsonObject, path: string[], value: Json, rawKey: string): void {
