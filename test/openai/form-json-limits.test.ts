@@ -11,6 +11,8 @@ import { upstreamsFor } from '../helpers/video.js';
  * checked before any of them is parsed. Before, a field of 5,000 `[` and as many `]` was a 500 (the
  * stack ran out in the walks after the parse), and 62 fields of 250 KB objects (~2M members, which
  * a JSON body is refused for) held the event loop about a second.
+ * Nested field names that are Object.prototype's (`parameters[toString]`) are names like any other,
+ * as they are in a JSON body; before, they were refused as sent twice.
  */
 let gw: TestGateway;
 let sim: SimServer;
@@ -96,5 +98,33 @@ describe('JSON in multipart fields: the limits of a JSON body', () => {
     expect(r.status).toBe(200);
     const sent = sim.lastReceived('POST', /video-synthesis$/)!.json;
     expect(sent.parameters).toMatchObject({ watermark: true, extra: { a: [1, { b: 2 }] } });
+  });
+});
+
+describe("nested form field names that are Object.prototype's", () => {
+  it('are ordinary names, as in a JSON body, and reach the vendor', async () => {
+    sim.reset();
+    const r = await postForm([
+      ['parameters[toString]', 'a'],
+      ['parameters[hasOwnProperty]', '1'],
+      ['parameters[valueOf][isPrototypeOf]', 'true'],
+      ['parameters[list][]', '{"toString":2}'],
+    ]);
+    expect(r.status, JSON.stringify(r.json.error)).toBe(200);
+    const sent = sim.lastReceived('POST', /video-synthesis$/)!.json;
+    expect(sent.parameters).toMatchObject({ toString: 'a', hasOwnProperty: 1, valueOf: { isPrototypeOf: true }, list: [{ toString: 2 }] });
+  });
+
+  it('a name sent twice is still refused, and prototype-reaching names stay forbidden', async () => {
+    const twice = await postForm([['parameters[toString]', 'a'], ['parameters[toString]', 'b']]);
+    expect([twice.status, twice.json.error?.code]).toEqual([400, 'invalid_body']);
+    for (const name of ['parameters[__proto__]', 'parameters[constructor]', 'parameters[a][prototype]']) {
+      const r = await postForm([[name, '1']]);
+      expect([r.status, r.json.error?.code], name).toEqual([400, 'forbidden_key']);
+    }
+    for (const value of ['{"__proto__":{"x":1}}', '[{"a":{"constructor":{"prototype":1}}}]']) {
+      const r = await postForm([['parameters', value]]);
+      expect([r.status, r.json.error?.code], value).toEqual([400, 'forbidden_key']);
+    }
   });
 });

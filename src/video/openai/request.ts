@@ -93,12 +93,13 @@ function setPath(root: JsonObject, path: string[], value: Json, rawKey: string):
       continue;
     }
     if (key === '') throw errors.invalidRequest(`Form field '${rawKey}' mixes list and object forms.`, rawKey, 'invalid_body');
+    // Own properties only: a child object is a plain one, and `a[toString]` must not find Object.prototype's.
+    const existing: Json | undefined = Object.hasOwn(node, key) ? node[key] : undefined;
     if (last) {
-      if (node[key] !== undefined) throw errors.invalidRequest(`Form field '${rawKey}' is sent twice.`, rawKey, 'invalid_body');
+      if (existing !== undefined) throw errors.invalidRequest(`Form field '${rawKey}' is sent twice.`, rawKey, 'invalid_body');
       node[key] = value;
       continue;
     }
-    const existing: Json | undefined = node[key];
     if (existing === undefined) {
       const child: JsonObject | Json[] = nextIsArray ? [] : {};
       node[key] = child;
