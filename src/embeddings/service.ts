@@ -23,6 +23,7 @@ import type { Store } from '../store/types.js';
 import { sum } from './batching.js';
 import { renderEmbeddings } from './render.js';
 import { forwardedBody } from './raw.js';
+import { checkOwnership, paramOwners, type ParamOwners } from './ownership.js';
 import { parseEmbeddingRequest } from './request.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
 import { countAll, estimateAll } from './tokens.js';
@@ -74,12 +75,14 @@ export interface EmbeddingsResult {
  */
 export class EmbeddingsService {
   private readonly vendors: ReadonlyMap<string, EmbeddingVendor>;
+  private readonly owners: ParamOwners;
   private readonly client: UpstreamClient;
   private readonly reservations: Reservations;
   private readonly budgets: KeyBudgets;
 
   constructor(private readonly deps: EmbeddingsDeps) {
     this.vendors = deps.vendors ?? embeddingVendors;
+    this.owners = paramOwners(this.vendors.values());
     this.reservations = deps.reservations ?? new Reservations(deps.store);
     this.budgets = deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now());
     this.client = deps.client ?? new UpstreamClient(deps.executor);
@@ -90,6 +93,7 @@ export class EmbeddingsService {
     const { catalog } = this.deps;
     const req = parseEmbeddingRequest(body);
     const candidates = catalog.candidates(model.name, ctx.account);
+    checkOwnership(req, body, candidates, this.owners);
     const first = candidates[0];
     if (first) this.vendors.get(first.vendor)?.validate?.(req, catalog.upstreamModel(first, req.model), first);
 

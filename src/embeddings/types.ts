@@ -79,6 +79,13 @@ export interface EmbeddingVendor {
   id: string;
   /** Human label for messages ("Vertex AI"). */
   label: string;
+  /**
+   * Native request field names genuinely specific to this vendor's API (spec 2.3 rule 3): sent to a
+   * model of another vendor, as an `extra_body` key or an unknown top-level field, they are refused
+   * with 400 `unsupported_parameter` (ownership.ts). Cross-vendor-common names (`dimensions`,
+   * `encoding_format`, `user`, `input_type`, `task_type`, `title`, `model`, `input`) never count.
+   */
+  ownedParams: ReadonlySet<string>;
   /** The header under which the vendor takes the caller's request id (OpenAI: X-Client-Request-Id). */
   requestIdHeader?: string;
   /** Vendor-specific 400s (unsupported input kinds, fields the model cannot take). Throws a GatewayError. */

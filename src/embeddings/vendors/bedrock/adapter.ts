@@ -40,9 +40,21 @@ export function isMarengo3(modelId: string): boolean {
   return /marengo-embed-3/.test(modelId);
 }
 
+/**
+ * Marengo's own request names on Bedrock (spec 2.3 rule 3; other vendors' models refuse them): the
+ * documented 2.7 body fields (Bedrock user guide, "TwelveLabs Marengo Embed 2.7 request parameters";
+ * 3.0 nests the same under its modality objects) and `bucketOwner`, the S3 location's owner this
+ * adapter reads from `extra_body`. The input ones are this vendor's too, refused here by `validate`.
+ */
+const OWNED_PARAMS: ReadonlySet<string> = new Set([
+  'inputType', 'inputText', 'mediaSource', 'textTruncate', 'embeddingOption',
+  'startSec', 'lengthSec', 'useFixedLengthSec', 'minClipSec', 'bucketOwner',
+]);
+
 export const bedrockVendor: EmbeddingVendor = {
   id: 'bedrock',
   label: 'Amazon Bedrock',
+  ownedParams: OWNED_PARAMS,
 
   validate(req: EmbeddingRequest, modelId: string, up: Upstream) {
     if (req.inputs.some((i) => typeof i !== 'string'))

@@ -29,6 +29,10 @@ export function routeFor(up: Upstream, upstreamModel: string): OpenAiEndpoint {
 export const openaiVendor: EmbeddingVendor = {
   id: 'openai',
   label: 'OpenAI-compatible',
+  // OpenAI's embeddings API documents model, input, dimensions, encoding_format and user, all
+  // cross-vendor common; what other OpenAI-compatible servers add is theirs, not OpenAI's, so no
+  // other vendor's model refuses it on OpenAI's behalf.
+  ownedParams: new Set(),
   requestIdHeader: 'X-Client-Request-Id',
 
   validate(req) {

@@ -38,9 +38,17 @@ export function oneInstancePerCall(model: string): boolean {
   return /^gemini-embedding/.test(model);
 }
 
+/**
+ * Vertex's own request names (spec 2.3 rule 3; other vendors' models refuse them): the `:predict`
+ * envelope (`instances`, `parameters`), its parameters and the `:embedContent` body's fields as a
+ * client would send them flat (`autoTruncate`, `outputDimensionality`, camelCase `taskType`).
+ */
+const OWNED_PARAMS: ReadonlySet<string> = new Set(['instances', 'parameters', 'autoTruncate', 'outputDimensionality', 'taskType']);
+
 export const vertexVendor: EmbeddingVendor = {
   id: 'vertex',
   label: 'Vertex AI',
+  ownedParams: OWNED_PARAMS,
 
   validate(req) {
     if (req.inputs.some((i) => typeof i !== 'string'))
