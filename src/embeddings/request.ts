@@ -12,6 +12,14 @@ export const MAX_INPUTS = 2048;
 export const MAX_INPUT_CHARS = 2_000_000;
 const tooLong = () => errors.invalidRequest(`'input' is longer than ${MAX_INPUT_CHARS} characters in total; split it over several requests.`, 'input', 'input_too_long');
 
+/**
+ * The vendor-specific fields of one request (`extra_body` and unknown top-level fields), as JSON text.
+ * They go into every upstream call the request is split into (one per input for gemini-embedding and
+ * Bedrock, up to 2,048): a megabyte of them was a gigabyte sent upstream and seconds of CPU. Vendors'
+ * own parameters are a few short values; 64 Ki characters is far above any of them.
+ */
+export const MAX_EXTRA_CHARS = 64 * 1024;
+
 const STANDARD_FIELDS: ReadonlySet<string> = new Set([
   'model',
   'input',
@@ -138,6 +146,12 @@ function parseExtra(body: JsonObject): JsonObject {
   if (!extra) return EMPTY;
   const bad = findForbiddenKey(extra);
   if (bad) throw errors.invalidRequest(`The key '${bad}' is not allowed.`, 'extra_body');
+  if (JSON.stringify(extra).length > MAX_EXTRA_CHARS)
+    throw errors.invalidRequest(
+      `'extra_body' and the other vendor fields may hold at most ${MAX_EXTRA_CHARS} characters of JSON.`,
+      'extra_body',
+      'extra_body_too_large',
+    );
   return extra;
 }
 

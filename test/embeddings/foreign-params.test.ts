@@ -3,6 +3,7 @@ import { embeddingModule as bedrock } from '../../src/embeddings/vendors/bedrock
 import { embeddingModule as openai } from '../../src/embeddings/vendors/openai/index.js';
 import { embeddingModule as vertex } from '../../src/embeddings/vendors/vertex/index.js';
 import type { SimServer } from '../../src/sim/framework.js';
+import { MAX_EXTRA_CHARS } from '../../src/embeddings/request.js';
 import { post, startHarness, type Harness } from './harness.js';
 
 const OPENAI = 'text-embedding-3-small';
@@ -76,5 +77,25 @@ describe('embeddings: parameters owned by another vendor', () => {
     const r = await post(h, key, { model: OPENAI, input: 'hello', extra_body: { some_new_option: 1 }, dimensions: 256 });
     expect(r.status).toBe(200);
     expect(sims.openai.requests[0]!.json).toMatchObject({ some_new_option: 1, dimensions: 256 });
+  });
+
+  it('extra_body and unknown fields of more than 64 Ki characters are a 400 before any call, nothing charged', async () => {
+    const { key, accountId } = await h.newKey(10);
+    const before = await h.balance(accountId);
+    const calls = Object.values(sims).map((s) => s.requests.length);
+    for (const body of [
+      { model: OPENAI, input: 'x', extra_body: { junk: 'x'.repeat(MAX_EXTRA_CHARS) } },
+      { model: OPENAI, input: 'x', junk: 'x'.repeat(MAX_EXTRA_CHARS) },
+      { model: OPENAI, input: 'x', a: 'x'.repeat(MAX_EXTRA_CHARS / 2), extra_body: { b: 'y'.repeat(MAX_EXTRA_CHARS / 2) } },
+    ]) {
+      const r = await post(h, key, body);
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'extra_body_too_large', param: 'extra_body' });
+    }
+    expect(Object.values(sims).map((s) => s.requests.length)).toEqual(calls);
+    expect(await h.balance(accountId)).toBe(before);
+    // Just under the limit is an ordinary request.
+    const ok = await post(h, key, { model: OPENAI, input: 'x', extra_body: { junk: 'x'.repeat(MAX_EXTRA_CHARS - 100) } });
+    expect(ok.status, ok.text.slice(0, 200)).toBe(200);
   });
 });
