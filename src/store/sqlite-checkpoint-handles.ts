@@ -10,7 +10,35 @@ export interface PassResult {
   checkpointed: number;
 }
 
-/** The connections and file handles a pass uses, opened by the first pass. */
+/**
+ * The WAL and database files, opened for the passes' own syncs (`fdatasync`). Opened once and closed
+ * only after the serving connection has closed (`Checkpointer.closeFiles`), never while it is open:
+ * closing any descriptor of a file drops every POSIX lock this process holds on that file, SQLite's
+ * shared lock on the database among them. Another process (a backup, the CLI) then takes the database
+ * for unused when it closes, checkpoints it and deletes its WAL, which the server goes on writing.
+ */
+export class SyncFiles {
+  readonly walFd: number;
+  readonly dbFd: number;
+
+  constructor(path: string) {
+    // The database file last: a failure after it would mean closing it.
+    this.walFd = openSync(`${path}-wal`, 'r');
+    try {
+      this.dbFd = openSync(path, 'r');
+    } catch (e) {
+      closeSync(this.walFd);
+      throw e;
+    }
+  }
+
+  close(): void {
+    closeSync(this.walFd);
+    closeSync(this.dbFd);
+  }
+}
+
+/** The connections a pass uses (opened by the first pass, closed when the passes go idle) and the files it syncs. */
 export class PassHandles {
   /** Whether the pin holds a read mark: set only once its first read succeeded. */
   pinned = false;
@@ -22,7 +50,9 @@ export class PassHandles {
   readonly walFd: number;
   readonly dbFd: number;
 
-  constructor(path: string) {
+  constructor(path: string, files: SyncFiles) {
+    this.walFd = files.walFd;
+    this.dbFd = files.dbFd;
     const opened: Array<() => void> = [];
     try {
       // No busy waiting: it would hold the event loop. A pass that meets a lock gives up and the
@@ -36,9 +66,6 @@ export class PassHandles {
       // Only this connection's checkpoints skip SQLite's syncs; the pass makes them itself.
       this.copier.pragma('synchronous = OFF');
       this.copier.pragma('cache_size = -64');
-      this.walFd = openSync(`${path}-wal`, 'r');
-      opened.push(() => closeSync(this.walFd));
-      this.dbFd = openSync(path, 'r');
     } catch (e) {
       for (const undo of opened.reverse()) undo();
       throw e;
@@ -63,11 +90,10 @@ export class PassHandles {
     this.pinned = false;
   }
 
+  /** Closes the two connections; the files stay open (SyncFiles). SQLite itself defers closing a file another connection holds a lock on. */
   close(): void {
     if (this.pin.inTransaction) this.pin.exec('ROLLBACK');
     this.pin.close();
     this.copier.close();
-    closeSync(this.walFd);
-    closeSync(this.dbFd);
   }
 }

@@ -1,6 +1,6 @@
 import { channel } from 'node:diagnostics_channel';
 import { fdatasyncSync } from 'node:fs';
-import { PassHandles, type PassResult } from './sqlite-checkpoint-handles.js';
+import { PassHandles, SyncFiles, type PassResult } from './sqlite-checkpoint-handles.js';
 import { abortOnSyncFailure, syncFile, type CheckpointOptions, type CheckpointPassEvent, type HoldStatements } from './sqlite-checkpoint-options.js';
 
 /**
@@ -35,9 +35,10 @@ import { abortOnSyncFailure, syncFile, type CheckpointOptions, type CheckpointPa
  * (`journal_size_limit` then trims the file). The lock is let go after `holdLimitMs` whatever a
  * sync is doing; the pin still protects the frames.
  *
- * The timer, the two connections and the file handles are there only while there is something to
- * checkpoint: the first write after a quiet spell opens them (`wrote()`), and once the WAL has had no
- * new frame for `idleMs`, all of it copied, they are closed.
+ * The timer and the two connections are there only while there is something to checkpoint: the
+ * first write after a quiet spell opens them (`wrote()`), and once the WAL has had no new frame for
+ * `idleMs`, all of it copied, they are closed. The two files the passes sync stay open from the first
+ * pass until the store closes (SyncFiles: closing one would drop the serving connection's locks).
  */
 
 const passChannel = channel('gateway:sqlite-checkpoint-pass');
@@ -46,6 +47,8 @@ export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   private state: 'idle' | 'running' | 'stopped' | 'failed' = 'idle';
   private handles: PassHandles | undefined;
+  /** Open from the first pass until `closeFiles`, after the serving connection closed (see SyncFiles). */
+  private files: SyncFiles | undefined;
   private pass: Promise<void> | undefined;
   /** How long the WAL has had no new frame, everything checkpointed, and its frame count then. */
   private quietMs = 0;
@@ -104,7 +107,7 @@ export class Checkpointer {
     // Opened now rather than at the first pass, so the descriptors a write brings come with the
     // write; should it fail (the WAL file not made yet), the first pass tries again.
     try {
-      this.handles ??= new PassHandles(this.path);
+      this.handles ??= this.openHandles();
     } catch {
       // Left to the pass.
     }
@@ -121,7 +124,7 @@ export class Checkpointer {
   private async runPass(): Promise<void> {
     let result: PassResult | undefined;
     try {
-      this.handles ??= new PassHandles(this.path);
+      this.handles ??= this.openHandles();
       result = await this.passOver(this.handles, this.needsRestart());
     } catch (e) {
       // The WAL file not made yet, a lock another process holds, a failed sync of the WAL (nothing
@@ -213,7 +216,7 @@ export class Checkpointer {
       clearInterval(this.timer);
       this.timer = undefined;
       this.state = 'idle';
-      // Quiet and all copied: the connections and descriptors are given back until the next write.
+      // Quiet and all copied: the connections are given back until the next write (the synced files stay open).
       // The pin is not held here (the pass that saw everything copied released it).
       this.closeHandles();
     }
@@ -262,6 +265,27 @@ export class Checkpointer {
       }
     }
     this.closeHandles();
+  }
+
+  private openHandles(): PassHandles {
+    this.files ??= new SyncFiles(this.path);
+    return new PassHandles(this.path, this.files);
+  }
+
+  /**
+   * Closes the files the passes sync. Only once the serving connection has closed (the store's
+   * close): closing them earlier would drop its locks on the database (see SyncFiles). After a failed
+   * sync they stay open too, as the pin does.
+   */
+  closeFiles(): void {
+    if (this.state === 'failed') return;
+    const files = this.files;
+    this.files = undefined;
+    try {
+      files?.close();
+    } catch {
+      // Already gone: nothing is left to release.
+    }
   }
 
   private closeHandles(): void {

@@ -139,6 +139,8 @@ class SqliteDriver implements SqlDriver {
     try {
       this.statements.clear();
       this.db.close();
+      // Only now: closing them while the connection was open would have dropped its file locks.
+      this.checkpointer?.closeFiles();
     } finally {
       release();
       releaseFileLock(this.lockKey);

@@ -53,7 +53,8 @@ describe('SQLite checkpoints', () => {
     expect(opened()).toBeGreaterThan(idle);
     await until('the first rows in the database file', () => fileSize() > before + 50_000);
     await until('the passes stopping', () => !cp.running);
-    // Quiet: the passes' connections and descriptors are given back until the next write. (SQLite
+    // Quiet: the passes' connections are given back until the next write; the two files they sync stay
+    // open until the store closes, as closing one would drop the serving connection's locks. (SQLite
     // keeps a closed connection's descriptor while another connection of the process holds locks on
     // the file, and reuses it for the next one: so the count must not grow from one quiet spell to
     // the next.)
