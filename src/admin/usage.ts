@@ -60,8 +60,10 @@ export async function keyUsage(
   const account = (await store.getAccount(cachedAccount.id)) ?? cachedAccount;
   const key = (await store.getKey(cachedKey.id)) ?? cachedKey;
   const spend = await store.keySpend(key.id, now);
-  const rows = await store.usage({ keyId: key.id, accountId: account.id, from: range.from, to: range.to, groupBy: 'model' });
-  const days = await store.usage({ keyId: key.id, accountId: account.id, from: range.from, to: range.to, groupBy: 'day' });
+  // By the key alone (its rows are all its account's): with the account too, a planner may walk the
+  // account's whole ledger by time instead of the key's own rows.
+  const rows = await store.usage({ keyId: key.id, from: range.from, to: range.to, groupBy: 'model' });
+  const days = await store.usage({ keyId: key.id, from: range.from, to: range.to, groupBy: 'day' });
   const b = key.budget ?? null;
   // The binding cap is whichever leaves less: the lifetime cap or the current period's.
   const remaining = [

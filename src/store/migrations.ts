@@ -261,4 +261,21 @@ CREATE INDEX files_expiry ON files (expires_at);
     // the other indexes read every pending row on each /metrics scrape (store/ops.ts).
     index: { name: 'webhook_outbox_pending_age', table: 'webhook_outbox', columns: 'state, created_at' },
   },
+  {
+    version: 10,
+    name: "a key's jobs by time (its spend for GET /v1/usage and its budget's windows)",
+    // Without it the sum of a key's jobs walked every job of every account by time.
+    index: { name: 'jobs_key_time', table: 'jobs', columns: 'key_id, created_at' },
+  },
+  {
+    version: 11,
+    name: "an account's jobs of one state by time (GET /v1/videos?status=)",
+    // The list by state walked the account's every job and kept those of the state.
+    index: { name: 'jobs_account_state_list', table: 'jobs', columns: 'account_id, state, created_at, id' },
+  },
+  {
+    version: 12,
+    name: "an account's jobs of one model by time (GET /v1/videos?model=)",
+    index: { name: 'jobs_account_model_list', table: 'jobs', columns: 'account_id, model, created_at, id' },
+  },
 ];

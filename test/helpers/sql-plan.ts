@@ -10,7 +10,9 @@ export function noting(db: SqlDriver, seen: Noted): SqlDriver {
     query: (sql, params = []) => (seen.push({ sql, params }), db.query(sql, params)),
     run: (sql, params) => db.run(sql, params),
     exec: (script) => db.exec(script),
-    transaction: (fn) => db.transaction(fn),
+    // Statements inside a transaction are noted too.
+    transaction: (fn) =>
+      db.transaction((tx) => fn({ query: (sql, params = []) => (seen.push({ sql, params }), tx.query(sql, params)), run: (sql, params) => tx.run(sql, params), exec: (script) => tx.exec(script) })),
     session: (fn) => db.session(fn),
     close: () => db.close(),
   };
