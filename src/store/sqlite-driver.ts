@@ -37,7 +37,9 @@ export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
   const db = new Database(path);
   try {
     if (!memory) lockKey = realpathSync(lockKey);
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+    // SQLite's own wait for another process's lock spins on the calling thread, the event loop: it
+    // waits only briefly here, and the driver waits the rest off the loop (SqliteDriver.afterBusy).
+    db.pragma(`busy_timeout = ${BUSY_SPIN_MS}`);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
@@ -64,8 +66,21 @@ export function openSqlite(path: string, opts: SqliteOptions = {}): SqlDriver {
   // The passes that let the WAL start over run while this file's statement lock is held, so no
   // statement of ours waits inside SQLite for one.
   const checkpointer = memory ? undefined : new Checkpointer(path, { ...opts.checkpoints, hold: () => mutex.acquire() });
-  return new SqliteDriver(db, key, mutex, checkpointer);
+  return new SqliteDriver(db, key, mutex, Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000)), checkpointer);
 }
+
+/** How long one try of a statement may wait inside SQLite for another process's lock (blocking). */
+const BUSY_SPIN_MS = 10;
+/** The longest pause between two tries while another process holds the lock. */
+const BUSY_PAUSE_MAX_MS = 50;
+
+/** Another process holds the lock the statement needs (SQLITE_BUSY and its extended codes). */
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
@@ -78,6 +93,8 @@ class SqliteDriver implements SqlDriver {
     private readonly db: Db,
     private readonly lockKey: string | undefined,
     private readonly mutex: Mutex,
+    /** How long a statement waits in all for another process's lock before it fails. */
+    private readonly busyWaitMs: number,
     private readonly checkpointer?: Checkpointer,
   ) {
     this.inside = {
@@ -91,26 +108,71 @@ class SqliteDriver implements SqlDriver {
   }
 
   query(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
-    return this.mutex.runSync(() => this.all(sql, params));
+    return this.guarded(() => this.all(sql, params));
   }
 
   run(sql: string, params?: readonly SqlValue[]): Promise<number> {
-    return this.mutex.runSync(() => this.change(sql, params));
+    return this.guarded(() => this.change(sql, params));
   }
 
   exec(script: string): Promise<void> {
-    return this.mutex.runSync(() => {
+    return this.guarded(() => {
       this.db.exec(script);
       this.checkpointer?.wrote();
     });
+  }
+
+  /** One statement under the lock; one that meets another process's lock is tried again off the loop. */
+  private guarded<T>(fn: () => T): Promise<T> {
+    if (!this.mutex.locked) {
+      try {
+        return Promise.resolve(fn());
+      } catch (e) {
+        return isBusy(e) ? this.afterBusy(fn) : Promise.reject(e);
+      }
+    }
+    return this.mutex.runSync(fn).catch((e: unknown) => (isBusy(e) ? this.afterBusy(fn) : Promise.reject(e)));
+  }
+
+  /**
+   * Tries `fn` again while another process holds the lock it needs, pausing between tries (a timer,
+   * so the event loop goes on serving), for at most `busyWaitMs` in all; then its last error stands.
+   * The statement lock is held meanwhile, so this process's statements keep their order.
+   */
+  private async afterBusy<T>(fn: () => T): Promise<T> {
+    const release = await this.mutex.acquire();
+    try {
+      return await this.untilFree(fn);
+    } finally {
+      release();
+    }
+  }
+
+  /** `fn` tried until it no longer meets another process's lock, or `busyWaitMs` passed (the caller holds the statement lock). */
+  private async untilFree<T>(fn: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyWaitMs;
+    for (let wait = 1; ; wait = Math.min(BUSY_PAUSE_MAX_MS, wait * 2)) {
+      await pause(Math.min(wait, Math.max(0, deadline - Date.now())));
+      try {
+        return fn();
+      } catch (e) {
+        if (!isBusy(e) || Date.now() >= deadline) throw e;
+      }
+    }
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const release = await this.mutex.acquire();
     try {
       // IMMEDIATE takes the write lock up front: another process cannot sneak in between our
-      // read and our write, and we never hit a lock upgrade that could deadlock.
-      this.db.exec('BEGIN IMMEDIATE');
+      // read and our write, and we never hit a lock upgrade that could deadlock. Held by another
+      // process, it is waited for off the event loop.
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+      } catch (e) {
+        if (!isBusy(e)) throw e;
+        await this.untilFree(() => this.db.exec('BEGIN IMMEDIATE'));
+      }
       try {
         const result = await fn(this.inside);
         this.db.exec('COMMIT');
