@@ -10,7 +10,7 @@ type Obj = Record<string, any>;
  * Each error response of the document names its codes.
  */
 export const ERROR_CODES: Record<number, string[]> = {
-  400: ['invalid_parameter', 'missing_required_parameter', 'invalid_json', 'invalid_body', 'forbidden_key', 'input_in_extra_body', 'malformed_request',
+  400: ['invalid_parameter', 'missing_required_parameter', 'invalid_json', 'invalid_body', 'forbidden_key', 'input_in_extra_body', 'extra_body_too_large', 'malformed_request',
     'invalid_content_length', 'bad_request', 'request_too_large', 'unsupported_input_type', 'media_location_not_allowed', 'too_deep', 'too_many_media',
     'unsupported_media_type', 'unsupported_parameter', 'size_conflict', 'model_not_supported', 'input_too_long', 'invalid_media',
     'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked', 'expectation_failed',

@@ -191,4 +191,29 @@ describe('upstream answers read whole are bounded', () => {
     expect(await gw.balance(account)).toBe(before);
     await until(() => budget().inUse === 0, 'budget back to 0');
   });
+
+  it('a client that hangs up while a large answer is sent in pieces ends nothing but its own request', async () => {
+    // 40 vectors of ~6,000 values: rendered a few vectors a turn and written piece after piece.
+    const body = JSON.stringify({ model: 'emb-fan', input: INPUTS.slice(0, 40) });
+    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    let received = 0;
+    const gone = new Promise<void>((resolve) => {
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        // The head and the first piece are in: leave in the middle of the answer.
+        if (received > 64 * 1024) socket.destroy();
+      });
+      socket.on('close', () => resolve());
+    });
+    socket.write(`POST /v1/embeddings HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+    await gone;
+    expect(received).toBeGreaterThan(64 * 1024);
+    await until(() => budget().inUse === 0, 'budget back to 0 after the client left');
+    // The process and its other clients go on.
+    expect((await call(gw, 'GET', '/health')).status).toBe(200);
+    const again = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'emb-fan', input: INPUTS.slice(0, 40) } });
+    expect(again.status).toBe(200);
+    expect(again.json.data).toHaveLength(40);
+  });
 });
