@@ -59,12 +59,13 @@ const DRAIN_PROBES = new Set(['/health', '/ready', '/metrics']);
 /** Builds the HTTP app from the services; no business logic lives here. */
 export function buildApp(s: Services): FastifyInstance {
   const { server } = s.config;
+  const accessLog = new AccessLog(s.logger as FastifyBaseLogger);
   const app = Fastify({
     loggerInstance: s.logger as FastifyBaseLogger,
     bodyLimit: server.body_limit_bytes,
     // Fastify reads a bare number as "trust nothing", so a hop count is given as "trust the nearest N hops".
     trustProxy: typeof server.trust_proxy === 'number' ? ((hops: number) => (_address: string, hop: number) => hop < hops)(server.trust_proxy) : server.trust_proxy,
-    logController: new AccessLog(s.logger as FastifyBaseLogger),
+    logController: accessLog,
     // req.log is made only when a request logs through it; the access line needs none.
     childLoggerFactory: lazyRequestLogger,
     // Fastify's own drain answer is a 503 outside the error shape; the first onRequest hook below
@@ -81,6 +82,8 @@ export function buildApp(s: Services): FastifyInstance {
     // Framework-level refusals (e.g. a malformed %-escape in the path) in the spec's shape too.
     frameworkErrors: (err, req, reply) => {
       reply.header(REQUEST_ID_HEADER, req.id ?? randomUUID());
+      // Refused before routing, where Fastify writes no access line: the answer's end writes one.
+      reply.raw.once('finish', () => accessLog.requestCompleted(null, req, reply));
       void sendError(reply, errors.invalidRequest(`Malformed request: ${err.message}`, undefined, 'malformed_request'));
     },
     clientErrorHandler: answerClientError,

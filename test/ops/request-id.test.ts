@@ -180,6 +180,13 @@ describe('the access log line', () => {
       expect(r.statusCode).toBe(401);
       const line = lines.find((l) => l.msg === 'request completed');
       expect(line).toMatchObject({ request_id: 'log-me-7', method: 'GET', path: '/v1/models', status: 401 });
+      // One refused before routing (a malformed %-escape in the path) gets its line too.
+      const bad = await app.inject({ method: 'GET', url: '/v1/videos/%E0%A4%A', headers: { 'x-request-id': 'log-me-8' } });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().error.code).toBe('malformed_request');
+      expect(lines.filter((l) => l.msg === 'request completed' && l.request_id === 'log-me-8')).toEqual([
+        expect.objectContaining({ method: 'GET', path: '/v1/videos/%E0%A4%A', status: 400 }),
+      ]);
     } finally {
       await app.close();
       await services.close();
