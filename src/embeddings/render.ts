@@ -1,7 +1,7 @@
 import { costUnits } from '../billing/usage-cost.js';
 import type { UpstreamAnswer } from './run.js';
 import type { EmbeddingRequest } from './types.js';
-import { toClientForm } from './vectors.js';
+import { toClientForm, vectorSize } from './vectors.js';
 
 /**
  * Vector values serialised between turns of the event loop. 2,048 vectors of 3,072 floats are
@@ -25,7 +25,8 @@ export async function renderEmbeddings(req: EmbeddingRequest, answer: UpstreamAn
   const usage = { prompt_tokens: answer.promptTokens, total_tokens: answer.promptTokens, cost: costUnits(costMicros) };
   const tail = `],"model":${JSON.stringify(req.model)},"usage":${JSON.stringify(usage)}}`;
   const item = (i: number) => JSON.stringify({ object: 'embedding', index: i, embedding: toClientForm(vectors[i]!, req.encodingFormat) });
-  const perTurn = Math.max(1, Math.floor(VALUES_PER_TURN / Math.max(1, vectorValues(vectors[0]))));
+  // The vectors are of one size (run.ts checked): the first tells how many make a turn's worth.
+  const perTurn = Math.max(1, Math.floor(VALUES_PER_TURN / Math.max(1, (vectors[0] && vectorSize(vectors[0])) || 1)));
   if (vectors.length <= perTurn) {
     const items: string[] = new Array(vectors.length);
     for (let i = 0; i < vectors.length; i++) items[i] = item(i);
@@ -43,10 +44,3 @@ export async function renderEmbeddings(req: EmbeddingRequest, answer: UpstreamAn
   return pieces;
 }
 
-/** A vector's values: its length, or for base64 the floats it encodes (4 bytes per 4/3 characters). */
-function vectorValues(v: UpstreamVectorLike | undefined): number {
-  if (v === undefined) return 1;
-  return typeof v === 'string' ? Math.ceil((v.length * 3) / 16) : v.length;
-}
-
-type UpstreamVectorLike = string | ArrayLike<number>;

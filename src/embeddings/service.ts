@@ -16,7 +16,7 @@ import { admitOrThrow, giveBack, refusalGivesBack } from '../limits/refusal.js';
 import { countCharged } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import { scopesFor } from '../limits/scopes.js';
-import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
+import type { Admission, LimitScope, Quota, RateLimiter } from '../limits/types.js';
 import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import type { Store } from '../store/types.js';
@@ -138,7 +138,7 @@ export class EmbeddingsService {
 
     const scopes = scopesFor(ctx, 'embeddings', this.deps.defaults);
     let exact = false;
-    let admission;
+    let admission: Admission;
     try {
       admission = await admitOrThrow(limiter, 'embeddings', scopes, estimate);
     } catch (e) {

@@ -13,11 +13,12 @@ export const MAX_JSON_DEPTH = 64;
 export const MAX_TOP_LEVEL_FIELDS = 256;
 
 /**
- * More object members, at every depth together, than any body here needs (a chat request with a
- * hundred tools and their JSON schemas holds a few thousand). A wide object one level down costs
- * what a wide top level does: 500k members under a video create's `parameters` held the event loop
- * ~1 s across parsing, the forbidden-key walk, the merge and the vendor's encoding. Arrays of
- * scalars (embeddings inputs, token ids) are not counted; each object counts at least one.
+ * More members, at every depth together, than any body here needs (a chat request with a hundred
+ * tools and their JSON schemas holds a few thousand). A wide object one level down costs what a wide
+ * top level does: 500k members under a video create's `parameters` held the event loop ~1 s across
+ * parsing, the forbidden-key walk, the merge and the vendor's encoding. Each object and each array
+ * counts one, each object field one more; the elements of an array of numbers or strings
+ * (embeddings inputs, token ids) are not counted.
  */
 export const MAX_OBJECT_MEMBERS = 20_000;
 
@@ -52,7 +53,7 @@ export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?
     if (problem === 'too_many_fields')
       return done(errors.invalidRequest(`The body has more than ${maxFields} top-level fields.`, undefined, 'too_many_fields'), undefined);
     if (problem === 'too_many_members')
-      return done(errors.invalidRequest(`The body has more than ${MAX_OBJECT_MEMBERS} object members in all.`, undefined, 'too_many_fields'), undefined);
+      return done(errors.invalidRequest(`The body has more than ${MAX_OBJECT_MEMBERS} members (objects, arrays and object fields) in all.`, undefined, 'too_many_fields'), undefined);
     parseJson(req, text, (err, value) => (err ? done(whyUnparsed(text), undefined) : done(null, value)));
   });
 }

@@ -57,6 +57,8 @@ describe('DELETE of a job whose task finished since the last poll', () => {
       expect(del2.status).toBe(200);
       const cancelled = await gw.services.store.getJob(gw.services.video.deps.sealer.open(running.json.id)!.j);
       expect(cancelled).toMatchObject({ state: 'failed', costMicros: null });
+      // The vendor was asked for the task, then sent its cancel call: one, for the running task only.
+      expect(sims[i]!.received('DELETE', /./)).toHaveLength(1);
       expect(await gw.balance(account)).toBeGreaterThan(before);
       sims[i]!.settings.taskMs = 60;
     });

@@ -65,7 +65,7 @@ function fieldValue(text: string, field: { rawKey: string; levels: number; keepT
     if (problem === 'too_deep')
       throw errors.invalidRequest(`Form field '${name}' holds JSON nested deeper than ${MAX_JSON_DEPTH} levels, counting the form and each name in the field's name as one.`, name, 'too_deep');
     if (problem !== undefined)
-      throw errors.invalidRequest(`The form's fields hold more than ${MAX_OBJECT_MEMBERS} object members in all.`, name, 'too_many_fields');
+      throw errors.invalidRequest(`The form's fields hold more than ${MAX_OBJECT_MEMBERS} members (objects, arrays and object fields) in all.`, name, 'too_many_fields');
   }
   let parsed: Json | undefined;
   try {
