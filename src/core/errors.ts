@@ -145,6 +145,12 @@ export const errors = {
       code: 'store_unavailable',
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     }),
+  /** A delete of a video job whose vendor poll another request or instance has in flight past the wait (video/service.ts). */
+  jobBusy: (retryAfterSeconds = 1) =>
+    new GatewayError(503, 'server_error', 'The job is being refreshed from its vendor right now; retry the request shortly.', {
+      code: 'job_busy',
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    }),
   /** A vendor callback reached an instance that is draining: the vendor retries, or polling settles the job. */
   shuttingDown: (retryAfterSeconds = 5) =>
     new GatewayError(503, 'server_error', 'This gateway instance is shutting down; retry shortly.', {

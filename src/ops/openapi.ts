@@ -28,7 +28,7 @@ export const ERROR_CODES: Record<number, string[]> = {
   429: ['rate_limit_exceeded'],
   500: ['internal_error', 'thumbnail_failed'],
   502: ['upstream_error', 'upstream_answer_too_large'],
-  503: ['upstream_unavailable', 'overloaded', 'shutting_down', 'store_unavailable'],
+  503: ['upstream_unavailable', 'overloaded', 'shutting_down', 'store_unavailable', 'job_busy'],
   504: ['upstream_timeout', 'thumbnail_timeout'],
 };
 

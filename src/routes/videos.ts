@@ -33,7 +33,7 @@ export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Au
       const index = req.query.index === undefined ? 0 : Number(req.query.index);
       if (!Number.isInteger(index) || index < 0 || index > 16) throw errors.invalidRequest("'index' must be a small non-negative integer.", 'index');
       const variant = req.query.variant ?? 'video';
-      const out = await deps.video.content(accountId, req.params.id, index, req.headers.range, req.abortSignal, variant, req.auth?.key);
+      const out = await deps.video.content({ accountId, key: req.auth?.key }, req.params.id, { index, variant, range: req.headers.range, signal: req.abortSignal });
       // A long download is not a timed-out request: once bytes flow, it runs to its end.
       req.commit();
       // Bytes from a vendor, served from the gateway's origin: a browser must keep to the declared type.

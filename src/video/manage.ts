@@ -50,6 +50,11 @@ export async function listJobs(deps: VideoDeps, ctx: AuthContext, q: ListQuery):
  * refusal because the task already runs, a transport error) leaves the job to settle as the
  * vendor decides: billed only if the vendor still reports the video as generated.
  */
+/** Whether a cancel call can be sent for the job's task: its vendor has one, and the task and its upstream are known. */
+export function mayCancelUpstream(deps: VideoDeps, job: JobRecord): boolean {
+  return Boolean(deps.vendors.get(job.vendor)?.buildCancel && job.taskId && jobUpstream(deps, job));
+}
+
 export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<boolean> {
   const vendor = deps.vendors.get(job.vendor);
   const up = jobUpstream(deps, job);

@@ -9,7 +9,7 @@ import { openContent, openVariant, vendorMakesVariant, type ContentReply } from 
 import { gatewayThumbnail } from './thumbnail.js';
 import { createVideoJob, type CreateControl, type CreateOptions } from './create.js';
 import type { VideoDeps } from './deps.js';
-import { cancelUpstream, deletedAnswer, listJobs, purgeJob, type ListQuery } from './manage.js';
+import { cancelUpstream, deletedAnswer, mayCancelUpstream, listJobs, purgeJob, type ListQuery } from './manage.js';
 import { presentOpenAiVideo } from './openai/present.js';
 import { presentJob } from './present.js';
 import { refreshJob } from './refresh.js';
@@ -24,6 +24,26 @@ import type { DeriveOp } from './types.js';
 /** A job is refreshed from its vendor at most once per this many ms however often it is called back. */
 const CALLBACK_WINDOW_MS = 1_000;
 const DEFAULT_CALLBACK_REFRESHES_PER_MINUTE = 20;
+/** A delete waiting out another caller's poll of the job checks again this often... */
+const LEASE_RETRY_MS = 25;
+/** ...for as long as that lease can last (plus this, for clocks of two instances), at most MAX_LEASE_WAIT_MS. */
+const LEASE_WAIT_SLACK_MS = 500;
+const MAX_LEASE_WAIT_MS = 15_000;
+
+/** Who asks for a job's bytes: an account, and the bearer key when the request carried one. */
+export interface ContentViewer {
+  accountId: string;
+  key?: KeyModels;
+}
+
+/** Which bytes: the output's index, the variant (video by default), the client's Range header. */
+export interface ContentAsk {
+  index: number;
+  variant?: string;
+  range?: string;
+  /** The request's: a client hanging up ends the vendor fetch. */
+  signal: AbortSignal;
+}
 
 /** Built only on the failure path: constructing an Error captures a stack trace. */
 function notFound(id: string) {
@@ -155,7 +175,8 @@ export class VideoService {
       // (and is billed) as it is. Only a task still running is cancelled, since some vendors' cancel
       // call (Ark's, Azure's DELETE) also removes a finished task with a 2xx, which would otherwise
       // release the hold of a video the client may already hold (e.g. through its own callback_url).
-      job = await this.refresh(job);
+      // Without a cancel call there is nothing to get wrong by not waiting for another caller's poll.
+      job = mayCancelUpstream(this.deps, job) ? await this.refreshBeforeCancel(job) : await this.refresh(job);
       if (!isReadable(job, ctx.account.id)) throw notFound(id);
       if (job.state === 'processing') await cancelUpstream(this.deps, job);
     }
@@ -200,25 +221,18 @@ export class VideoService {
   }
 
   /**
-   * `accountId` comes from the bearer key (then `key` is that key, whose model patterns narrow what
-   * it reads), or from a verified signed link (no key: the link was handed out by a read of the job).
+   * The viewer's `accountId` comes from the bearer key (then `key` is that key, whose model patterns
+   * narrow what it reads), or from a verified signed link (no key: the link was handed out by a read of the job).
    */
-  async content(
-    accountId: string,
-    id: string,
-    index: number,
-    range: string | undefined,
-    signal: AbortSignal,
-    variant = 'video',
-    key?: KeyModels,
-  ): Promise<ContentReply> {
-    const job = await this.load(id, accountId, key);
-    if (variant === 'video') return openContent(this.deps, job, index, range, signal);
+  async content(viewer: ContentViewer, id: string, ask: ContentAsk): Promise<ContentReply> {
+    const job = await this.load(id, viewer.accountId, viewer.key);
+    const variant = ask.variant ?? 'video';
+    if (variant === 'video') return openContent(this.deps, job, ask.index, ask.range, ask.signal);
     if (variant !== 'thumbnail' && variant !== 'spritesheet')
       throw errors.invalidRequest("'variant' must be one of video, thumbnail, spritesheet.", 'variant');
     // Thumbnails: the vendor's where it makes one, else one the gateway extracts itself.
-    if (variant === 'thumbnail' && !vendorMakesVariant(this.deps, job, variant)) return gatewayThumbnail(this.deps, job, signal);
-    return openVariant(this.deps, job, variant, signal);
+    if (variant === 'thumbnail' && !vendorMakesVariant(this.deps, job, variant)) return gatewayThumbnail(this.deps, job, ask.signal);
+    return openVariant(this.deps, job, variant, ask.signal);
   }
 
   /** Signed link verification for output_url (no bearer header needed). */
@@ -234,8 +248,32 @@ export class VideoService {
 
   /** Refreshes a due job if this caller wins the poll lease; returns the freshest row either way. */
   async refresh(job: JobRecord): Promise<JobRecord> {
+    return (await this.pollOnce(job)).job;
+  }
+
+  /**
+   * The vendor's word on a processing job before it is cancelled. Another request (or instance) may
+   * hold the poll lease, with its vendor call in flight: cancelling then could remove a task that
+   * finished during that poll, for free. So the delete waits for that poll to end (it hands the lease
+   * back, or the lease runs out if its process died) and asks the vendor itself; a lease held past
+   * the bound is a 503 to retry, never a cancel on stale knowledge.
+   */
+  private async refreshBeforeCancel(job: JobRecord): Promise<JobRecord> {
+    const waitUntil = performance.now() + Math.min(this.deps.settings.leaseMs + LEASE_WAIT_SLACK_MS, MAX_LEASE_WAIT_MS);
+    for (;;) {
+      const out = await this.pollOnce(job);
+      if (out.polled || out.job.state !== 'processing') return out.job;
+      if (performance.now() >= waitUntil) throw errors.jobBusy();
+      await new Promise((r) => setTimeout(r, LEASE_RETRY_MS));
+      job = out.job;
+    }
+  }
+
+  /** `polled`: this caller held the lease and asked the vendor (successfully or not). */
+  private async pollOnce(job: JobRecord): Promise<{ job: JobRecord; polled: boolean }> {
     const now = this.deps.clock.now();
-    if (await this.deps.store.acquirePollLease(job.id, now, this.deps.settings.leaseMs)) {
+    const polled = await this.deps.store.acquirePollLease(job.id, now, this.deps.settings.leaseMs);
+    if (polled) {
       try {
         await refreshJob(this.deps, job, this.stopping.signal);
       } catch (e) {
@@ -247,7 +285,7 @@ export class VideoService {
       }
     }
     this.jobs.forget(job.id);
-    return (await this.jobs.get(job.id)) ?? job;
+    return { job: (await this.jobs.get(job.id)) ?? job, polled };
   }
 
   /**

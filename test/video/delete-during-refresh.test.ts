@@ -10,7 +10,8 @@ import { upstreamsFor } from '../helpers/video.js';
  * held open, the DELETE is acknowledged, then the poll is let go. The GET that was waiting, and every
  * GET after it, must answer 404 (not the job's new status); the row stays deleted; the hold is settled
  * exactly once. Sora has no cancel call, so its job still completes (and is billed, as the vendor made
- * the video); Azure cancels upstream, so its hold is released and the late poll answer changes nothing.
+ * the video). Azure cancels upstream, and its DELETE would also remove a task that finished during that
+ * poll, so there the delete waits for the poll to end, then asks the vendor and cancels a task still running.
  * The gateway's poll interval is 0 in tests, so every GET of a processing job refreshes it.
  */
 let soraSim: SimServer;
@@ -65,7 +66,7 @@ async function expectGone(key: string, id: string, answer: { status: number; jso
   expect(list.json.data.map((v: { id: string }) => v.id)).not.toContain(id);
 }
 
-describe('a DELETE acknowledged while a GET refreshes the job', () => {
+describe('a DELETE while a GET refreshes the job', () => {
   it('Sora (no cancel call): the waiting GET answers 404, the job completes deleted and is billed once', async () => {
     const { key, account } = await gw.newKey(10);
     const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a fox', seconds: 4 } });
@@ -88,7 +89,7 @@ describe('a DELETE acknowledged while a GET refreshes the job', () => {
     expect(await gw.balance(account)).toBe(10_000_000 - 400_000);
   });
 
-  it('Azure (cancelled upstream): the waiting GET answers 404, and the hold is released exactly once', async () => {
+  it('Azure (cancelled upstream): the DELETE waits for that poll to end, then cancels; the hold is released exactly once', async () => {
     const { key, account } = await gw.newKey(10);
     const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora', prompt: 'a fox', seconds: 5 } });
     expect(created.status, created.text).toBe(200);
@@ -96,11 +97,19 @@ describe('a DELETE acknowledged while a GET refreshes the job', () => {
     const jobId = gw.services.video.deps.sealer.open(id)!.j;
 
     const { pending, release } = await getHeldInPoll(azureSim, AZURE_JOB, key, id);
-    const del = await call(gw, 'DELETE', `/v1/videos/${id}`, { key });
+    const deleting = call(gw, 'DELETE', `/v1/videos/${id}`, { key });
+    // Azure's DELETE would also remove a task that finished during that poll: nothing is cancelled yet.
+    await new Promise((r) => setTimeout(r, 150));
+    expect(azureSim.received('DELETE', AZURE_JOB)).toHaveLength(0);
+    release();
+    // The GET's poll ended before the delete was acknowledged: it answers what it learnt.
+    const polled = await pending;
+    expect(polled.status, polled.text).toBe(200);
+    expect(polled.json.status).toBe('processing');
+    const del = await deleting;
     expect(del.status, del.text).toBe(200);
     expect(azureSim.received('DELETE', AZURE_JOB)).toHaveLength(1);
-    release();
-    await expectGone(key, id, await pending);
+    expect((await call(gw, 'GET', `/v1/videos/${id}`, { key })).status).toBe(404);
 
     const row = (await gw.services.store.getJob(jobId))!;
     expect(row.deletedAt).not.toBeNull();
