@@ -7,7 +7,7 @@ import { installRequestLifecycle } from './http/lifecycle.js';
 import { answerUnmetExpectations } from './http/expect.js';
 import { installLingeringClose } from './http/linger.js';
 import { installJsonParser } from './http/json-depth.js';
-import { installHttpMetrics } from './ops/http-metrics.js';
+import { countAnswerBeforeRouting, installHttpMetrics } from './ops/http-metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './ops/request-id.js';
 import { AccessLog, lazyRequestLogger } from './ops/request-logger.js';
@@ -82,8 +82,10 @@ export function buildApp(s: Services): FastifyInstance {
     // Framework-level refusals (e.g. a malformed %-escape in the path) in the spec's shape too.
     frameworkErrors: (err, req, reply) => {
       reply.header(REQUEST_ID_HEADER, req.id ?? randomUUID());
-      // Refused before routing, where Fastify writes no access line: the answer's end writes one.
+      // Refused before routing, where Fastify writes no access line and runs no hook: the answer's
+      // end writes the line and counts the answer in the request metrics.
       reply.raw.once('finish', () => accessLog.requestCompleted(null, req, reply));
+      countAnswerBeforeRouting(req, reply);
       void sendError(reply, errors.invalidRequest(`Malformed request: ${err.message}`, undefined, 'malformed_request'));
     },
     clientErrorHandler: answerClientError,

@@ -1,4 +1,5 @@
-import type { FastifyInstance, onResponseHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
+import { performance } from 'node:perf_hooks';
 import type { CounterSeries, HistogramSeries } from './fast-metrics.js';
 import { httpDuration, httpRequests } from './metrics.js';
 
@@ -27,6 +28,9 @@ class RouteSeries {
   }
 }
 
+/** Every answer without a route, from any app: the series are the registry's, shared anyway. */
+const unmatched = new RouteSeries(UNMATCHED);
+
 /**
  * Counts every answer by route template, method and status, and observes its latency.
  *
@@ -35,9 +39,9 @@ class RouteSeries {
  * `req.routeOptions` (a fresh object of a dozen fields per read) to learn it. Answers without a
  * route (404s, and refusals in the 404 context such as a repeated query parameter) are counted by
  * one app-wide hook: `req.is404` is the same "no route url" test. Call before any route is added.
+ * Refusals before routing reach no hook at all: see countAnswerBeforeRouting.
  */
 export function installHttpMetrics(app: FastifyInstance): void {
-  const unmatched = new RouteSeries(UNMATCHED);
   app.addHook('onResponse', (req, reply, done) => {
     if (req.is404) unmatched.record(req.method, reply.statusCode, reply.elapsedTime);
     done();
@@ -52,4 +56,15 @@ export function installHttpMetrics(app: FastifyInstance): void {
     // caller passed them, and that route gets a hook of its own through this same onRoute hook.
     route.onResponse = route.onResponse === undefined ? [hook] : [...[route.onResponse].flat(), hook];
   });
+}
+
+/**
+ * Counts, under `(unmatched)`, an answer Fastify's frameworkErrors gives before routing (a malformed
+ * %-escape in the path, a path parameter over maxParamLength): no onResponse hook runs for it, so
+ * without this an operator would see such refusals in the access log but never in /metrics.
+ * Fastify starts no clock for these replies (reply.elapsedTime reads 0), hence a clock of its own.
+ */
+export function countAnswerBeforeRouting(req: FastifyRequest, reply: FastifyReply): void {
+  const started = performance.now();
+  reply.raw.once('finish', () => unmatched.record(req.method, reply.statusCode, performance.now() - started));
 }

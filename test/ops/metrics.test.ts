@@ -75,6 +75,22 @@ describe('GET /metrics', () => {
     expect(keys).not.toContain('abc-999');
   });
 
+  it('counts requests refused before routing (a malformed %-escape, an overlong path parameter) as unmatched', async () => {
+    const before = await scrape(gw);
+    const bad = await call(gw, 'GET', '/v1/videos/%E0%A4%A');
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe('malformed_request');
+    const long = await call(gw, 'DELETE', `/v1/videos/${'a'.repeat(5_000)}`);
+    expect(long.status).toBe(400);
+    expect(long.json.error.code).toBe('malformed_request');
+    const after = await scrape(gw);
+    const req = 'gateway_http_requests_total';
+    expect(delta(before, after, req, { route: '(unmatched)', method: 'GET', status: '400' })).toBe(1);
+    expect(delta(before, after, req, { route: '(unmatched)', method: 'DELETE', status: '400' })).toBe(1);
+    expect(delta(before, after, 'gateway_http_request_duration_seconds_count', { route: '(unmatched)' })).toBe(2);
+    expect([...after.keys()].join('\n')).not.toContain('aaaa');
+  });
+
   it('counts upstream calls, the failover, the hold, the settlement and the capture of a video job', async () => {
     const { key, account } = await gw.newKey(10);
     const before = await scrape(gw);
