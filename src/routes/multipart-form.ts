@@ -1,6 +1,7 @@
 import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors, isGatewayError, type GatewayError } from '../core/errors.js';
+import { FORBIDDEN_KEYS } from '../core/json.js';
 
 /** A route's bounds on its forms; every form carries at most one file, in `fileField`. */
 export interface FormLimits {
@@ -102,11 +103,14 @@ export async function* formParts(req: FastifyRequest, limits: FormLimits): Async
   };
   const tooManyFields = (): void => fail(errors.invalidRequest(`At most ${limits.fields} form fields are accepted.`, undefined, 'too_many_fields'));
   const forbiddenKey = (): void => fail(errors.invalidRequest('A form field name is a forbidden key.', undefined, 'forbidden_key'));
+  // The names a JSON body refuses (`__proto__`, `constructor`, `prototype`), no more: a field named
+  // `toString` or `hasOwnProperty` is an ordinary name there, and so here. Whoever keeps fields by
+  // name keeps them where such a name finds nothing inherited (a null-prototype object, a Map).
 
   parser.on('field', (name: string | undefined, value: string, _nameCut: boolean, valueTruncated: boolean, _enc: string, mimetype: string) => {
     if (failure) return;
     if (name === undefined) return fail(errors.unreadableForm());
-    if (name in Object.prototype) return forbiddenKey();
+    if (FORBIDDEN_KEYS.has(name)) return forbiddenKey();
     ready.push({ type: 'field', fieldname: name, value, valueTruncated, declaredJson: /^application\/json/i.test(mimetype) });
     notify();
   });
@@ -114,7 +118,7 @@ export async function* formParts(req: FastifyRequest, limits: FormLimits): Async
     // The parser emits a part's own error on its stream when the body ends inside it: without a
     // listener that would be an uncaught error. The form's failure comes from the parser's 'error'.
     file.on('error', ignore);
-    if (failure || name === undefined || name in Object.prototype) {
+    if (failure || name === undefined || FORBIDDEN_KEYS.has(name)) {
       file.resume();
       if (name === undefined) fail(errors.unreadableForm());
       else forbiddenKey();

@@ -12,7 +12,8 @@ import { upstreamsFor } from '../helpers/video.js';
  * stack ran out in the walks after the parse), and 62 fields of 250 KB objects (~2M members, which
  * a JSON body is refused for) held the event loop about a second.
  * Nested field names that are Object.prototype's (`parameters[toString]`) are names like any other,
- * as they are in a JSON body; before, they were refused as sent twice.
+ * as they are in a JSON body; before, they were refused as sent twice. At the top level too (a field
+ * named `toString`), which the form reader refused as a forbidden key.
  */
 let gw: TestGateway;
 let sim: SimServer;
@@ -98,6 +99,36 @@ describe('JSON in multipart fields: the limits of a JSON body', () => {
     expect(r.status).toBe(200);
     const sent = sim.lastReceived('POST', /video-synthesis$/)!.json;
     expect(sent.parameters).toMatchObject({ watermark: true, extra: { a: [1, { b: 2 }] } });
+  });
+});
+
+describe("top-level form field names that are Object.prototype's", () => {
+  const NAMES = ['toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'];
+
+  it('are ordinary names, as in a JSON body: accepted and sent on as the JSON body sends them', async () => {
+    sim.reset();
+    const form = await postForm(NAMES.map((n) => [n, 'x']));
+    expect(form.status, JSON.stringify(form.json.error)).toBe(200);
+    const fromForm = sim.lastReceived('POST', /video-synthesis$/)!.json;
+    sim.reset();
+    const { key } = await gw.newKey(100);
+    const res = await fetch(`${gw.url}/v1/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'wan2.6-t2v', prompt: 'a form with JSON in it', ...Object.fromEntries(NAMES.map((n) => [n, 'x'])) }),
+    });
+    expect(res.status).toBe(200);
+    const fromJson = sim.lastReceived('POST', /video-synthesis$/)!.json;
+    expect(fromForm).toEqual(fromJson);
+    expect(fromForm.parameters).toMatchObject(Object.fromEntries(NAMES.map((n) => [n, 'x'])));
+    expect(({} as Record<string, unknown>).toString).toBe(Object.prototype.toString);
+  });
+
+  it('__proto__, constructor and prototype are refused as in a JSON body', async () => {
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      const r = await postForm([[name, '1']]);
+      expect([r.status, r.json.error?.code], name).toEqual([400, 'forbidden_key']);
+    }
   });
 });
 
