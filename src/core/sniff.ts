@@ -51,15 +51,32 @@ function matches(head: Buffer, pattern: Pattern, partial: boolean): boolean {
 }
 
 /**
+ * Boxes of the FileTypeBox syntax (ISO/IEC 14496-12 4.3; `styp` is the same box for a segment):
+ * size, type, a major brand and a minor version of 4 bytes each, then compatible brands of 4 bytes
+ * each. So the box is at least 16 bytes, a multiple of 4, and its brand is four printable characters.
+ */
+const BRAND_BOXES = new Set(['ftyp', 'styp']);
+
+/** Whether bytes are printable ASCII (a brand is a four-character code: `isom`, `mp42`, `qt  `). */
+function printable(bytes: Buffer): boolean {
+  for (const b of bytes) if (b < 0x20 || b > 0x7e) return false;
+  return true;
+}
+
+/**
  * Whether a file's first bytes are those of a video container: an ISO-BMFF box (MP4, QuickTime)
  * whose size is possible (0: to the end of the file; 1: a 64-bit size follows; else at least its
- * 8-byte header), or the EBML magic of WebM and Matroska. `partial` is for the answer to a range
- * shorter than the check (a player's `bytes=0-1` probe): the bytes present must fit a signature.
+ * 8-byte header), or the EBML magic of WebM and Matroska. An `ftyp` or `styp` box must be one
+ * (BRAND_BOXES): an 8-byte `ftyp` followed by an HTML page is not a video. `partial` is for the
+ * answer to a range shorter than the check (a player's `bytes=0-1` probe): the bytes present must
+ * fit a signature.
  */
 export function startsLikeVideo(head: Buffer, partial = false): boolean {
   if (!VIDEO_PATTERNS.some((p) => matches(head, p, partial))) return false;
   if (head.length < 4 || head[0] === 0x1a) return true;
   const size = head.readUInt32BE(0);
+  if (head.length >= 8 && BRAND_BOXES.has(head.toString('latin1', 4, 8)))
+    return size >= 16 && size % 4 === 0 && printable(head.subarray(8, 12));
   return size === 0 || size === 1 || size >= 8;
 }
 

@@ -5,6 +5,7 @@ import { imageTypeOf, startsLikeVideo } from '../../src/core/sniff.js';
 import { sampleMp4, samplePng } from '../../src/sim/media.js';
 import { peek } from '../../src/http/streams.js';
 import { isDocumentType } from '../../src/video/media-check.js';
+import { fragmentedMp4 } from '../helpers/mp4-boxes.js';
 
 describe('peek', () => {
   it('reads the first bytes across chunks and hands back the same stream with every byte', async () => {
@@ -67,6 +68,27 @@ describe('media signatures', () => {
     expect(startsLikeVideo(samplePng())).toBe(false);
     expect(startsLikeVideo(Buffer.alloc(0))).toBe(false);
     expect(startsLikeVideo(sampleMp4().subarray(0, 6))).toBe(false);
+  });
+
+  it('video: an ftyp or styp box is a whole FileTypeBox (16 bytes or more, a multiple of 4, a printable brand)', () => {
+    const brandBox = (size: number, type: string, brand: Buffer | string, rest = 'html><body>') =>
+      Buffer.concat([Buffer.from([size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.from(type), Buffer.from(brand), Buffer.from(rest)]);
+    for (const t of ['ftyp', 'styp']) {
+      // Too small for a brand and a minor version: the "brand" is the page that follows.
+      for (const size of [0, 1, 8, 12]) expect(startsLikeVideo(brandBox(size, t, '<htm')), `${t} ${size}`).toBe(false);
+      expect(startsLikeVideo(brandBox(18, t, 'isom')), `${t} 18`).toBe(false);
+      expect(startsLikeVideo(brandBox(24, t, Buffer.from([0, 0, 0, 0]))), `${t} NUL brand`).toBe(false);
+      expect(startsLikeVideo(brandBox(24, t, Buffer.from([0x69, 0x73, 0x6f, 0xff]))), `${t} 8-bit brand`).toBe(false);
+      for (const brand of ['isom', 'mp42', 'qt  ', 'M4V ', '3gp5', 'msdh']) expect(startsLikeVideo(brandBox(16, t, brand)), `${t} ${brand}`).toBe(true);
+    }
+    // What the simulators and players send: the sample MP4, a QuickTime file, a fragmented MP4, a WebM file.
+    expect(startsLikeVideo(sampleMp4().subarray(0, 12))).toBe(true);
+    expect(startsLikeVideo(Buffer.from('0000001466747970717420200000020071742020', 'hex').subarray(0, 12))).toBe(true);
+    expect(startsLikeVideo(fragmentedMp4(1000, 1).subarray(0, 12))).toBe(true);
+    expect(startsLikeVideo(Buffer.from('1a45dfa39f4286810142f7810142f2', 'hex').subarray(0, 12))).toBe(true);
+    // A range shorter than the brand is checked on the size and type it has.
+    expect(startsLikeVideo(sampleMp4().subarray(0, 8), true)).toBe(true);
+    expect(startsLikeVideo(brandBox(8, 'ftyp', '').subarray(0, 8), true)).toBe(false);
   });
 
   it('video, a short range from the first byte: only the bytes present count', () => {

@@ -119,6 +119,15 @@ describe('a vendor answering the video download with something that is not the v
   }
 });
 
+describe('a container that opens with a box too small to be one', () => {
+  it('an 8-byte ftyp box followed by an HTML page quoting the upstream key: refused by its first bytes, as the page alone is', async () => {
+    const tinyFtyp = Buffer.from('00000008667479703c68746d', 'hex').subarray(0, 8);
+    vendor.answer = (req, res) => whole('application/octet-stream', Buffer.concat([tinyFtyp, Buffer.from(`<html><body>denied: ${req.headers.authorization}</body></html>`)]))(req, res);
+    expectRefused(await content());
+    expectLoggedRefusal(/first bytes/);
+  });
+});
+
 describe('ranges', () => {
   const mp4 = sampleMp4();
 
