@@ -73,11 +73,15 @@ export async function buildServices(
   // The blob store's key is a credential like an upstream's: a storage error may quote what it was sent.
   const blobStore = cfg.video.blobs;
   if (blobStore.backend === 's3' && blobStore.secret_access_key) upstreamSecrets.push(blobStore.secret_access_key);
-  const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: upstreamSecrets, sink: opts.logSink });
+  // The gateway's own secrets are hidden from the log the same way: the admin token (an error quoting
+  // a request's headers, a config echoed back) and the id-sealing secrets (anyone holding one can
+  // forge and read job ids), configured or generated into the data dir.
+  const secrets = resolveSecrets(cfg);
+  const logSecrets = [...upstreamSecrets, secrets.adminToken, ...secrets.idSecrets];
+  const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: logSecrets, sink: opts.logSink });
   // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).
   const tracing = await startTracing(cfg.tracing, { exporter: opts.spanExporter });
   const clock = opts.clock ?? systemClock;
-  const secrets = resolveSecrets(cfg);
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
   // Upstream answers read whole share one process-wide memory budget (http/answer-budget.ts).
   const answerBudget = new BodyBudget(cfg.server.max_inflight_answer_bytes);
