@@ -378,7 +378,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Readiness: store, migrations, Redis, shutdown',
     tag: 'operations',
     auth: 'none',
-    description: '503 with the same body when any check fails, and at once when shutdown begins.',
+    description: '503 with the same body when any check fails (on SQLite, also while another process holds the write lock), and at once when shutdown begins.',
     success: { status: 200, description: 'Every check passed.', content: json(ref('Readiness')) },
     other: { 503: { description: 'A check failed, or the gateway is shutting down.', content: { 'application/json': { schema: ref('Readiness') } } } },
     errors: [],

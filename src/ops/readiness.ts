@@ -5,6 +5,12 @@ import type { Store } from '../store/types.js';
 
 /** A check that has not answered by then counts as failed: a probe must answer quickly. */
 const CHECK_TIMEOUT_MS = 1_000;
+/**
+ * How long the store check waits for SQLite's write lock: long enough that another process's
+ * ordinary write (a CLI command on the same file) does not flip the probe, short enough that a lock
+ * held on purpose is reported well within the check's limit.
+ */
+const WRITE_LOCK_WAIT_MS = 250;
 
 export interface CheckResult {
   status: 'ok' | 'failing';
@@ -21,8 +27,9 @@ export interface ReadinessReport {
 type Check = () => Promise<string | undefined>;
 
 /**
- * Readiness (`GET /ready`): the store answers, every migration this build knows is applied, Redis
- * answers when the limiter uses it, and the process is not shutting down. Liveness (`/health`)
+ * Readiness (`GET /ready`): the store answers (on SQLite, its write lock can also be taken: another
+ * process holding it fails every write while reads still answer), every migration this build knows
+ * is applied, Redis answers when the limiter uses it, and the process is not shutting down. Liveness (`/health`)
  * stays a constant answer that touches nothing.
  */
 export class Readiness {
@@ -30,7 +37,7 @@ export class Readiness {
   private readonly redis?: Promise<Redis>;
 
   constructor(
-    private readonly store: Pick<Store, 'appliedMigrations'>,
+    private readonly store: Pick<Store, 'appliedMigrations' | 'canTakeWriteLock'>,
     private readonly shutdown: Pick<ShutdownState, 'isShuttingDown'>,
     redisUrl?: string,
   ) {
@@ -41,7 +48,7 @@ export class Readiness {
     let applied: number[] | undefined;
     const storeCheck = timed(async () => {
       applied = await this.store.appliedMigrations();
-      return undefined;
+      return (await this.store.canTakeWriteLock(WRITE_LOCK_WAIT_MS)) ? undefined : 'write lock held by another process';
     });
     const redis = this.redis ? await this.redis : undefined;
     const redisCheck = redis ? timed(async () => ((await redis.ping()) === 'PONG' ? undefined : 'unexpected answer')) : undefined;

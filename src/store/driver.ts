@@ -37,6 +37,12 @@ export interface SqlDriver extends SqlExecutor {
    * timeout, and closes it after; SQLite has one connection, and `fn` runs on the driver itself.
    */
   session<T>(fn: (s: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * SQLite only: whether the database's one write lock can be taken within `maxWaitMs`, taken and
+   * given back at once with nothing written. Another process holding it (an operator's open
+   * `BEGIN IMMEDIATE`) fails every write while reads go on. PostgreSQL has no such lock.
+   */
+  canTakeWriteLock?(maxWaitMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 

@@ -2,13 +2,16 @@ import type { SqlDriver } from './driver.js';
 import { int } from './rows.js';
 import type { Store } from './types.js';
 
-export type OperationsOps = Pick<Store, 'appliedMigrations' | 'countJobsByState' | 'outboxBacklog'>;
+export type OperationsOps = Pick<Store, 'appliedMigrations' | 'canTakeWriteLock' | 'countJobsByState' | 'outboxBacklog'>;
 
 /** The queries behind readiness probes and state gauges: cheap, read-only, never on a request path. */
 export function operationsOps(db: SqlDriver): OperationsOps {
   return {
     async appliedMigrations() {
       return (await db.query('SELECT version FROM schema_migrations ORDER BY version')).map((r) => int(r.version));
+    },
+    async canTakeWriteLock(maxWaitMs) {
+      return db.canTakeWriteLock ? db.canTakeWriteLock(maxWaitMs) : true;
     },
     async countJobsByState(states, countCap) {
       // One capped count per state, each off the index (state, next_poll_at) from the state's first

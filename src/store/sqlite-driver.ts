@@ -148,9 +148,9 @@ class SqliteDriver implements SqlDriver {
     }
   }
 
-  /** `fn` tried until it no longer meets another process's lock, or `busyWaitMs` passed (the caller holds the statement lock). */
-  private async untilFree<T>(fn: () => T): Promise<T> {
-    const deadline = Date.now() + this.busyWaitMs;
+  /** `fn` tried until it no longer meets another process's lock, or `waitMs` passed (the caller holds the statement lock). */
+  private async untilFree<T>(fn: () => T, waitMs = this.busyWaitMs): Promise<T> {
+    const deadline = Date.now() + waitMs;
     for (let wait = 1; ; wait = Math.min(BUSY_PAUSE_MAX_MS, wait * 2)) {
       await pause(Math.min(wait, Math.max(0, deadline - Date.now())));
       try {
@@ -182,6 +182,38 @@ class SqliteDriver implements SqlDriver {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw e;
       }
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Takes the write lock and gives it back (`BEGIN IMMEDIATE; ROLLBACK`: nothing is written), tried
+   * again off the loop for at most `maxWaitMs` while another process holds it. Each try waits
+   * nothing inside SQLite, so a probe of a locked database never spins on the event loop.
+   */
+  async canTakeWriteLock(maxWaitMs: number): Promise<boolean> {
+    const release = await this.mutex.acquire();
+    const once = () => {
+      this.db.pragma('busy_timeout = 0');
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        this.db.exec('ROLLBACK');
+      } finally {
+        this.db.pragma(`busy_timeout = ${BUSY_SPIN_MS}`);
+      }
+    };
+    try {
+      try {
+        once();
+      } catch (e) {
+        if (!isBusy(e)) throw e;
+        await this.untilFree(once, maxWaitMs);
+      }
+      return true;
+    } catch (e) {
+      if (isBusy(e)) return false;
+      throw e;
     } finally {
       release();
     }

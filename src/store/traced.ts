@@ -16,6 +16,7 @@ export function tracedTransactions(inner: SqlDriver): SqlDriver {
     exec: (script) => inner.exec(script),
     transaction: (fn) => traced('store transaction', attributes, () => inner.transaction(fn), SpanKind.CLIENT),
     session: (fn) => inner.session(fn),
+    ...(inner.canTakeWriteLock ? { canTakeWriteLock: (ms: number) => inner.canTakeWriteLock!(ms) } : {}),
     close: () => inner.close(),
   };
 }

@@ -188,6 +188,11 @@ export interface Store extends JobStore, WebhookStore, FileStore {
   // Operations
   /** Versions recorded in schema_migrations (the readiness probe compares them with this build's). */
   appliedMigrations(): Promise<number[]>;
+  /**
+   * Whether a write could start now: on SQLite, that the database's write lock can be taken within
+   * `maxWaitMs` (nothing is written); on PostgreSQL always true, its readiness being that it answers.
+   */
+  canTakeWriteLock(maxWaitMs: number): Promise<boolean>;
   /** Jobs in each of `states`, each count stopping at `countCap` (a larger count reads `countCap`). */
   countJobsByState(states: readonly string[], countCap: number): Promise<Record<string, number>>;
   /**
