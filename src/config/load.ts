@@ -102,5 +102,16 @@ function checkReferences(cfg: ConfigFile, file: string): void {
       problems.push(`models.${name}.price.per_million_input_tokens: a token-billed model needs an input price`);
   }
   if (cfg.limits.backend === 'redis' && !cfg.limits.redis_url) problems.push('limits.redis_url: required when limits.backend is redis');
+  // On SIGTERM the drain waits for deliveries in flight, each for up to webhooks.timeout_ms; the
+  // process exits at server.shutdown_timeout_ms whatever is left. A delivery allowed to outlast
+  // that is cut mid-request with its outcome unrecorded, and sent again once its lease runs out
+  // (a second copy, if the receiver had it). An instance that delivers nothing (interval_ms 0)
+  // has none in flight.
+  const w = cfg.webhooks;
+  if (w.interval_ms > 0 && w.timeout_ms >= cfg.server.shutdown_timeout_ms)
+    problems.push(
+      `webhooks.timeout_ms: ${w.timeout_ms} must be less than server.shutdown_timeout_ms (${cfg.server.shutdown_timeout_ms}): ` +
+        'a delivery in flight at shutdown would be cut off mid-request, its outcome unrecorded, and sent again later; lower webhooks.timeout_ms or raise server.shutdown_timeout_ms',
+    );
   if (problems.length) throw new ConfigError(['invalid configuration', ...problems.map((p) => `${file}: ${p}`)].join('\n  '));
 }

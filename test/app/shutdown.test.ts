@@ -42,6 +42,8 @@ async function start(server: Record<string, unknown> = {}): Promise<{ gw: Gatewa
     admin_token: ADMIN,
     secret: 'shutdown-secret-0123456789abcdef',
     server,
+    // Within the shortest drain below (config/load.ts refuses a delivery timeout the drain cannot wait out).
+    webhooks: { timeout_ms: 500 },
     upstreams: [{ name: 'oa', vendor: 'openai', base_url: sim.url, api_key: sim.settings.apiKey, models: ['text-embedding-3-small'] }],
     models: { 'text-embedding-3-small': { capabilities: ['embedding'], price: { per_million_input_tokens: 1000 } } },
   }, `gateway-${n}.json`);

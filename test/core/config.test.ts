@@ -69,6 +69,24 @@ describe('config', () => {
     expect(() => loadConfigFile(write('a: [unclosed'), {})).toThrow(/not valid YAML/);
   });
 
+  it('refuses a webhook delivery timeout the shutdown drain cannot wait out, naming both settings', () => {
+    // The defaults fit: 10 s deliveries within a 25 s drain.
+    expect(() => loadConfigFile(write(good), {})).not.toThrow();
+    const longer = `${good}webhooks: { timeout_ms: 26000 }\n`;
+    const p = write(longer);
+    expect(() => loadConfigFile(p, {})).toThrow(
+      new RegExp(`${p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: webhooks\\.timeout_ms: 26000 must be less than server\\.shutdown_timeout_ms \\(25000\\)`),
+    );
+    // As long as the drain is as bad: the process exits when the delivery may still be running.
+    expect(() => loadConfigFile(write(good.replace('port: 8080', 'port: 8080, shutdown_timeout_ms: 10000')), {})).toThrow(
+      /webhooks\.timeout_ms: 10000 must be less than server\.shutdown_timeout_ms \(10000\)/,
+    );
+    // Fixed from either side, or moot on an instance that delivers nothing.
+    expect(loadConfigFile(write(longer.replace('port: 8080', 'port: 8080, shutdown_timeout_ms: 40000')), {}).webhooks.timeout_ms).toBe(26_000);
+    expect(loadConfigFile(write(good.replace('port: 8080', 'port: 8080, shutdown_timeout_ms: 10001')), {}).server.shutdown_timeout_ms).toBe(10_001);
+    expect(loadConfigFile(write(longer.replace('timeout_ms: 26000', 'timeout_ms: 26000, interval_ms: 0')), {}).webhooks.interval_ms).toBe(0);
+  });
+
   it('orders candidates by priority, then weight, skipping open circuits', () => {
     const cfg = loadConfigFile(write(good), {});
     const ups = ['a', 'b', 'c'].map((n, i) => ({ ...cfg.upstreams[0]!, name: n, priority: i === 2 ? 0 : 1, weight: n === 'a' ? 1000 : 1 }));

@@ -45,6 +45,8 @@ describe('SIGTERM under load', () => {
       secret: 'sigterm-load-secret-0123456789abcdef',
       log_level: 'warn',
       server: { shutdown_timeout_ms: SHUTDOWN_TIMEOUT_MS },
+      // Within the drain (config/load.ts refuses a delivery timeout the drain cannot wait out).
+      webhooks: { timeout_ms: 1_000 },
       limits: { defaults: { embeddings: { rpm: 100_000, tpm: 100_000_000 } } },
       upstreams: [{ name: 'oa', vendor: 'openai', base_url: sim.url, api_key: sim.settings.apiKey, models: ['text-embedding-3-small'] }],
       models: { 'text-embedding-3-small': { capabilities: ['embedding'], price: { per_million_input_tokens: 1000 } } },

@@ -42,6 +42,8 @@ function config(refresher: boolean): Record<string, unknown> {
     admin_token: ADMIN,
     secret: 'sigterm-poll-secret-0123456789abcdef',
     server: { shutdown_timeout_ms: SHUTDOWN_TIMEOUT_MS },
+    // Within the drain (config/load.ts refuses a delivery timeout the drain cannot wait out).
+    webhooks: { timeout_ms: 1_000 },
     // A long lease: were it left taken, no process could poll the job for a minute.
     video: { poll_interval_ms: 100, refresher_interval_ms: refresher ? 100 : 0, lease_ms: 60_000 },
   });
