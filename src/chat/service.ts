@@ -18,7 +18,7 @@ import { relayEvents } from './sse.js';
 import { admittedOutputTokens, holdRefusals } from './output-hold.js';
 import { chatTokenCounter, DEFAULT_OUTPUT_RESERVE_TOKENS, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
 import type { ChatCall, ChatLogger, ChatResult, ChatServiceDeps, Reservation } from './types.js';
-import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
+import { buildChatRequest, CHAT_VENDORS, classifyChatError, notACompletion, parseJson } from './upstream.js';
 import { chatCost, readUsage } from './usage.js';
 import { validateChatBody } from './validate.js';
 
@@ -114,8 +114,8 @@ export class ChatService {
         const res = await this.client.sendRaw(up, STATIC_AUTH, req, signal);
         const json = parseJson(res.raw);
         if (res.status >= 200 && res.status < 300) {
-          if (!isObject(json)) return { ok: false, verdict: { kind: 'retryable', status: 502, message: 'The upstream sent a body that is not JSON.' } };
-          return { ok: true, value: { raw: res.raw, json } };
+          const failed = notACompletion(json);
+          return failed ? { ok: false, verdict: failed } : { ok: true, value: { raw: res.raw, json: json as JsonObject } };
         }
         return { ok: false, verdict: classifyChatError(res.status, json, res.headers) };
       },
@@ -125,9 +125,14 @@ export class ChatService {
     // The client hung up or timed out before the answer: it receives nothing and is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     await this.billing.settle(r, usage, upstream);
-    // usage.cost is added to the vendor's usage; every other field is passed on as it came.
-    const priced = isObject(value.json.usage) ? Buffer.from(JSON.stringify({ ...value.json, usage: { ...value.json.usage, cost: costUnits(r.charged ?? 0) } })) : value.raw;
-    return { kind: 'json', status: 200, headers: { ...limitHeaders }, body: priced };
+    // usage.cost is added to the vendor's usage; every other field is passed on as it came, but for
+    // the upstream's own credentials, removed as from a stream (generated text may otherwise look
+    // like anything, so only those).
+    const priced = isObject(value.json.usage) ? JSON.stringify({ ...value.json, usage: { ...value.json.usage, cost: costUnits(r.charged ?? 0) } }) : undefined;
+    const text = priced ?? value.raw.toString('utf8');
+    const scrubbed = redactorFor(upstream).ownCredentials(text);
+    const body = priced === undefined && scrubbed === text ? value.raw : Buffer.from(scrubbed);
+    return { kind: 'json', status: 200, headers: { ...limitHeaders }, body };
   }
 
   private async stream(call: ChatCall): Promise<ChatResult> {

@@ -44,6 +44,18 @@ export function classifyChatError(status: number, json: Json | undefined, header
   return { kind: 'client', status: clientStatus, message, code, param };
 }
 
+/**
+ * The verdict on a 2xx body that holds no completion: not JSON, no `choices` array, or an `error`
+ * (some compatible servers and proxies answer their failures 200). It is the upstream
+ * failing, as a 5xx would be: the next upstream is tried, nothing is billed, and the body, which may
+ * quote the upstream's own key or internal addresses, goes nowhere (the message is ours).
+ */
+export function notACompletion(json: Json | undefined): UpstreamVerdict | undefined {
+  if (!isObject(json)) return { kind: 'retryable', status: 502, message: 'The upstream sent a body that is not JSON.' };
+  if (!Array.isArray(json.choices) || (json.error !== undefined && json.error !== null)) return { kind: 'retryable', status: 502, message: 'The upstream answered without a completion.' };
+  return undefined;
+}
+
 /** Parses a buffered body as JSON, or undefined. */
 export function parseJson(raw: Buffer): Json | undefined {
   if (raw.length === 0) return undefined;

@@ -16,7 +16,8 @@ export type Fault =
  * `extra` text given (configured secrets it could not have received, e.g. an AWS secret key), in every
  * field a vendor's error envelope may carry: OpenAI/Azure/Ark `error.{message,param,code}`, DashScope
  * and Bedrock `message`, Vertex `error.status`, fal `detail[]`. `sse` answers 200 with an event stream
- * whose second event is the error (a chat stream breaking mid-way).
+ * whose second event is the error (a chat stream breaking mid-way); `completion` answers 200 with a
+ * chat completion whose generated message is the quote (a model repeating what its server saw).
  */
 export interface EchoFault {
   kind: 'echo';
@@ -25,6 +26,7 @@ export interface EchoFault {
   code?: string;
   extra?: readonly string[];
   sse?: boolean;
+  completion?: boolean;
 }
 
 const CREDENTIAL_HEADERS = /^(authorization|api-key|x-api-key|x-goog-api-key|x-amz-security-token|x-amz-content-sha256|proxy-authorization)$/i;
@@ -89,6 +91,13 @@ export async function answerFault(fault: Fault, req: IncomingMessage, res: Serve
         const first = { id: 'chatcmpl-echo', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] };
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(`data: ${JSON.stringify(first)}\n\ndata: ${JSON.stringify(echoBody(simReq, fault))}\n\n`);
+        return true;
+      }
+      if (fault.completion) {
+        const content = echoOfCredentials(simReq, fault.extra);
+        const choices = [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }];
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'chatcmpl-echo', object: 'chat.completion', choices, usage: { prompt_tokens: 5, completion_tokens: 50 } }));
         return true;
       }
       res.writeHead(fault.status, { 'content-type': 'application/json' });

@@ -10,7 +10,8 @@ import { pollUntilDone, upstreamsFor } from '../helpers/video.js';
  * Reproduction 4 of issue 9, as a canary: every upstream echoes the credentials it received (and the
  * ones configured for it that never travel, such as an AWS secret or a private key), as they are, as
  * hex with colons and percent-encoded, in every field of its error envelope, on every path (video
- * create, poll, content; embeddings; chat streamed and not) and every status. Every response body and
+ * create, poll, content; embeddings; chat streamed and not, and chat answered 200 with an error or with
+ * the quote as its generated text) and every status. Every response body and
  * every log line is then searched for any credential in any of these spellings.
  */
 const STATUSES = [400, 401, 403, 404, 409, 413, 422, 429, 500, 503];
@@ -176,6 +177,20 @@ describe('canary through chat', () => {
     expect(r.status).toBe(200);
     expect(r.text).toContain('"error"');
     record(r);
+  });
+
+  it('an error envelope answered 200 is the upstream failing, and a 200 completion quoting the credentials', async () => {
+    const sim = sims.get('emb-openai')!;
+    sim.inject(echo('emb-openai', 200));
+    const failed = await call(gw, 'POST', '/v1/chat/completions', { key, body: body(false) });
+    record(failed);
+    expect(failed.status).toBe(502);
+    expect(failed.json.error.code).toBe('upstream_error');
+    sim.inject(echo('emb-openai', 200, { completion: true }));
+    const r = await call(gw, 'POST', '/v1/chat/completions', { key, body: body(false) });
+    record(r);
+    expect(r.status).toBe(200);
+    expect(r.json.choices[0].message.content).toContain('[redacted]');
   });
 });
 
