@@ -184,7 +184,12 @@ export class ChatService {
           },
         });
         if (out.settled) return;
-        // Without a usage chunk (client left, stream broke) each content chunk stands for about one token.
+        // Nothing generated and no usage reported (an error event alone, an empty or broken stream, a
+        // client gone before the first word): as for a failure before the stream, nothing is billed
+        // and the tokens counted at admission go back. The hold is released by `create`.
+        if (!out.usage && out.chunks === 0) return this.billing.correct(r, -r.estimate);
+        // Without a usage chunk (client left, stream broke) each event of generated content stands
+        // for about one token (sse.ts).
         const usage = out.usage ?? { promptTokens: r.promptEstimate, completionTokens: out.chunks, reported: false };
         await this.billing.settle(r, usage, upstream);
       },

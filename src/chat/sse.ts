@@ -1,13 +1,17 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
-import type { Json } from '../core/json.js';
+import { isObject, type Json, type JsonObject } from '../core/json.js';
 import { discard } from '../http/streams.js';
 import { readUsage, type ChatUsage } from './usage.js';
 
 export interface RelayResult {
   /** The usage of the final chunk, when the vendor sent one. */
   usage?: ChatUsage;
-  /** Data events other than the usage-only chunk and [DONE] (each is about one generated token). */
+  /**
+   * Events that carried generated content (a choice's delta with text, a tool call, ...): each is
+   * about one generated token, the estimate billed when the vendor reported no usage. Error events,
+   * the usage-only chunk, [DONE] and chunks with an empty delta count for nothing.
+   */
   chunks: number;
   /** The upstream stream ended normally. */
   finished: boolean;
@@ -23,7 +27,10 @@ export interface RelayOptions {
    * requested for billing is read and not passed on, so the client sees the stream it asked for.
    */
   forwardUsageChunk: boolean;
-  /** Applied to events that carry an error (upstreams and proxies may echo credentials in them). */
+  /**
+   * Applied to every event that is not a completion chunk: an error, a proxy's words, anything that
+   * does not parse (upstreams and proxies may echo credentials and addresses in them).
+   */
   redact?: (event: string) => string;
   /**
    * Applied to everything passed on: removes the upstream's own credentials wherever they are (an
@@ -50,20 +57,24 @@ const BOUNDARY = /\r?\n\r?\n/;
  * malformed stream) would otherwise make the gateway buffer without bound.
  */
 const MAX_EVENT_CHARS = 1024 * 1024;
-const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+/** An error said in the raw text; the parsed event is looked at too (`"\u0065rror"` is also `error`). */
 const ERROR_FIELD = /"error"\s*:|^event:\s*error/m;
+const ERROR_EVENT = /^event:\s*error/m;
+const DATA_LINE = /^data:/m;
 
 /**
  * Passes server-sent events from the upstream to the client one complete event at a time, as they
  * arrive (a partial event waits only for its own end), with backpressure. Reads the usage chunk on
  * the way past. If the client disconnects the upstream body is destroyed, which aborts the upstream
- * request; if the upstream breaks mid-stream the client gets an error event and the end of the stream.
+ * request; if the upstream breaks mid-stream, or ends without a single data event, the client gets
+ * an error event and the end of the stream.
  */
 export async function relayEvents(source: Readable, sink: Writable, opts: RelayOptions): Promise<RelayResult> {
   const result: RelayResult = { chunks: 0, finished: false, clientGone: false, settled: false };
   const decoder = new StringDecoder('utf8');
   let pending = '';
   let oversized = false;
+  let answered = false;
   const onClose = () => {
     result.clientGone = true;
     discard(source);
@@ -71,28 +82,36 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
   sink.once('close', onClose);
   // The client may already be gone by the time the upstream answered.
   if (sink.destroyed || sink.writableEnded) onClose();
+  // Events are passed on in batches, one write per read of the upstream.
+  let out = '';
+  const flush = async () => {
+    if (out && !result.clientGone) await write(sink, scrub(out, opts), opts.clientStallMs);
+    out = '';
+  };
+  const relay = async (event: string) => {
+    const verdict = inspect(event, opts, result);
+    answered ||= DATA_LINE.test(event);
+    if (verdict === 'drop') return;
+    if (verdict === 'pass' || verdict === 'redact') {
+      out += verdict === 'redact' && opts.redact ? opts.redact(event) : event;
+      return;
+    }
+    // The usage chunk: what went before it leaves first, then it waits for the charge.
+    await flush();
+    const priced = await priceUsageChunk(verdict, opts, result);
+    if (priced !== undefined && !result.clientGone) out += priced;
+  };
   try {
     for await (const chunk of source) {
       pending += decoder.write(chunk as Buffer);
-      let out = '';
       let m: RegExpExecArray | null;
       while ((m = BOUNDARY.exec(pending)) !== null) {
         const end = m.index + m[0].length;
         const event = pending.slice(0, end);
         pending = pending.slice(end);
-        const verdict = inspect(event, opts, result);
-        if (verdict === 'drop') continue;
-        if (verdict !== 'pass') {
-          // The usage chunk: what went before it leaves first, then it waits for the charge.
-          if (out) await write(sink, scrub(out, opts), opts.clientStallMs);
-          out = '';
-          const priced = await priceUsageChunk(verdict, opts, result);
-          if (priced !== undefined && !result.clientGone) out += priced;
-          continue;
-        }
-        out += opts.redact && ERROR_FIELD.test(event) ? opts.redact(event) : event;
+        await relay(event);
       }
-      if (out) await write(sink, scrub(out, opts), opts.clientStallMs);
+      await flush();
       if (result.clientGone) break;
       if (pending.length > MAX_EVENT_CHARS) {
         oversized = true;
@@ -102,7 +121,8 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
     }
     if (!oversized) {
       pending += decoder.end();
-      if (pending && !result.clientGone) await write(sink, scrub(opts.redact && ERROR_FIELD.test(pending) ? opts.redact(pending) : pending, opts), opts.clientStallMs);
+      if (pending && !result.clientGone) await relay(pending);
+      await flush();
       result.finished = !result.clientGone;
     }
   } catch {
@@ -111,7 +131,8 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
     sink.off('close', onClose);
   }
   if (!result.clientGone) {
-    if (!result.finished) {
+    // An empty stream is no answer either: a client reading it would see a completion of nothing.
+    if (!result.finished || !answered) {
       const error = { error: { type: 'server_error', code: 'upstream_error', message: 'The upstream stream ended unexpectedly.' } };
       sink.write(`data: ${JSON.stringify(error)}\n\n`);
     }
@@ -137,27 +158,52 @@ async function priceUsageChunk(u: UsageChunk, opts: RelayOptions, result: RelayR
   return `data: ${JSON.stringify({ ...u.chunk, usage: { ...u.chunk.usage, cost } })}\n\n`;
 }
 
-/** Records what the event tells us; returns whether to pass it on, or the usage chunk to settle on. */
-function inspect(event: string, opts: RelayOptions, result: RelayResult): 'pass' | 'drop' | UsageChunk {
-  if (!event.includes('data:')) return 'pass';
-  if (USAGE_OBJECT.test(event)) {
-    const payload = dataOf(event);
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(payload);
-    } catch {
-      chunk = undefined;
-    }
-    const c = chunk as { usage?: unknown; choices?: unknown } | undefined;
-    const usage = readUsage(c?.usage as Json | undefined);
-    if (usage) result.usage = usage;
-    if (Array.isArray(c?.choices) && c.choices.length === 0) {
-      if (usage && opts.settleUsage && !result.settled) return { chunk: c as UsageChunk['chunk'], usage };
-      return opts.forwardUsageChunk ? 'pass' : 'drop';
-    }
+/**
+ * Records what the event tells us (its usage, whether it carried generated content) and returns how
+ * to pass it on: as it is (a completion chunk, [DONE], a comment), with the full redaction (anything
+ * else), not at all, or as the usage chunk to settle on. The data is parsed, not matched as text, so
+ * an error or a key written with escapes is still seen for what it is.
+ */
+function inspect(event: string, opts: RelayOptions, result: RelayResult): 'pass' | 'redact' | 'drop' | UsageChunk {
+  if (!event.includes('data:')) return ERROR_FIELD.test(event) ? 'redact' : 'pass';
+  const data = dataOf(event);
+  if (data.trim() === '[DONE]') return 'pass';
+  const c = parseObject(data);
+  // An error event (or what is not even JSON) generated nothing and reports no usage of ours.
+  if (!c || (c.error !== undefined && c.error !== null) || ERROR_EVENT.test(event)) return 'redact';
+  const usage = readUsage(c.usage as Json | undefined);
+  if (usage) result.usage = usage;
+  if (!Array.isArray(c.choices)) return 'redact';
+  if (c.choices.length === 0 && isObject(c.usage)) {
+    if (usage && opts.settleUsage && !result.settled) return { chunk: c as UsageChunk['chunk'], usage };
+    return opts.forwardUsageChunk ? 'pass' : 'drop';
   }
-  if (!event.includes('[DONE]')) result.chunks += 1;
-  return 'pass';
+  if (c.choices.some(generatedContent)) result.chunks += 1;
+  // A chunk that also says "error" somewhere (an `"error": null` some servers add) is redacted whole.
+  return ERROR_FIELD.test(event) ? 'redact' : 'pass';
+}
+
+/**
+ * A choice whose delta carries something generated: text, a refusal, a tool call, reasoning,
+ * audio. The role alone, or fields that are empty or null, are no output (a hostile upstream could
+ * otherwise send any number of empty events and have each billed as a token).
+ */
+function generatedContent(choice: unknown): boolean {
+  if (!isObject(choice) || !isObject(choice.delta)) return false;
+  for (const [k, v] of Object.entries(choice.delta)) {
+    if (k === 'role') continue;
+    if (typeof v === 'string' ? v.length > 0 : Array.isArray(v) ? v.length > 0 : isObject(v) && Object.keys(v).length > 0) return true;
+  }
+  return false;
+}
+
+function parseObject(data: string): JsonObject | undefined {
+  try {
+    const v = JSON.parse(data) as Json;
+    return isObject(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The data lines of one event, joined as the SSE format says. */

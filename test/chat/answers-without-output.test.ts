@@ -4,8 +4,8 @@ import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js'
 
 /**
  * Chat answers that carry no completion, from upstreams that misbehave on purpose: a 2xx whose body
- * is an error (or no completion at all). None of them is billed and none of the upstream's words
- * reach the client unredacted. Two raw HTTP servers
+ * is an error (or no completion at all), and streams that end before generating anything. None of
+ * them is billed and none of the upstream's words reach the client unredacted. Two raw HTTP servers
  * on loopback: `first` serves both models, `second` only `pair`, after `first`.
  */
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;
@@ -68,6 +68,8 @@ const completion = (content: string, usage = true) => ({
   choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
   ...(usage ? { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } } : {}),
 });
+
+const chunk = (delta: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta }] })}\n\n`;
 
 async function account() {
   return gw.newKey(10, { limits: { chat: { rpm: 1_000, tpm: TPM } } });
@@ -147,3 +149,83 @@ describe('a non-streamed completion that quotes the upstream key', () => {
       expect(r.json.choices[0].message.content).toBe(`Your key is [redacted], see ${INTERNAL}`);
     });
 });
+
+describe('a stream that generates nothing', () => {
+  const cases: Array<[string, Answer]> = [
+    ['its only event an error', (_q, res) => sse(res, `data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`)],
+    [
+      'connection reset after the head',
+      (req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders();
+        setTimeout(() => req.socket.destroy(), 20);
+      },
+    ],
+    ['an empty body', (_q, res) => sse(res, '')],
+    ['events without content and no usage', (_q, res) => sse(res, chunk({ role: 'assistant', content: '' }) + chunk({}).repeat(50) + 'data: [DONE]\n\n')],
+  ];
+  for (const [what, answer] of cases)
+    it(`is not charged and gives its tokens back: ${what}`, async () => {
+      const { key, account: name } = await account();
+      const fresh = await tokensLeft(key, 'solo');
+      answers.first = answer;
+      const r = await chat(key, 'solo', true);
+      expect(r.status).toBe(200);
+      expect(await charges(name)).toHaveLength(1); // the ordinary answer of tokensLeft only
+      expect(await tokensLeft(key, 'solo')).toBe(fresh - 15);
+    });
+
+  it('ends with an error event when the body was empty', async () => {
+    const { key } = await account();
+    answers.first = (_q, res) => sse(res, '');
+    const r = await chat(key, 'solo', true);
+    expect(r.status).toBe(200);
+    expect(r.text).toMatch(/^data: \{"error":\{"type":"server_error","code":"upstream_error"/);
+  });
+});
+
+describe('a stream billed without a usage chunk', () => {
+  it('counts one output token per event that carries generated content, none for the others', async () => {
+    const { key, account: name } = await account();
+    const junk = chunk({}).repeat(200) + chunk({ content: null }).repeat(200);
+    const tool = chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] });
+    answers.first = (_q, res) => sse(res, chunk({ role: 'assistant', content: '' }) + junk + chunk({ content: 'a' }) + tool + chunk({ content: 'b' }) + 'data: [DONE]\n\n');
+    const r = await chat(key, 'solo', true);
+    expect(r.status).toBe(200);
+    const billed = await charges(name);
+    expect(billed).toHaveLength(1);
+    expect(billed[0]!.note).toMatch(/ \+ 3 output tokens \(estimated/);
+  });
+
+  it('still bills the content received before the connection broke', async () => {
+    const { key, account: name } = await account();
+    answers.first = (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chunk({ content: 'a' }) + chunk({ content: 'b' }));
+      setTimeout(() => req.socket.destroy(), 20);
+    };
+    const r = await chat(key, 'solo', true);
+    expect(r.text).toContain('"code":"upstream_error"');
+    const billed = await charges(name);
+    expect(billed).toHaveLength(1);
+    expect(billed[0]!.note).toMatch(/ \+ 2 output tokens \(estimated/);
+  });
+});
+
+describe('a streamed error event written with escapes', () => {
+  it('gets the full redaction all the same, and is not billed', async () => {
+    const { key, account: name } = await account();
+    const event = `data: {"\\u0065rror":{"message":"upstream at ${INTERNAL} refused the key"}}\n\n`;
+    answers.first = (_q, res) => sse(res, chunk({ content: '' }) + event + 'data: [DONE]\n\n');
+    const r = await chat(key, 'solo', true);
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('refused the key');
+    expect(r.text).not.toContain('10.1.2.3');
+    expect(await charges(name)).toHaveLength(0);
+  });
+});
+
+function sse(res: ServerResponse, body: string): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.end(body);
+}

@@ -82,6 +82,35 @@ describe('relayEvents', () => {
   });
 });
 
+describe('relayEvents reading each event', () => {
+  it('counts only events with generated content, and fully redacts whatever is not a completion chunk', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    const redacted: string[] = [];
+    const done = relayEvents(source, sink, { forwardUsageChunk: false, redact: (e) => (redacted.push(e), '') });
+    const empty = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] })}\n\n`;
+    const escaped = 'data: {"\\u0065rror":{"message":"x"}}\n\n';
+    source.end(empty + chunk('a') + escaped + 'data: not json\n\n' + 'data: {"message":"proxy says no"}\n\n' + 'data: [DONE]\n\n');
+    const r = await done;
+    expect(r.chunks).toBe(1);
+    expect(redacted).toEqual([escaped, 'data: not json\n\n', 'data: {"message":"proxy says no"}\n\n']);
+    expect(out.text()).toBe(empty + chunk('a') + 'data: [DONE]\n\n');
+  });
+
+  it('ends an empty stream with an error event: it is no answer', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    const done = relayEvents(source, sink, { forwardUsageChunk: false });
+    source.end(': keep-alive\n\n');
+    const r = await done;
+    expect(r.finished).toBe(true);
+    expect(r.chunks).toBe(0);
+    expect(out.text()).toMatch(/^: keep-alive\n\ndata: \{"error":\{"type":"server_error","code":"upstream_error"/);
+  });
+});
+
 describe('relayEvents with a client already gone', () => {
   it('cancels the upstream at once and writes nothing', async () => {
     const source = new PassThrough();
