@@ -29,24 +29,72 @@ export function sampleWithLyingHeaders(ticks: number): Buffer {
   return b;
 }
 
+export interface FragmentedOptions {
+  /** Boxes between the moov and the first fragment (e.g. `free` padding). */
+  afterMoov?: Buffer[];
+  /** The track ID the fragments name; the video track is 1. */
+  fragmentTrack?: number;
+  /** Each fragment sample's duration in ticks of 1/24 s (1 unless told). */
+  sampleTicks?: number;
+  /** Samples the moov's own sample table (stts) holds before the fragments, 1/24 s each. */
+  tableSamples?: number;
+  /** A sound track after the video track, with this track ID. */
+  soundTrackId?: number;
+}
+
+/** A track of `kind` ('vide' or 'soun') with ID `id`, declaring `movieTicks` of 1/1000 s and `tableSamples` samples of 1/24 s. */
+function trak(kind: string, id: number, movieTicks: number, tableSamples: number): Buffer {
+  const tkhd = box('tkhd', u32(0x7, 0, 0, id, 0, movieTicks), Buffer.alloc(52), kind === 'vide' ? u32(320 << 16, 180 << 16) : u32(0, 0));
+  const mdhd = box('mdhd', u32(0, 0, 0, 24, 0), Buffer.alloc(4));
+  const hdlr = box('hdlr', u32(0, 0), Buffer.from(kind), Buffer.alloc(13));
+  const stts = tableSamples > 0 ? box('stts', u32(0, 1, tableSamples, 1)) : box('stts', u32(0, 0));
+  return box('trak', tkhd, box('mdia', mdhd, hdlr, box('minf', box('stbl', stts))));
+}
+
 /**
  * A fragmented MP4 of one 320x180 video track whose movie header claims `movieTicks` of 1/1000 s
  * while its movie fragments carry `fragments` runs of 24 samples of 1/24 s each (1 s a run).
  * Only the boxes a header reader looks at, and no picture: nothing decodes it.
  */
-export function fragmentedMp4(movieTicks: number, fragments: number): Buffer {
+export function fragmentedMp4(movieTicks: number, fragments: number, opts: FragmentedOptions = {}): Buffer {
   const mvhd = box('mvhd', u32(0, 0, 0, 1000, movieTicks, 0x00010000), Buffer.alloc(76));
-  const tkhd = box('tkhd', u32(0x7, 0, 0, 1, 0, movieTicks), Buffer.alloc(52), u32(320 << 16, 180 << 16));
-  const mdhd = box('mdhd', u32(0, 0, 0, 24, 0), Buffer.alloc(4));
-  const hdlr = box('hdlr', u32(0, 0), Buffer.from('vide'), Buffer.alloc(13));
-  const stbl = box('stbl', box('stts', u32(0, 0)));
-  const trak = box('trak', tkhd, box('mdia', mdhd, hdlr, box('minf', stbl)));
+  const traks = [trak('vide', 1, movieTicks, opts.tableSamples ?? 0)];
+  if (opts.soundTrackId !== undefined) traks.push(trak('soun', opts.soundTrackId, movieTicks, 0));
   const mvex = box('mvex', box('trex', u32(0, 1, 1, 0, 0, 0)));
   const moofs: Buffer[] = [];
   for (let i = 0; i < fragments; i++) {
-    // tfhd: track 1, default sample duration (flag 0x08) of one tick; trun: 24 samples with their own durations (flag 0x100).
-    const trun = box('trun', u32(0x100, 24), u32(...Array<number>(24).fill(1)));
-    moofs.push(box('moof', box('mfhd', u32(0, i + 1)), box('traf', box('tfhd', u32(0x08, 1, 1)), trun)), box('mdat', Buffer.alloc(16)));
+    // tfhd: the track, default sample duration (flag 0x08) of one tick; trun: 24 samples with their own durations (flag 0x100).
+    const trun = box('trun', u32(0x100, 24), u32(...Array<number>(24).fill(opts.sampleTicks ?? 1)));
+    const tfhd = box('tfhd', u32(0x08, opts.fragmentTrack ?? 1, 1));
+    moofs.push(box('moof', box('mfhd', u32(0, i + 1)), box('traf', tfhd, trun)), box('mdat', Buffer.alloc(16)));
   }
-  return Buffer.concat([box('ftyp', Buffer.from('isom'), u32(0x200), Buffer.from('isomiso6mp41')), box('moov', mvhd, trak, mvex), ...moofs]);
+  const ftyp = box('ftyp', Buffer.from('isom'), u32(0x200), Buffer.from('isomiso6mp41'));
+  return Buffer.concat([ftyp, box('moov', mvhd, ...traks, mvex), ...(opts.afterMoov ?? []), ...moofs]);
+}
+
+/** `n` empty `free` boxes of 8 bytes: padding a player skips. */
+export const freeBoxes = (n: number): Buffer[] => Array<Buffer>(n).fill(box('free'));
+
+/** The top-level boxes of an MP4, with their offsets. */
+export function topLevel(buf: Buffer): { type: string; start: number; end: number }[] {
+  const out = [];
+  for (let pos = 0; pos + 8 <= buf.length; ) {
+    const end = pos + Math.max(8, buf.readUInt32BE(pos));
+    out.push({ type: buf.toString('latin1', pos + 4, pos + 8), start: pos, end });
+    pos = end;
+  }
+  return out;
+}
+
+/**
+ * A real file (from an encoder) with its movie header's duration set to `ticks` and `padding`
+ * inserted right after its moov: the frames, and what a player plays, are unchanged.
+ */
+export function withLyingMovieHeader(file: Buffer, ticks: number, padding: Buffer[] = []): Buffer {
+  const b = Buffer.from(file);
+  const moov = topLevel(b).find((x) => x.type === 'moov')!;
+  // mvhd is the moov's first box in encoders' output; version 0 puts its duration 16 bytes into the body.
+  if (b.toString('latin1', moov.start + 12, moov.start + 16) !== 'mvhd' || b[moov.start + 16] !== 0) throw new Error('unexpected moov layout');
+  b.writeUInt32BE(ticks, moov.start + 16 + 16);
+  return Buffer.concat([b.subarray(0, moov.end), ...padding, b.subarray(moov.end)]);
 }
