@@ -22,7 +22,9 @@ const MAX_SIDE = 8192;
 /**
  * An uploaded video, checked from its bytes: MP4, MOV or WebM by their magic; within the size
  * limit; for MP4/MOV the duration and dimensions from the header (cheap: no decoding), so a clip
- * no vendor would take is refused before anything is stored or held.
+ * no vendor would take is refused before anything is stored or held. An MP4/MOV the bounded header
+ * walk could not read whole is refused too: its unread part may hold frames (movie fragments) that
+ * a player plays and the vendor bills, and the length it measured would hold and bill less.
  */
 export function checkVideoUpload(bytes: Buffer, param: string, limits: VideoLimits): CheckedVideo {
   const kind = sniffVideo(bytes);
@@ -30,6 +32,8 @@ export function checkVideoUpload(bytes: Buffer, param: string, limits: VideoLimi
   if (bytes.length > limits.maxBytes) throw errors.uploadTooLarge(limits.maxBytes, param);
   if (kind.ext === 'webm') return { ...kind };
   const head = readMp4Header(bytes);
+  if (head.unread !== undefined)
+    throw errors.invalidRequest(`'${param}' cannot be measured: ${head.unread}. Send it re-muxed as a plain MP4.`, param, 'invalid_media');
   if (head.seconds === undefined) throw errors.invalidRequest(`'${param}' is not a playable video (no movie header).`, param, 'invalid_media');
   if (head.seconds <= 0 || head.seconds > limits.maxSeconds)
     throw errors.invalidRequest(`'${param}' lasts ${head.seconds.toFixed(1)} s; at most ${limits.maxSeconds} s is accepted.`, param, 'invalid_media');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_MP4_STEPS, readMp4Header } from '../../src/core/mp4-header.js';
 import { sampleMp4 } from '../../src/sim/media.js';
+import { checkVideoUpload } from '../../src/video/video-upload.js';
 import { box, fragmentedMp4, freeBoxes, topLevel, u32, withLyingMovieHeader } from '../helpers/mp4-boxes.js';
 
 describe('readMp4Header on hostile nesting', () => {
@@ -33,6 +34,8 @@ function encode(name: string, seconds: number, fps: number, movflags?: string): 
   return readFileSync(out);
 }
 
+const LIMITS = { maxBytes: 50 * 1024 * 1024, maxSeconds: 60 };
+
 describe('readMp4Header on encoders\' files', () => {
   it('a plain MP4 reads its length', () => {
     expect(readMp4Header(encode('plain.mp4', 10, 24))).toMatchObject({ seconds: 10, width: 64, height: 64 });
@@ -50,13 +53,15 @@ describe('readMp4Header on encoders\' files', () => {
     const honest = encode('fragmented.mp4', 20, 10, 'frag_keyframe+empty_moov+default_base_moof');
     const file = withLyingMovieHeader(honest, 1, freeBoxes(4_200));
     expect(readMp4Header(file)).toMatchObject({ seconds: 20, width: 64, height: 64 });
+    expect(checkVideoUpload(file, 'video', LIMITS).seconds).toBe(20);
   });
 });
 
 describe('readMp4Header on fragments it cannot be talked out of', () => {
-  it('more boxes than the walk reads: reported unread', () => {
+  it('more boxes than the walk reads: reported unread, and the upload refused 400 invalid_media', () => {
     const file = fragmentedMp4(1, 20, { afterMoov: freeBoxes(MAX_MP4_STEPS) });
     expect(readMp4Header(file).unread).toMatch(/more than 131072 boxes/);
+    expect(() => checkVideoUpload(file, 'video', LIMITS)).toThrow(expect.objectContaining({ status: 400, code: 'invalid_media', param: 'video' }));
   });
 
   it('samples in the sample table and in fragments add up: 2 s + 10 s is 12 s', () => {

@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { fragmentedMp4, sampleWithLyingHeaders } from '../helpers/mp4-boxes.js';
+import { MAX_MP4_STEPS } from '../../src/core/mp4-header.js';
+import { fragmentedMp4, freeBoxes, sampleWithLyingHeaders } from '../helpers/mp4-boxes.js';
 import { upstreamsFor } from '../helpers/video.js';
 
 /**
@@ -57,6 +58,32 @@ describe('an edit of an uploaded video whose header understates its length', () 
     expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
     expect((await untilDone(c, edit.id)).status).toBe('completed');
     expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
+  });
+});
+
+describe('an edit of an uploaded fragmented MP4 padded so its fragments lie deep in the file', () => {
+  it('4,200 free boxes between the moov and 20 s of fragments under a 1-tick header: held and billed 20 s, and so is a remix of it', async () => {
+    const { key, account } = await gw.newKey(100);
+    const c = client(key);
+    const file = fragmentedMp4(1, 20, { afterMoov: freeBoxes(4_200) });
+    const edit = await c.videos.edit({ prompt: 'at night', video: await toFile(file, 'v.mp4') });
+    expect(edit.seconds).toBe('20');
+    expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
+    expect((await untilDone(c, edit.id)).status).toBe('completed');
+    expect(await gw.balance(account)).toBe(START - 20 * PER_SECOND);
+    const remix = await c.videos.remix(edit.id, { prompt: 'by day' });
+    expect((await untilDone(c, remix.id)).status).toBe('completed');
+    expect(await gw.balance(account)).toBe(START - 40 * PER_SECOND);
+  });
+
+  it('more boxes than the gateway reads before the fragments: 400 invalid_media, nothing held', async () => {
+    const { key, account } = await gw.newKey(100);
+    const file = fragmentedMp4(1, 20, { afterMoov: freeBoxes(MAX_MP4_STEPS) });
+    const err = await client(key).videos.edit({ prompt: 'at night', video: await toFile(file, 'v.mp4') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err).toMatchObject({ status: 400, code: 'invalid_media', param: 'video' });
+    expect((err as Error).message).toMatch(/cannot be measured/);
+    expect(await gw.balance(account)).toBe(START);
   });
 });
 
