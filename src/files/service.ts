@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { imageSize } from 'image-size';
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
 import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { FileRecord, FileStore } from '../store/file-types.js';
 import type { BlobStore } from '../video/blobs.js';
-import { sniffVideo } from '../core/sniff.js';
+import { imageTypeOf, MEDIA_HEAD_BYTES, sniffVideo } from '../core/sniff.js';
 
 /** The purposes OpenAI's Files API takes; the gateway keeps them as labels (videos read any). */
 export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;
@@ -16,7 +15,6 @@ const MIN_EXPIRY_S = 3_600;
 const MAX_EXPIRY_S = 30 * 24 * 3_600;
 const LIST_DEFAULT = 20;
 const LIST_MAX = 10_000;
-const IMAGE_MIME: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' };
 
 export interface FilesSettings {
   maxBytes: number;
@@ -32,17 +30,17 @@ export interface NewFile {
   expiresAfter?: unknown;
 }
 
-/** A file's type from its bytes: an image or video the gateway can use, else opaque bytes. */
+/**
+ * A file's type, named by its first bytes: an image or video container the gateway knows, else
+ * opaque bytes. Only the download's Content-Type is taken from it (served with nosniff), and a
+ * create that uses the file checks its bytes in full then (video/uploads.ts), so nothing here walks
+ * the file: a header sniffer that loses step in a JPEG reads the rest a byte at a time, seconds of
+ * blocked event loop for a 64 MiB upload.
+ */
 function sniffMime(bytes: Buffer): string {
   const video = sniffVideo(bytes);
   if (video) return video.mime;
-  try {
-    const t = imageSize(bytes).type;
-    if (t && IMAGE_MIME[t]) return IMAGE_MIME[t]!;
-  } catch {
-    // not an image
-  }
-  return 'application/octet-stream';
+  return imageTypeOf(bytes.subarray(0, MEDIA_HEAD_BYTES)) ?? 'application/octet-stream';
 }
 
 /**
