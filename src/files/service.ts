@@ -132,13 +132,26 @@ export class FilesService {
     return { headers: { 'content-type': rec.mime, 'content-length': String(rec.bytes) }, body };
   }
 
-  /** The bytes of one of the account's files (bounded: files are at most `maxBytes`). */
+  /**
+   * The bytes of one of the account's files: its recorded size (what a caller budgets for), read
+   * into one buffer of that size rather than chunks and then a copy of them all.
+   */
   async bytes(rec: FileRecord): Promise<Buffer> {
     const body = await this.blobs.open(rec.blob);
     if (!body) throw errors.notFound(`The content of file '${rec.id}' is no longer available.`, 'file_not_found');
-    const chunks: Buffer[] = [];
-    for await (const c of body) chunks.push(c as Buffer);
-    return Buffer.concat(chunks);
+    const out = Buffer.allocUnsafe(rec.bytes);
+    let size = 0;
+    for await (const c of body) {
+      const chunk = c as Buffer;
+      // Files are written once; a blob that grew is not the file recorded.
+      if (size + chunk.length > out.length) {
+        body.destroy();
+        throw errors.internal();
+      }
+      chunk.copy(out, size);
+      size += chunk.length;
+    }
+    return size === out.length ? out : out.subarray(0, size);
   }
 
   /** Removes expired files (blob first, then the row); run by the background refresher. */

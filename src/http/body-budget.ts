@@ -80,6 +80,9 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
   app.decorateReply('takeUploadBytes', function takeUploadBytes(this: FastifyReply, bytes: number): boolean {
     return takeUpload(budget, this.raw, bytes);
   });
+  app.decorateReply('takeHeldBytes', function takeHeldBytes(this: FastifyReply, bytes: number): boolean {
+    return takeHeld(budget, this.raw, bytes);
+  });
   app.addHook('onRequest', (req, reply, done) => {
     const declared = Number(req.headers['content-length']);
     if (!(declared > 0) || declared > bodyLimit) return done();
@@ -118,10 +121,27 @@ const UPLOAD_TAKEN = Symbol('uploadBytesTaken');
  * (the route answers 503 `overloaded`). A request whose declared length was taken whole on arrival
  * has paid already. What is taken goes back when the response closes.
  */
-function takeUpload(budget: BodyBudget, raw: ServerResponse & { [TAKEN]?: number; [UPLOAD_TAKEN]?: number }, bytes: number): boolean {
+function takeUpload(budget: BodyBudget, raw: HeldResponse, bytes: number): boolean {
   if (raw[TAKEN] !== undefined) return true;
   // Nobody is left to answer: the bytes are about to be dropped, and no 'close' would give them back.
   if (raw.destroyed || raw.writableFinished) return true;
+  return holdUntilClose(budget, raw, bytes);
+}
+
+type HeldResponse = ServerResponse & { [TAKEN]?: number; [UPLOAD_TAKEN]?: number };
+
+/**
+ * Takes `bytes` a route is about to read into memory besides its request body (a stored file a
+ * create refers to): false when the budget has no room. Unlike an upload's bytes, these are not
+ * read yet, so a request whose client is gone gets none (it has no use for them).
+ */
+function takeHeld(budget: BodyBudget, raw: HeldResponse, bytes: number): boolean {
+  if (raw.destroyed || raw.writableFinished) return false;
+  return holdUntilClose(budget, raw, bytes);
+}
+
+/** Takes `bytes` from the budget until the response closes. */
+function holdUntilClose(budget: BodyBudget, raw: HeldResponse, bytes: number): boolean {
   if (!budget.tryTake(bytes)) return false;
   if (raw[UPLOAD_TAKEN] === undefined) {
     raw[UPLOAD_TAKEN] = 0;
@@ -138,6 +158,11 @@ declare module 'fastify' {
      * (given back when the response closes); false when there is no room for them.
      */
     takeUploadBytes(bytes: number): boolean;
+    /**
+     * Takes `bytes` the route is about to read into memory besides its request body (a stored file)
+     * from the same budget, given back when the response closes; false when there is no room for them.
+     */
+    takeHeldBytes(bytes: number): boolean;
   }
 }
 

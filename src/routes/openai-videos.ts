@@ -9,7 +9,9 @@ import { acceptMultipartForms } from './multipart-form.js';
 import { registerDeriveRoutes } from './openai-video-derive.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, toSpecBody } from '../video/openai/request.js';
-import { fileForReference, prepareUpload } from '../video/openai/upload.js';
+import { prepareUpload, readReferencedFile, referencedFile } from '../video/openai/upload.js';
+import { admitVideoCreate, giveBackVideoCreate } from '../video/create-admission.js';
+import { refusalGivesBack } from '../limits/refusal.js';
 import type { VideoService } from '../video/service.js';
 
 /**
@@ -31,19 +33,27 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
       const parsed = await readForm(req, reply, maxUpload, 'input_reference');
       const fields: JsonObject = { ...parsed.fields };
       const model = deps.authorizer.model(req.auth, 'video', fields.model ?? OPENAI_DEFAULT_MODEL, 'video');
-      const fromFiles = await fileForReference(deps.video.deps, req.auth, fields);
-      if (fromFiles && parsed.file) throw errors.invalidRequest("Send 'input_reference' once: as a file or as a reference, not both.", 'input_reference');
-      if (fromFiles) delete fields.input_reference;
-      const file = parsed.file ?? fromFiles;
+      const stored = await referencedFile(deps.video.deps, req.auth, fields);
+      if (stored && parsed.file) throw errors.invalidRequest("Send 'input_reference' once: as a file or as a reference, not both.", 'input_reference');
+      if (stored) delete fields.input_reference;
       const control = createControl(req, reply);
-      if (!file) return deps.video.create(req.auth, model, toSpecBody(fields, undefined), control, { dialect: 'openai' });
+      if (!stored && !parsed.file) return deps.video.create(req.auth, model, toSpecBody(fields, undefined), control, { dialect: 'openai' });
 
-      const prepared = await prepareUpload(deps.video.deps, req.auth, model.name, fields, file);
+      // A stored file is read into memory only for a create the rate limit admits, so the admission
+      // comes first (the create takes it over), and a refusal before the create gives it back.
+      const admitted = stored ? await admitVideoCreate(deps.video.deps, req.auth, control) : undefined;
       try {
-        return await deps.video.create(req.auth, model, prepared.spec, control, { dialect: 'openai', uploads: prepared.uploads, prefetched: prepared.prefetched });
+        const file = parsed.file ?? (await readReferencedFile(deps.video.deps, stored!, (bytes) => reply.takeHeldBytes(bytes)));
+        const prepared = await prepareUpload(deps.video.deps, req.auth, model.name, fields, file);
+        try {
+          return await deps.video.create(req.auth, model, prepared.spec, control, { dialect: 'openai', uploads: prepared.uploads, prefetched: prepared.prefetched, admitted });
+        } catch (e) {
+          // No job took the upload (a refusal, or a create no upstream accepted): nothing may keep it.
+          for (const name of prepared.uploads) await deps.video.deps.blobs.delete(name).catch(() => undefined);
+          throw e;
+        }
       } catch (e) {
-        // No job took the upload (a refusal, or a create no upstream accepted): nothing may keep it.
-        for (const name of prepared.uploads) await deps.video.deps.blobs.delete(name).catch(() => undefined);
+        if (admitted && refusalGivesBack(e)) await giveBackVideoCreate(deps.video.deps, admitted, control);
         throw e;
       }
     });

@@ -6,8 +6,7 @@ import type { JsonObject } from '../core/json.js';
 import { costForSeconds, isMicros } from '../core/money.js';
 import { MediaUnreachableError } from '../http/media.js';
 import { TransportError, type Upstream } from '../http/types.js';
-import { admitOrThrow, giveBack, refusalGivesBack } from '../limits/refusal.js';
-import { scopesFor } from '../limits/scopes.js';
+import { refusalGivesBack } from '../limits/refusal.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import { moneyReleased, units, videoSettlements } from '../ops/metrics.js';
@@ -25,6 +24,7 @@ import { releaseHold } from './release.js';
 import { placeJob, summarize } from './create-hold.js';
 import { fetchMedia } from './fetch-media.js';
 import { buildDerive, deriveHoldSeconds, parseDerive, type DeriveRequest } from './derive.js';
+import { admitVideoCreate, giveBackVideoCreate, type VideoAdmission } from './create-admission.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -52,6 +52,12 @@ export interface CreateOptions {
   remixOf?: JobRecord;
   /** An edit or an extension, of a finished job (run on its upstream) or of an uploaded video. */
   derive?: DeriveRequest;
+  /**
+   * The create's admission, taken by the caller before work it had to do first (see
+   * create-admission.ts). The create gives it back for the refusals it would give its own back for;
+   * a refusal before the point where it would have admitted is the caller's to give back.
+   */
+  admitted?: VideoAdmission;
 }
 
 /**
@@ -99,9 +105,7 @@ export async function createVideoJob(
   if (!isMicros(hold)) throw errors.insufficientQuota('This video would hold more than any balance can cover; ask for fewer or shorter videos.');
   if (target.url) await checkJobWebhook(deps.store, ctx.account.id, target.url, deps.settings.allowPrivateWebhooks ?? false);
 
-  const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
-  const admission = await admitOrThrow(deps.limiter, 'video', scopes, 0);
-  control.rateLimitHeaders?.(admission.headers);
+  const admitted = opts.admitted ?? (await admitVideoCreate(deps, ctx, control));
 
   let jobId: string;
   // Set only when the gateway registers its own callback URL with the vendor (see callbacks.ts).
@@ -146,12 +150,7 @@ export async function createVideoJob(
   } catch (e) {
     // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
     // did no work, so the video RPM quota gets it back, and the answer's headers show it given back.
-    // (Given back first: an optional call would skip its argument, the give-back, for a caller
-    // that takes no headers.)
-    if (isGatewayError(e) && e.status >= 400 && e.status < 500) {
-      const headers = await giveBack(deps.limiter, 'video', scopes, 0, admission);
-      control.rateLimitHeaders?.(headers);
-    }
+    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await giveBackVideoCreate(deps, admitted, control);
     throw e;
   }
   const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};
@@ -194,10 +193,7 @@ export async function createVideoJob(
     // The upstream refused the request itself (its 4xx, e.g. 400 upstream_rejected): no task exists,
     // so, as for embeddings and chat, the admission goes back (limits/refusal.ts). Failures after the
     // upstreams were put to work (5xx, timeouts) keep counting.
-    if (refusalGivesBack(e)) {
-      const headers = await giveBack(deps.limiter, 'video', scopes, 0, admission);
-      control.rateLimitHeaders?.(headers);
-    }
+    if (refusalGivesBack(e)) await giveBackVideoCreate(deps, admitted, control);
     throw e;
   }
   // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../auth/types.js';
 import { errors, isGatewayError } from '../../core/errors.js';
 import { isObject, type JsonObject } from '../../core/json.js';
+import type { FileRecord } from '../../store/file-types.js';
 import type { VideoDeps } from '../deps.js';
 import { sniffVideo } from '../../core/sniff.js';
 import type { InlineMedia } from '../types.js';
@@ -16,18 +17,38 @@ export interface PreparedCreate {
 }
 
 /**
- * `input_reference: {file_id}`: a file uploaded through the Files API stands for an uploaded file.
- * The bytes are copied into the job's own upload, so deleting the file later never breaks the job.
+ * `input_reference: {file_id}`: the stored file a create names, a file uploaded through the Files
+ * API standing for an uploaded file (undefined when the create names none). Only its record is
+ * read: a file over the limit of its kind (an image's, or a video's, by the type its first bytes
+ * named at upload, as prepareUpload tells them) is 413 from its recorded size, so a create never
+ * reads a file it would refuse.
  */
-export async function fileForReference(deps: VideoDeps, auth: AuthContext, fields: JsonObject): Promise<Buffer | undefined> {
+export async function referencedFile(deps: VideoDeps, auth: AuthContext, fields: JsonObject): Promise<FileRecord | undefined> {
   const ref = fields.input_reference;
   if (!isObject(ref) || ref.file_id === undefined) return undefined;
   if (ref.image_url !== undefined) throw errors.invalidRequest("'input_reference' takes either file_id or image_url, not both.", 'input_reference');
+  const rec = await asReferenceError(() => deps.files.record(auth.account.id, ref.file_id));
+  const limit = rec.mime.startsWith('video/') ? deps.settings.uploadVideoMaxBytes : deps.settings.uploadMaxBytes;
+  if (rec.bytes > limit) throw errors.uploadTooLarge(limit);
+  return rec;
+}
+
+/**
+ * A referenced file's bytes, copied into the job's own upload by prepareUpload, so deleting the
+ * file later never breaks the job. Read only once `hold` has taken their size from the budget of
+ * bytes in flight (503 `overloaded` when they do not fit): files are read whole, and many creates
+ * at once would otherwise hold gigabytes.
+ */
+export async function readReferencedFile(deps: VideoDeps, rec: FileRecord, hold: (bytes: number) => boolean): Promise<Buffer> {
+  if (!hold(rec.bytes)) throw errors.overloaded();
+  return asReferenceError(() => deps.files.bytes(rec));
+}
+
+/** A file missing here is the client's mistake in this request, not a missing route resource. */
+async function asReferenceError<T>(read: () => Promise<T>): Promise<T> {
   try {
-    const rec = await deps.files.record(auth.account.id, ref.file_id);
-    return await deps.files.bytes(rec);
+    return await read();
   } catch (e) {
-    // Missing here is the client's mistake in this request, not a missing route resource.
     if (isGatewayError(e) && e.status === 404) throw errors.invalidRequest(e.message, 'input_reference.file_id');
     throw e;
   }
