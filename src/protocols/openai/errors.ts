@@ -1,6 +1,6 @@
 import { retryAfterSeconds as standardRetryAfter } from '../../http/retry-after.js';
 import { isObject, type Json } from '../../core/json.js';
-import { clip, redact } from '../../core/redact.js';
+import { clip } from '../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../http/types.js';
 
 /**
@@ -9,7 +9,11 @@ import type { UpstreamResponse, UpstreamVerdict } from '../../http/types.js';
  * answers {"statusCode", "message"} instead, and proxies in front of either may send plain text.
  */
 export interface ErrorEnvelope {
-  /** Already redacted. */
+  /**
+   * As the upstream wrote it: the core redacts it with the upstream's credentials before a client or
+   * a log sees it (redact.ts). Redacting shapes here first would cut a key the message wraps over
+   * lines into pieces the search for the configured key no longer finds whole.
+   */
   message: string;
   code?: string;
   type?: string;
@@ -37,7 +41,7 @@ export function readErrorEnvelope(res: UpstreamResponse, fallback?: string): Err
     else env = { message: str(body.message), code: str(body.code) };
   }
   const raw = env.message ?? (clip(res.text.trim(), 500) || fallback || `HTTP ${res.status}`);
-  return { ...env, message: redact(raw) };
+  return { ...env, message: raw };
 }
 
 /** OpenAI's reset hints look like "1s", "20ms", "6m0s" or "1h2m3.5s". */

@@ -4,6 +4,7 @@ import type { JsonObject } from '../../../src/core/json.js';
 import type { UpstreamRequest } from '../../../src/http/types.js';
 import { samplePng } from '../../../src/sim/media.js';
 import type { InlineMedia, TaskRef } from '../../../src/video/types.js';
+import { redactorFor } from '../../../src/core/redact.js';
 import { jsonResponse, makeInput, makeUpstream } from '../../kit/video.js';
 import { azureSoraVendor as v } from '../../../src/video/vendors/azure-sora/adapter.js';
 
@@ -283,11 +284,10 @@ describe('azure-sora classifyError', () => {
 
   it('treats bad keys, missing deployments and api-version problems as this upstream being unusable', () => {
     expect(az(401, { code: '401', message: 'Access denied due to invalid subscription key.' })).toMatchObject({ kind: 'auth', status: 401 });
-    expect(v.classifyError(jsonResponse(401, { statusCode: 401, message: `Access denied for key ${KEY}.` }))).toEqual({
-      kind: 'auth',
-      status: 401,
-      message: 'Access denied for key [redacted].',
-    });
+    const denied = v.classifyError(jsonResponse(401, { statusCode: 401, message: `Access denied for key ${KEY}.` }));
+    expect(denied).toMatchObject({ kind: 'auth', status: 401 });
+    // Kept as the vendor wrote it: the core's redactor hides credentials before a client or a log sees it.
+    expect(redactorFor(up).text(denied.message)).toBe('Access denied for key [redacted].');
     expect(az(404, { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' })).toMatchObject({ kind: 'auth', status: 404 });
     expect(az(400, { code: 'MissingApiVersionParameter', message: 'The api-version query parameter is required.' })).toMatchObject({ kind: 'auth' });
   });

@@ -293,11 +293,11 @@ describe('seedance classifyError', () => {
     expect(vendor.classifyError(res(500, env('InternalServiceError')))).toMatchObject({ kind: 'retryable', status: 500 });
   });
 
-  it('masks keys that appear in a vendor message (the shapes here, the configured key by the core)', () => {
+  it('leaves the masking of keys in a vendor message to the core', () => {
     const v = vendor.classifyError(res(400, env('InvalidParameter', `key ${up.apiKey} and Bearer abc.def rejected`)));
-    expect(v.message).not.toContain('abc.def');
     // The core passes every verdict through the upstream's redactor before a client or a log sees it.
-    expect(redactorFor(up).text(v.message)).not.toContain(up.apiKey!);
-    expect(v.message).not.toContain('abc.def');
+    const shown = redactorFor(up).text(v.message);
+    expect(shown).not.toContain(up.apiKey!);
+    expect(shown).not.toContain('abc.def');
   });
 });

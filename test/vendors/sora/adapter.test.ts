@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../src/core/errors.js';
 import type { TaskRef } from '../../../src/video/types.js';
 import { soraVendor as v } from '../../../src/video/vendors/sora/adapter.js';
+import { redactorFor } from '../../../src/core/redact.js';
 import { jsonResponse, makeInput, makeUpstream } from '../../kit/video.js';
 
 const up = makeUpstream();
@@ -257,7 +258,8 @@ describe('sora classifyError', () => {
   it('treats bad keys and missing models as this upstream being unusable, with the key redacted', () => {
     const bad = oai(401, { message: 'Incorrect API key provided: sk-proj-****abcd. You can find your API key at x.', code: 'invalid_api_key' });
     expect(bad).toMatchObject({ kind: 'auth', status: 401 });
-    expect(bad.message).not.toContain('abcd');
+    // Kept as the vendor wrote it: the core's redactor hides credentials before a client or a log sees it.
+    expect(redactorFor(up).text(bad.message)).not.toContain('abcd');
     expect(oai(403, { message: 'Your organization must be verified.' })).toMatchObject({ kind: 'auth', status: 403 });
     expect(oai(404, { message: 'The model sora-2 does not exist.', code: 'model_not_found' })).toMatchObject({ kind: 'auth', status: 404 });
     expect(oai(400, { message: "Invalid value: 'sora-9'.", param: 'model', code: 'invalid_value' })).toMatchObject({ kind: 'auth' });

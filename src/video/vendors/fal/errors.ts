@@ -1,6 +1,5 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { isObject, type Json } from '../../../core/json.js';
-import { redact } from '../../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import type { FailureCode } from '../../types.js';
 
@@ -82,7 +81,7 @@ export function failureOf(body: Json | undefined): FalFailure | undefined {
     const msgs = items.map((d) => (typeof d['msg'] === 'string' ? d['msg'] : '')).filter((m) => m.length > 0);
     return {
       code: type ? codeForModelError(type) : 'generation_failed',
-      message: redact(msgs.join('; ') || 'The model rejected the input.'),
+      message: msgs.join('; ') || 'The model rejected the input.',
       vendorCode: type,
       param: typed ? paramOf(typed['loc']) : undefined,
     };
@@ -92,7 +91,7 @@ export function failureOf(body: Json | undefined): FalFailure | undefined {
   if (text === undefined && errorType === undefined) return undefined;
   return {
     code: errorType ? codeForRequestError(errorType) : 'generation_failed',
-    message: redact(text ?? errorType ?? 'The request failed.'),
+    message: text ?? errorType ?? 'The request failed.',
     vendorCode: errorType,
   };
 }
@@ -143,6 +142,6 @@ function tagged(f: FalFailure): string {
 
 function fallbackMessage(res: UpstreamResponse): string {
   const text = res.text.trim();
-  if (text.length > 0 && text.length <= 500 && !text.startsWith('<')) return redact(text);
+  if (text.length > 0 && text.length <= 500 && !text.startsWith('<')) return text;
   return `fal answered HTTP ${res.status}`;
 }

@@ -1,6 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
-import { clip, redact } from '../../../core/redact.js';
+import { clip } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { isUsableSeconds } from '../../duration.js';
@@ -77,7 +77,7 @@ export function parseSeedancePoll(res: UpstreamResponse, ref: TaskRef): VendorSt
     case 'failed': {
       const err = isObject(task.error) ? task.error : {};
       const code = str(err.code) ?? 'InternalServiceError';
-      return { state: 'failed', code: seedanceFailureCode(code), message: redact(str(err.message) ?? 'The video generation failed.'), vendorData };
+      return { state: 'failed', code: seedanceFailureCode(code), message: str(err.message) ?? 'The video generation failed.', vendorData };
     }
     case 'cancelled':
       return { state: 'failed', code: 'cancelled', message: 'The task was cancelled while queued.', vendorData };
@@ -100,7 +100,7 @@ const ACCOUNT_CODES = /^(AuthenticationError|AccountOverdueError|AccessDenied|Mo
 export function classifySeedanceError(res: UpstreamResponse): UpstreamVerdict {
   const err = isObject(res.json) && isObject(res.json.error) ? res.json.error : {};
   const code = str(err.code);
-  const message = redact(str(err.message) ?? (clip(res.text.trim(), 300) || `Ark answered HTTP ${res.status}.`));
+  const message = str(err.message) ?? (clip(res.text.trim(), 300) || `Ark answered HTTP ${res.status}.`);
   const s = res.status;
   if (s === 429 || s === 408 || s >= 500) {
     return { kind: 'retryable', status: s, message, retryAfterSeconds: retryAfterSeconds(res.headers) };

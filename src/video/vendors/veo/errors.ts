@@ -1,6 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { isObject, type Json, type JsonObject } from '../../../core/json.js';
-import { clip, redact } from '../../../core/redact.js';
+import { clip } from '../../../core/redact.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 
 /** Responsible-AI wording in Vertex messages (support codes, safety filters, usage guidelines). */
@@ -17,7 +17,7 @@ const NOT_ALLOWLISTED = /allow[- ]?list|allow_all|person ?generation|not (?:been
 export function classifyVertexError(res: UpstreamResponse): UpstreamVerdict {
   const { status } = res;
   const detail = describe(res);
-  const message = hideProject(redact(detail.message));
+  const message = hideProject(detail.message);
   if (status === 401) return { kind: 'auth', status, message };
   if (status === 403) {
     if (NOT_ALLOWLISTED.test(message)) return { kind: 'client', status: 400, message };

@@ -1,7 +1,6 @@
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { FailureCode, VendorStatus, VideoOutput } from '../../types.js';
 import { DEFAULT_DURATION_SECONDS } from './names.js';
-import { redact } from '../../../core/redact.js';
 import { MODERATION } from './errors.js';
 
 /**
@@ -29,7 +28,7 @@ export function parseOperation(json: Json | undefined, meta: JsonObject): Vendor
     const e = isObject(error) ? error : { message: String(error) };
     const code = grpcCode(e['code']);
     const text = typeof e['message'] === 'string' && e['message'] ? e['message'] : '';
-    const message = redact(text || `Vertex operation failed (code ${String(e['code'] ?? 'unknown')}).`);
+    const message = text || `Vertex operation failed (code ${String(e['code'] ?? 'unknown')}).`;
     return { state: 'failed', code: failureFor(code, message), message, vendorData };
   }
 

@@ -1,6 +1,6 @@
 import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
-import { clip, redact } from '../../../core/redact.js';
+import { clip } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import type { FailureCode, TaskRef, VendorStatus } from '../../types.js';
@@ -68,7 +68,7 @@ export function parseWanPoll(res: UpstreamResponse, task: TaskRef): VendorStatus
     }
     case 'FAILED': {
       const code = str(output.code) ?? str(payload.code) ?? 'InternalError';
-      const message = redact(str(output.message) ?? str(payload.message) ?? 'The video generation failed.');
+      const message = str(output.message) ?? str(payload.message) ?? 'The video generation failed.';
       return { state: 'failed', code: wanFailureCode(code), message, vendorData };
     }
     case 'CANCELED':
@@ -91,7 +91,7 @@ const MODERATION_CODES = /^(DataInspectionFailed|data_inspection_failed|IPInfrin
 export function classifyWanError(res: UpstreamResponse): UpstreamVerdict {
   const body = isObject(res.json) ? res.json : {};
   const code = str(body.code);
-  const message = redact(str(body.message) ?? (clip(res.text.trim(), 300) || `DashScope answered HTTP ${res.status}.`));
+  const message = str(body.message) ?? (clip(res.text.trim(), 300) || `DashScope answered HTTP ${res.status}.`);
   const s = res.status;
   if (s === 429 || s === 408 || s >= 500 || (code && /^Throttling/i.test(code))) {
     return { kind: 'retryable', status: s, message, retryAfterSeconds: retryAfterSeconds(res.headers) };
