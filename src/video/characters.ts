@@ -1,3 +1,4 @@
+import { keyMayUseModel } from '../auth/authorize.js';
 import type { AuthContext } from '../auth/types.js';
 import { errors, isGatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
@@ -93,8 +94,10 @@ export async function createCharacter(
 }
 
 /**
- * Reads a character back from the upstream that made it. `authorize` checks the calling key may
- * use the character's model (the key's model patterns), as for a video. Unlike a video's, every
+ * Reads a character back from the upstream that made it. A key whose model patterns leave out the
+ * character's model gets the 404 of an absent one, as for a video: a 403 naming the model would tell
+ * it the character exists. `authorize` then checks the rest of what a call to the model needs (the
+ * model still configured and enabled for the account). Unlike a video's, every
  * read asks the vendor, with the operator's credentials: it counts as one request against the
  * key's and account's video rate limits (and is not given back: the vendor answered it), or one
  * key could spend the upstream's own limit, whose 429s open its circuit for every account.
@@ -103,7 +106,7 @@ export async function getCharacter(
   deps: VideoDeps, ctx: AuthContext, id: string, authorize: (model: string) => unknown, control: Pick<CreateControl, 'signal' | 'rateLimitHeaders'> = {},
 ): Promise<JsonObject> {
   const claims = deps.sealer.open(id);
-  if (!claims || claims.k !== 'c' || claims.a !== ctx.account.id || claims.t === '') throw notFound(id);
+  if (!claims || claims.k !== 'c' || claims.a !== ctx.account.id || claims.t === '' || !keyMayUseModel(ctx.key, claims.m)) throw notFound(id);
   authorize(claims.m);
   const up = jobUpstream(deps, { upstream: claims.u, vendor: claims.v });
   const vendor = deps.vendors.get(claims.v);

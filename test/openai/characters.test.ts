@@ -74,6 +74,21 @@ describe('characters', () => {
     expect(sims.sora.received('GET', /^\/v1\/videos\/characters\//)).toHaveLength(gets);
   });
 
+  it("a key of the same account limited to other models gets the 404 of an absent character, as for the account's videos", async () => {
+    const owner = await gw.newKey(100);
+    const made = await client(owner.key).videos.createCharacter({ name: 'Luna', video: await mp4() });
+    const video = await client(owner.key).videos.create({ model: 'sora-2', prompt: 'a fox' });
+    const limited = await gw.createKey(owner.account, { models: ['wan*'] });
+    const gets = sims.sora.received('GET', /^\/v1\/videos\/characters\//).length;
+    const r = await call(gw, 'GET', `/v1/videos/characters/${made.id}`, { key: limited });
+    expect(r.status, r.text).toBe(404);
+    expect(r.json.error).toMatchObject({ type: 'not_found', code: 'character_not_found' });
+    expect(r.text).not.toContain('sora');
+    expect((await call(gw, 'GET', `/v1/videos/${video.id}`, { key: limited })).json.error).toMatchObject({ code: 'video_not_found' });
+    // The vendor was not asked.
+    expect(sims.sora.received('GET', /^\/v1\/videos\/characters\//)).toHaveLength(gets);
+  });
+
   it('a model whose vendor has no characters is 400 operation_unsupported; a missing name or video is 400', async () => {
     const c = client((await gw.newKey(100)).key);
     const unsupported = await c.videos.createCharacter({ name: 'Luna', video: await mp4(), model: 'sora' } as never).catch((e) => e);
