@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { errors } from '../core/errors.js';
 import { formatMicros, MAX_MICROS, MoneyFormatError, parseMoney, type Micros } from '../core/money.js';
 import type { Catalog } from '../routing/catalog.js';
-import type { Account, ApiKeyRecord, KeyAction, KeyBudget, LedgerEntry, LedgerFilter, RateLimits, Store } from '../store/types.js';
+import type { Account, ApiKeyRecord, KeyAction, KeyBudget, KeyListPage, LedgerEntry, LedgerFilter, RateLimits, Store } from '../store/types.js';
 
 export const ALL_ACTIONS: readonly KeyAction[] = ['video', 'embeddings', 'chat', 'models'];
 
@@ -48,6 +48,19 @@ export function parseBudget(b: BudgetInput | null | undefined): KeyBudget | null
     throw errors.invalidRequest("'budget.period' and 'budget.period_limit' go together.", period === null ? 'budget.period' : 'budget.period_limit');
   if (total === null && period === null) throw errors.invalidRequest("A budget needs 'total' or 'period' with 'period_limit'.", 'budget');
   return { total, period, periodLimit };
+}
+
+/** Page size of the key list: by default, and the most one page may hold. */
+export const KEY_LIST_DEFAULT_LIMIT = 100;
+export const KEY_LIST_MAX_LIMIT = 1000;
+
+export interface KeyListQuery {
+  /** Account name: only its keys. */
+  account?: string;
+  /** Id of the last key of the previous page. */
+  after?: string;
+  limit?: number;
+  order?: 'asc' | 'desc';
 }
 
 export interface NewKeyInput {
@@ -161,11 +174,17 @@ export class AdminService {
     return { key, record };
   }
 
-  /** Finds a key by id or unique display prefix. */
+  /**
+   * A key by its id, else by its display prefix (both looked up by index). A prefix is only 6 random
+   * characters, so two keys can share one: then the caller must use the id (400 `ambiguous_key`).
+   */
   async findKey(idOrPrefix: string): Promise<ApiKeyRecord> {
-    const all = await this.store.listKeys();
-    const matches = all.filter((k) => k.id === idOrPrefix || k.prefix === idOrPrefix);
-    if (matches.length !== 1) throw errors.notFound(matches.length ? 'That prefix matches several keys; use the id.' : `No key '${idOrPrefix}'.`, 'key_not_found');
+    const byId = await this.store.getKey(idOrPrefix);
+    if (byId) return byId;
+    const matches = await this.store.keysByPrefix(idOrPrefix, 2);
+    const shown = idOrPrefix.slice(0, 100);
+    if (matches.length === 0) throw errors.notFound(`No key '${shown}'.`, 'key_not_found');
+    if (matches.length > 1) throw errors.invalidRequest(`The prefix '${shown}' matches several keys; use the key's id.`, 'key', 'ambiguous_key');
     return matches[0]!;
   }
 
@@ -178,16 +197,29 @@ export class AdminService {
     return (await this.store.getKey(k.id))!;
   }
 
-  async listKeys(accountName?: string): Promise<ApiKeyRecord[]> {
-    const id = accountName ? (await this.account(accountName)).id : undefined;
-    return this.store.listKeys(id);
+  /**
+   * One page of the keys, all or one account's, in creation order (`desc`: newest first). `after` is
+   * the id of the last key of the previous page: the next page starts just past that key's
+   * (created_at, id), so keys created meanwhile never shift or repeat a page.
+   */
+  async listKeys(q: KeyListQuery = {}): Promise<{ keys: ApiKeyRecord[]; hasMore: boolean }> {
+    const limit = q.limit ?? KEY_LIST_DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > KEY_LIST_MAX_LIMIT)
+      throw errors.invalidRequest(`'limit' must be an integer from 1 to ${KEY_LIST_MAX_LIMIT}.`, 'limit');
+    const accountId = q.account ? (await this.account(q.account)).id : undefined;
+    let after: KeyListPage['after'];
+    if (q.after) {
+      const last = await this.store.getKey(q.after);
+      if (!last || (accountId !== undefined && last.accountId !== accountId))
+        throw errors.invalidRequest(`'after' is not the id of a key${q.account ? ` of account '${q.account}'` : ''}.`, 'after', 'invalid_cursor');
+      after = { createdAt: last.createdAt, id: last.id };
+    }
+    const rows = await this.store.listKeys(accountId, { after, limit: limit + 1, order: q.order ?? 'asc' });
+    return { keys: rows.slice(0, limit), hasMore: rows.length > limit };
   }
 
   async revokeKey(idOrPrefix: string): Promise<ApiKeyRecord> {
-    const all = await this.store.listKeys();
-    const matches = all.filter((k) => k.id === idOrPrefix || k.prefix === idOrPrefix);
-    if (matches.length !== 1) throw errors.notFound(matches.length ? 'That prefix matches several keys; use the id.' : `No key '${idOrPrefix}'.`, 'key_not_found');
-    const k = matches[0]!;
+    const k = await this.findKey(idOrPrefix);
     if (!(await this.store.revokeKey(k.id, this.clock.now()))) throw errors.invalidRequest('That key is already revoked.', 'key', 'already_revoked');
     this.onChange();
     return (await this.store.getKey(k.id))!;

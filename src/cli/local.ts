@@ -34,5 +34,22 @@ export const printJson = (v: unknown): void => {
   process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 };
 
+/**
+ * Writes a JSON array item by item, byte for byte as printJson would write the whole array: for a
+ * list read in pages, so that it need not be held whole.
+ */
+export function jsonArrayWriter(): { item(v: unknown): void; end(): void } {
+  let count = 0;
+  const indent = (text: string) => text.replace(/\n/g, '\n  ');
+  return {
+    item(v) {
+      process.stdout.write(`${count++ === 0 ? '[\n' : ',\n'}  ${indent(JSON.stringify(v, null, 2))}`);
+    },
+    end() {
+      process.stdout.write(count === 0 ? '[]\n' : '\n]\n');
+    },
+  };
+}
+
 export const csv = (v: string | undefined): string[] | undefined =>
   v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean);

@@ -1,5 +1,6 @@
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import type { ZodType } from 'zod';
+import { KEY_LIST_DEFAULT_LIMIT, KEY_LIST_MAX_LIMIT } from '../admin/service.js';
 import { adminSchemas } from '../routes/admin.js';
 import { webhookEndpointSchema } from '../routes/webhooks.js';
 import { ref } from './openapi-schemas.js';
@@ -306,8 +307,27 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'List API keys',
     tag: 'admin',
     auth: 'admin',
-    query: { account: { type: 'string' } },
-    success: { status: 200, description: 'Keys (never the keys themselves).', content: list('Key') },
+    description: 'Oldest first by default, in pages. `after` is a key id: pages stay stable while new keys are created.',
+    query: {
+      account: { type: 'string', description: 'Account name: only its keys.' },
+      after: { type: 'string', description: 'The id of the last key of the previous page (`last_id`).' },
+      limit: { type: 'integer', minimum: 1, maximum: KEY_LIST_MAX_LIMIT, description: `Page size (default ${KEY_LIST_DEFAULT_LIMIT}).` },
+      order: { type: 'string', enum: ['asc', 'desc'], description: 'By creation time (default asc).' },
+    },
+    success: {
+      status: 200,
+      description: 'One page of key records (never the keys themselves).',
+      content: json({
+        type: 'object',
+        properties: {
+          object: { const: 'list' },
+          data: { type: 'array', items: ref('Key') },
+          first_id: { type: ['string', 'null'] },
+          last_id: { type: ['string', 'null'] },
+          has_more: { type: 'boolean' },
+        },
+      }),
+    },
     errors: ADMIN_ERRORS,
   },
   'POST /admin/keys': {

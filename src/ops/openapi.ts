@@ -13,7 +13,7 @@ export const ERROR_CODES: Record<number, string[]> = {
   400: ['invalid_parameter', 'missing_required_parameter', 'invalid_json', 'invalid_body', 'forbidden_key', 'input_in_extra_body', 'extra_body_too_large', 'malformed_request',
     'invalid_content_length', 'bad_request', 'request_too_large', 'unsupported_input_type', 'media_location_not_allowed', 'too_deep', 'too_many_media',
     'unsupported_media_type', 'unsupported_parameter', 'size_conflict', 'model_not_supported', 'input_too_long', 'invalid_media',
-    'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked', 'expectation_failed',
+    'content_policy_violation', 'upstream_rejected', 'video_not_ready', 'already_exists', 'already_revoked', 'ambiguous_key', 'expectation_failed',
     'invalid_cursor', 'remix_unsupported', 'operation_unsupported', 'unsupported_input_reference', 'too_many_files', 'too_many_fields', 'unknown_parameter',
     'invalid_webhook_url', 'too_many_endpoints', 'already_disabled', 'repeated_parameter'],
   401: ['invalid_api_key', 'invalid_callback_signature'],

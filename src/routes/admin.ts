@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AdminService, ALL_ACTIONS, view } from '../admin/service.js';
+import { adminListKeys, type AdminKeyQuery } from '../admin/key-list.js';
 import { adminTokenGuard } from '../auth/admin-token.js';
 import { SignInLimiter } from '../console/sign-in-limit.js';
 import { errors } from '../core/errors.js';
@@ -85,7 +86,7 @@ export function registerAdminRoutes(
     admin.get<{ Params: { name: string }; Querystring: LedgerQuery }>('/admin/accounts/:name/ledger', async (req) => ({
       data: (await deps.admin.ledger(req.params.name, parseLedgerQuery(req.query))).map(view.entry),
     }));
-    admin.get<{ Querystring: { account?: string } }>('/admin/keys', async (req) => ({ data: (await deps.admin.listKeys(req.query.account)).map(view.key) }));
+    admin.get<{ Querystring: AdminKeyQuery }>('/admin/keys', async (req) => adminListKeys(deps.admin, req.query));
     admin.post('/admin/keys', async (req, reply) => {
       const b = parse(adminSchemas.key, req.body);
       const { key, record } = await deps.admin.createKey(b as Parameters<AdminService['createKey']>[0]);

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { errors } from '../core/errors.js';
-import { constraintKind, type SqlDriver } from './driver.js';
+import { constraintKind, type SqlDriver, type SqlValue } from './driver.js';
+import { clampLimit } from './ledger.js';
 import { json, toKey } from './rows.js';
 import type { Store } from './types.js';
 
-export type KeyOps = Pick<Store, 'createKey' | 'findKeyByHash' | 'getKey' | 'listKeys' | 'revokeKey' | 'touchKey'>;
+export type KeyOps = Pick<Store, 'createKey' | 'findKeyByHash' | 'getKey' | 'listKeys' | 'keysByPrefix' | 'revokeKey' | 'touchKey'>;
 
 export function keyOps(db: SqlDriver): KeyOps {
   return {
@@ -39,11 +40,26 @@ export function keyOps(db: SqlDriver): KeyOps {
       return rows.length ? toKey(rows[0]) : undefined;
     },
 
-    async listKeys(accountId) {
-      const rows =
-        accountId === undefined
-          ? await db.query('SELECT * FROM api_keys ORDER BY created_at, id')
-          : await db.query('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id', [accountId]);
+    async listKeys(accountId, page) {
+      // Each page is a range of api_keys_list, or of api_keys_account_list for one account: read
+      // from the cursor on and stopped at the limit, however many keys there are.
+      const params: SqlValue[] = [];
+      const where: string[] = [];
+      if (accountId !== undefined) (where.push('account_id = ?'), params.push(accountId));
+      const desc = page.order === 'desc';
+      if (page.after) {
+        where.push(`(created_at, id) ${desc ? '<' : '>'} (?, ?)`);
+        params.push(page.after.createdAt, page.after.id);
+      }
+      params.push(clampLimit(page.limit, 100));
+      const dir = desc ? 'DESC' : 'ASC';
+      const filter = where.length ? `WHERE ${where.join(' AND ')}` : '';
+      const rows = await db.query(`SELECT * FROM api_keys ${filter} ORDER BY created_at ${dir}, id ${dir} LIMIT ?`, params);
+      return rows.map(toKey);
+    },
+
+    async keysByPrefix(prefix, limit) {
+      const rows = await db.query('SELECT * FROM api_keys WHERE prefix = ? LIMIT ?', [prefix, clampLimit(limit, 2)]);
       return rows.map(toKey);
     },
 

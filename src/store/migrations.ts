@@ -278,4 +278,21 @@ CREATE INDEX files_expiry ON files (expires_at);
     name: "an account's jobs of one model by time (GET /v1/videos?model=)",
     index: { name: 'jobs_account_model_list', table: 'jobs', columns: 'account_id, model, created_at, id' },
   },
+  {
+    version: 13,
+    name: 'keys by time (pages of GET /admin/keys)',
+    // Without it each page read and sorted every key.
+    index: { name: 'api_keys_list', table: 'api_keys', columns: 'created_at, id' },
+  },
+  {
+    version: 14,
+    name: "an account's keys by time (pages of GET /admin/keys?account=)",
+    index: { name: 'api_keys_account_list', table: 'api_keys', columns: 'account_id, created_at, id' },
+  },
+  {
+    version: 15,
+    name: 'keys by display prefix (revoking a key or reading its usage by prefix)',
+    // Finding a key by its prefix read every key.
+    index: { name: 'api_keys_prefix', table: 'api_keys', columns: 'prefix' },
+  },
 ];

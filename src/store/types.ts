@@ -113,6 +113,13 @@ export interface LedgerEntry {
   upstream: string | null;
 }
 
+/** A page of the key list: the keys just past `after` (the (created_at, id) of the last key seen). */
+export interface KeyListPage {
+  after?: { createdAt: number; id: string };
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
 /** Ledger rows newest first, narrowed by kind, model, time [from, to) and an id cursor (`before`). */
 export interface LedgerFilter {
   limit?: number;
@@ -151,7 +158,10 @@ export interface Store extends JobStore, WebhookStore, FileStore {
   createKey(k: Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'>): Promise<ApiKeyRecord>;
   findKeyByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   getKey(id: string): Promise<ApiKeyRecord | undefined>;
-  listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
+  /** One page of the keys (one account's, or with no account every account's) in (created_at, id) order. */
+  listKeys(accountId: string | undefined, page: KeyListPage): Promise<ApiKeyRecord[]>;
+  /** Keys whose display prefix is exactly `prefix`: at most `limit` of them, since a prefix need not be unique. */
+  keysByPrefix(prefix: string, limit: number): Promise<ApiKeyRecord[]>;
   /** Returns false when the key does not exist or was already revoked. */
   revokeKey(id: string, now: number): Promise<boolean>;
   touchKey(id: string, now: number): Promise<void>;

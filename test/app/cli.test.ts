@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { KEY_LIST_MAX_LIMIT } from '../../src/admin/service.js';
 import { main } from '../../src/main.js';
+import { openStore } from '../../src/store/index.js';
 
 let dir: string;
 let out = '';
@@ -60,6 +62,30 @@ describe('gateway CLI', () => {
     expect(JSON.parse(out)).toHaveLength(1);
     expect((await run('keys', 'revoke', record.id)).code).toBe(0);
     expect(JSON.parse(out).revoked_at).not.toBeNull();
+  });
+
+  it('lists more keys than one page holds: every key once, in creation order, as one JSON array', async () => {
+    expect((await run('accounts', 'create', 'bulk')).code).toBe(0);
+    const store = await openStore(`sqlite:${join(dir, 'gw.db')}`, { dataDir: dir });
+    try {
+      await store.driver.run(
+        `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < ${KEY_LIST_MAX_LIMIT * 2 + 4})
+         INSERT INTO api_keys (id, account_id, hash, prefix, name, models, actions, limits, created_at)
+         SELECT printf('bulk-%05d', n), (SELECT id FROM accounts WHERE name = 'bulk'), 'bulk-hash-' || n, 'sk-gw-b' || n, NULL, '["*"]', '["video"]', '{}', 1700000000000 + n / 3 FROM seq`,
+      );
+    } finally {
+      await store.close();
+    }
+    const r = await run('keys', 'list', '--account', 'bulk');
+    expect(r.code).toBe(0);
+    const listed = JSON.parse(r.out) as Array<{ id: string }>;
+    expect(listed.map((k) => k.id)).toEqual(Array.from({ length: KEY_LIST_MAX_LIMIT * 2 + 5 }, (_, n) => `bulk-${String(n).padStart(5, '0')}`));
+    // Written a page at a time, yet exactly as the whole array would be printed.
+    expect(r.out).toBe(`${JSON.stringify(listed, null, 2)}\n`);
+    await run('keys', 'list', '--account', 'acme');
+    expect(out).toBe(`${JSON.stringify(JSON.parse(out), null, 2)}\n`);
+    await run('accounts', 'create', 'keyless');
+    expect((await run('keys', 'list', '--account', 'keyless')).out).toBe('[]\n');
   });
 
   it('prints help with exit 0 when asked, usage with exit 2 when given nothing', async () => {

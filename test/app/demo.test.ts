@@ -46,7 +46,7 @@ describe('embedded default', () => {
   it('creates the demo key once and keeps it across restarts', async () => {
     expect(readFileSync(join(dataDir, 'demo-key'), 'utf8').trim()).toBe(key);
     expect(await ensureDemoKey(services.admin, dataDir)).toBe(key);
-    expect((await services.admin.listKeys('demo')).length).toBe(1);
+    expect((await services.admin.listKeys({ account: 'demo' })).keys.length).toBe(1);
   });
 
   it('lists a model of every video vendor and the embedding models; 401 without a key', async () => {

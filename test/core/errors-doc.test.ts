@@ -21,7 +21,7 @@ function produced(): GatewayError[] {
   }
   // Codes passed explicitly at call sites.
   for (const code of ['missing_required_parameter', 'invalid_body', 'forbidden_key', 'unsupported_media_type', 'model_not_supported',
-    'invalid_media', 'input_too_long', 'invalid_content_length', 'bad_request', 'request_too_large', 'unsupported_input_type', 'input_in_extra_body', 'extra_body_too_large', 'too_deep', 'too_many_media', 'malformed_request', 'already_exists', 'already_revoked',
+    'invalid_media', 'input_too_long', 'invalid_content_length', 'bad_request', 'request_too_large', 'unsupported_input_type', 'input_in_extra_body', 'extra_body_too_large', 'too_deep', 'too_many_media', 'malformed_request', 'already_exists', 'already_revoked', 'ambiguous_key',
     'invalid_cursor', 'remix_unsupported', 'operation_unsupported', 'unsupported_input_reference', 'too_many_files', 'too_many_fields', 'unknown_parameter',
     'media_location_not_allowed', 'invalid_webhook_url', 'too_many_endpoints', 'already_disabled', 'repeated_parameter']) out.push(errors.invalidRequest('x', undefined, code));
   for (const code of ['route_not_found', 'video_not_found', 'video_expired', 'account_not_found', 'key_not_found', 'variant_unavailable', 'upload_not_found', 'file_not_found', 'character_not_found',

@@ -109,7 +109,7 @@ export function routes(t: FuzzTargets): Route[] {
     { method: 'PATCH', name: '/admin/accounts/{id}', path: victim.map((a) => `/admin/accounts/${a}`), who: 'admin', body: 'accountPatch' },
     { method: 'POST', name: '/admin/accounts/{id}/topup', path: account.map((a) => `/admin/accounts/${a}/topup`), who: 'admin', body: 'topup' },
     { method: 'GET', name: '/admin/accounts/{id}/ledger', path: account.map((a) => `/admin/accounts/${a}/ledger`), who: 'admin', query: queryOf({ limit: count, kind: fc.constantFrom('credit', 'hold', 'release', 'capture', 'charge', 'x'), model: nasty, from: date, to: date, before: count }) },
-    { method: 'GET', name: '/admin/keys', path: c('/admin/keys'), who: 'admin', query: queryOf({ account }) },
+    { method: 'GET', name: '/admin/keys', path: c('/admin/keys'), who: 'admin', query: queryOf({ account, after: keyId, limit: count, order: fc.constantFrom('asc', 'desc', 'x') }) },
     { method: 'POST', name: '/admin/keys', path: c('/admin/keys'), who: 'admin', body: 'key' },
     { method: 'POST', name: '/admin/keys/{id}/revoke', path: keyId.map((k) => `/admin/keys/${k}/revoke`), who: 'admin' },
     { method: 'PUT', name: '/admin/keys/{id}/budget', path: keyId.map((k) => `/admin/keys/${k}/budget`), who: 'admin', body: 'budget' },

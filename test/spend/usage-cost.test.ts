@@ -81,7 +81,7 @@ describe('usage.cost on other answers', () => {
   it('an embeddings charge is one ledger row: the cost, the model as note and attribution, the key and upstream, a time-ordered ref', async () => {
     const { key, account } = await gw.newKey(100);
     const accountId = (await gw.services.store.getAccountByName(account))!.id;
-    const keyId = (await gw.services.store.listKeys(accountId))[0]!.id;
+    const keyId = (await gw.services.store.listKeys(accountId, { limit: 1, order: 'asc' }))[0]!.id;
     const before = Date.now();
     const r = await call(gw, 'POST', '/v1/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'one two three' } });
     expect(r.status).toBe(200);

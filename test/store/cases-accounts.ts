@@ -102,8 +102,8 @@ export function accountCases(ctx: () => Ctx): void {
     expect(await store.findKeyByHash(k1.hash)).toEqual(k1);
     expect(await store.findKeyByHash('missing')).toBeUndefined();
     expect(await store.getKey(k2.id)).toEqual(k2);
-    expect((await store.listKeys(a.id)).map((k) => k.id)).toEqual([k1.id, k2.id]);
-    expect((await store.listKeys()).map((k) => k.id).sort()).toEqual([k1.id, k2.id, k3.id].sort());
+    expect((await store.listKeys(a.id, { limit: 10, order: 'asc' })).map((k) => k.id)).toEqual([k1.id, k2.id]);
+    expect((await store.listKeys(undefined, { limit: 10, order: 'asc' })).map((k) => k.id).sort()).toEqual([k1.id, k2.id, k3.id].sort());
 
     expect(await store.revokeKey(k1.id, T0 + 50)).toBe(true);
     expect(await store.revokeKey(k1.id, T0 + 60)).toBe(false);
@@ -116,6 +116,39 @@ export function accountCases(ctx: () => Ctx): void {
 
     expect((await gatewayError(store.createKey(keyFor(a.id, { hash: k1.hash })))).code).toBe('already_exists');
     expect((await gatewayError(store.createKey(keyFor('no-such-account')))).status).toBe(404);
+  });
+
+  it('pages keys by (created_at, id) either way, all or one account\'s, and finds them by prefix', async () => {
+    const { store } = ctx();
+    const a = await makeAccount(store);
+    const b = await makeAccount(store);
+    // Two keys share each creation time, so the id decides their order.
+    const made: ApiKeyRecord[] = [];
+    for (let i = 0; i < 6; i++) {
+      made.push(await store.createKey(keyFor(i % 3 === 2 ? b.id : a.id, { id: `key-${5 - i}`, createdAt: T0 + Math.floor(i / 2), prefix: `sk-gw-p${i % 2}` })));
+    }
+    const byTime = [...made].sort((x, y) => x.createdAt - y.createdAt || (x.id < y.id ? -1 : 1)).map((k) => k.id);
+    const walk = async (accountId: string | undefined, order: 'asc' | 'desc', limit: number) => {
+      const seen: string[] = [];
+      let after: { createdAt: number; id: string } | undefined;
+      // Bounded: a store that ignored the page would otherwise answer the same keys forever.
+      for (let i = 0; i <= made.length; i++) {
+        const page = await store.listKeys(accountId, { after, limit, order });
+        seen.push(...page.map((k) => k.id));
+        if (page.length < limit) break;
+        const last = page[page.length - 1]!;
+        after = { createdAt: last.createdAt, id: last.id };
+      }
+      return seen;
+    };
+    for (const limit of [1, 2, 4]) {
+      expect(await walk(undefined, 'asc', limit)).toEqual(byTime);
+      expect(await walk(undefined, 'desc', limit)).toEqual([...byTime].reverse());
+      expect(await walk(a.id, 'asc', limit)).toEqual(byTime.filter((id) => made.find((k) => k.id === id)!.accountId === a.id));
+    }
+    expect((await store.keysByPrefix('sk-gw-p1', 10)).map((k) => k.id).sort()).toEqual(made.filter((_, i) => i % 2 === 1).map((k) => k.id).sort());
+    expect(await store.keysByPrefix('sk-gw-p1', 2)).toHaveLength(2);
+    expect(await store.keysByPrefix('sk-gw-p', 2)).toEqual([]);
   });
 
   it('lists the ledger newest first, by ref and with a limit', async () => {

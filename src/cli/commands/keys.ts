@@ -1,7 +1,7 @@
-import { view } from '../../admin/service.js';
+import { KEY_LIST_MAX_LIMIT, view } from '../../admin/service.js';
 import type { KeyAction } from '../../store/types.js';
 import type { CliCommand } from '../command.js';
-import { CONFIG_OPTION, csv, printJson, withAdmin, type WithConfig } from '../local.js';
+import { CONFIG_OPTION, csv, jsonArrayWriter, printJson, withAdmin, type WithConfig } from '../local.js';
 
 /** API key administration straight on the configured database (the same operations as /admin/keys). */
 export const keysCommand: CliCommand = {
@@ -36,7 +36,22 @@ export const keysCommand: CliCommand = {
       .command('list')
       .option('--account <name>', 'only this account')
       .option(...CONFIG_OPTION)
-      .action(run(async (o: WithConfig & { account?: string }) => withAdmin(o.config, async (admin) => printJson((await admin.listKeys(o.account)).map(view.key)))));
+      .action(
+        run(async (o: WithConfig & { account?: string }) =>
+          withAdmin(o.config, async (admin) => {
+            // Every key, read and printed a page at a time, so that thousands of keys are never held at once.
+            const out = jsonArrayWriter();
+            let after: string | undefined;
+            for (;;) {
+              const { keys: page, hasMore } = await admin.listKeys({ account: o.account, after, limit: KEY_LIST_MAX_LIMIT });
+              for (const k of page) out.item(view.key(k));
+              if (!hasMore || page.length === 0) break;
+              after = page[page.length - 1]!.id;
+            }
+            out.end();
+          }),
+        ),
+      );
     keys
       .command('revoke <idOrPrefix>')
       .option(...CONFIG_OPTION)
