@@ -205,4 +205,35 @@ describe('the console in headless Chromium', () => {
     await opCtx.close();
     await keyCtx.close();
   }, 120_000);
+
+  it("an account's keys come newest first in pages; a key made on a later page shows at the head of the first", async () => {
+    const accountId = await gw.createAccount('many-keys');
+    const ids: string[] = [];
+    for (let i = 0; i < 53; i++) {
+      const k = await gw.services.store.createKey({
+        id: `many-${String(i).padStart(2, '0')}`, accountId, hash: `many-hash-${i}`, prefix: `sk-gw-m${i}`, name: null,
+        models: ['*'], actions: ['video'], limits: {}, expiresAt: null, createdAt: 1_700_000_000_000 + i, budget: null,
+      });
+      ids.unshift(k.id);
+    }
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const op = await newPage(ctx);
+    await signIn(op, gw.adminToken);
+    await op.waitForSelector('#accounts-title');
+    await op.goto(`${gw.url}/console#/accounts/many-keys`);
+    const shown = () => op.$$eval('tr[data-key]', (rows) => rows.map((r) => r.getAttribute('data-key')));
+    await expect.poll(shown, SHOWN).toEqual(ids.slice(0, 50));
+    await op.click('text=Older keys');
+    await expect.poll(shown, SHOWN).toEqual(ids.slice(50));
+    expect(await op.isDisabled('text=Older keys')).toBe(true);
+    await op.fill('#key-name', 'latest');
+    await op.click('text=Create key');
+    await op.waitForSelector('#new-key-secret');
+    await expect.poll(async () => (await shown()).length, SHOWN).toBe(50);
+    const rows = await shown();
+    expect(rows.slice(1)).toEqual(ids.slice(0, 49));
+    expect((await gw.services.store.getKey(rows[0]!))!.name).toBe('latest');
+    expect(problems).toEqual([]);
+    await ctx.close();
+  }, 60_000);
 });

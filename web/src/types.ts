@@ -29,6 +29,13 @@ export interface Key {
   key?: string;
 }
 
+/** One page of GET /admin/keys. */
+export interface KeyPage {
+  data: Key[];
+  has_more: boolean;
+  last_id: string | null;
+}
+
 export interface LedgerEntry {
   id: number;
   kind: string;

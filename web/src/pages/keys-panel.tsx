@@ -1,18 +1,28 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, query } from '../api';
 import { CopyButton } from '../components/copy-button';
 import { ErrorNote } from '../components/error-note';
 import { Field } from '../components/field';
 import { useLoad } from '../components/use-load';
 import { text, when } from '../format';
-import type { Key } from '../types';
+import type { Key, KeyPage } from '../types';
 import { TableHead } from '../components/table-head';
 
 const ACTIONS = ['video', 'embeddings', 'chat', 'models'];
 
-/** An account's keys: list, create (the secret is shown once, with a copy button), revoke. */
+const PAGE = 50;
+
+/**
+ * An account's keys, newest first in cursor pages (`after` = the last id shown): list, create (the
+ * secret is shown once, with a copy button), revoke.
+ */
 export function KeysPanel({ account }: { account: string }) {
-  const keys = useLoad(() => api<{ data: Key[] }>('GET', `/admin/keys?account=${encodeURIComponent(account)}`), [account]);
+  // The pages walked belong to one account: another account starts from its newest keys.
+  const [pages, setPages] = useState<{ account: string; cursors: string[] }>({ account, cursors: [] });
+  const cursors = pages.account === account ? pages.cursors : [];
+  const setCursors = (next: string[]) => setPages({ account, cursors: next });
+  const after = cursors[cursors.length - 1];
+  const keys = useLoad(() => api<KeyPage>('GET', `/admin/keys${query({ account, order: 'desc', limit: PAGE, after })}`), [account, after]);
   const [form, setForm] = useState({ name: '', models: '', expires: '', total: '', period: '', periodLimit: '' });
   const [actions, setActions] = useState<string[]>(ACTIONS);
   const [created, setCreated] = useState<Key>();
@@ -35,7 +45,9 @@ export function KeysPanel({ account }: { account: string }) {
       });
       setCreated(k);
       setForm({ name: '', models: '', expires: '', total: '', period: '', periodLimit: '' });
-      keys.reload();
+      // The new key is the newest: it heads the first page.
+      if (cursors.length > 0) setCursors([]);
+      else keys.reload();
     } catch (err) {
       setError(err);
     }
@@ -69,10 +81,10 @@ export function KeysPanel({ account }: { account: string }) {
       )}
       <div class="table-wrap">
         <table>
-          <TableHead caption={`Keys of ${account}`} columns={['Key', 'Name', 'Actions', 'Models', 'Budget', 'Expires', 'Last used', 'State']} />
+          <TableHead caption={`Keys of ${account}, newest first`} columns={['Key', 'Name', 'Actions', 'Models', 'Budget', 'Expires', 'Last used', 'State']} />
           <tbody>
             {(keys.data?.data ?? []).map((k) => (
-              <tr key={k.id}>
+              <tr key={k.id} data-key={k.id}>
                 <td class="mono">{k.prefix}…</td>
                 <td>{text(k.name)}</td>
                 <td>{k.actions.join(', ')}</td>
@@ -94,6 +106,17 @@ export function KeysPanel({ account }: { account: string }) {
           </tbody>
         </table>
       </div>
+      <nav class="pager" aria-label="Key pages">
+        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors([])}>
+          Newest
+        </button>
+        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Previous page
+        </button>
+        <button type="button" disabled={!keys.data?.has_more || !keys.data.last_id} onClick={() => setCursors([...cursors, keys.data!.last_id!])}>
+          Older keys
+        </button>
+      </nav>
       <h3>New key</h3>
       <form class="inline-form" onSubmit={create}>
         <Field id="key-name" label="Name">
