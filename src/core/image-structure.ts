@@ -143,10 +143,21 @@ function jpegLayout(b: Buffer): string | { frameAt: number } {
     }
     if (marker === 0xda) {
       if (frameAt < 0) return 'it has no frame header (SOF) before its image data';
-      return b.lastIndexOf(EOI) >= end ? { frameAt } : `${CUT} (no EOI marker after its image data)`;
+      return hasEoiFrom(b, end) ? { frameAt } : `${CUT} (no EOI marker after its image data)`;
     }
     at = end;
   }
+}
+
+/**
+ * Whether an EOI marker (FF D9) starts at `from` or later. A plain loop from the end: a whole JPEG
+ * ends with it, so this returns at once, and a file without one costs one pass (~1.3 ms per MB).
+ * Buffer.lastIndexOf with the two-byte marker took ~65 ms on 10 MB of D9 bytes (and indexOf as
+ * long on FF bytes): their search slows on a run of one of the marker's bytes.
+ */
+function hasEoiFrom(b: Buffer, from: number): boolean {
+  for (let i = b.length - 1; i > from; i--) if (b[i] === 0xd9 && b[i - 1] === 0xff) return true;
+  return false;
 }
 
 /**
@@ -160,7 +171,6 @@ export function imageContainerOf(b: Buffer): ImageContainer | undefined {
   return undefined;
 }
 
-const EOI = Buffer.from([0xff, 0xd9]);
 const VP8 = 0x56503820; // 'VP8 '
 const VP8L = 0x5650384c;
 const ANMF = 0x414e4d46;

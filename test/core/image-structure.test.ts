@@ -59,6 +59,17 @@ describe('image containers', () => {
     expect(imageStructureProblem(withExif.subarray(0, withExif.length - 40), 'jpg')).toMatch(/no EOI/);
   });
 
+  it('JPEG: the EOI is looked for after the image data only, also behind runs of its own bytes', () => {
+    // The last two bytes of the fixture are its EOI; the image data runs up to them.
+    const body = jpg.subarray(0, jpg.length - 2);
+    expect(imageStructureProblem(Buffer.concat([body, Buffer.alloc(200_000, 0xd9)]), 'jpg')).toMatch(/no EOI/);
+    expect(imageStructureProblem(Buffer.concat([body, Buffer.alloc(200_000, 0xff)]), 'jpg')).toMatch(/no EOI/);
+    expect(imageStructureProblem(Buffer.concat([body, Buffer.alloc(200_000, 0xd9), Buffer.from('ffd9', 'hex')]), 'jpg')).toBeUndefined();
+    expect(imageStructureProblem(Buffer.concat([body, Buffer.from('ffd9', 'hex'), Buffer.alloc(200_000, 0xd9)]), 'jpg')).toBeUndefined();
+    // An FF D9 inside the headers, before the image data, is no EOI.
+    expect(imageStructureProblem(body, 'jpg')).toMatch(/no EOI/);
+  });
+
   it('JPEG: stray bytes before a marker are skipped as libjpeg skips them; the frame is still found', () => {
     const whole = jpegFrame(jpg)!;
     expect(whole.width).toBeGreaterThan(0);
