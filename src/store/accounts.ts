@@ -41,7 +41,7 @@ export function accountOps(db: SqlDriver): AccountOps {
           );
           // The opening balance goes through the ledger too, so balance == sum(deltas) from day one.
           if (a.balance > 0) {
-            await insertEntry(tx, { accountId: id, kind: 'credit', delta: a.balance, ref: `open:${id}`, note: 'opening balance', now: a.now });
+            await insertEntry(tx, db.dialect, { accountId: id, kind: 'credit', delta: a.balance, ref: `open:${id}`, note: 'opening balance', now: a.now });
           }
           return toAccount(rows[0]);
         });
@@ -99,7 +99,7 @@ export function accountOps(db: SqlDriver): AccountOps {
           );
         }
         // Top-ups have no natural idempotency key in this interface, so each gets a fresh ref.
-        await insertEntry(tx, { accountId, kind: 'credit', delta: amount, ref: `credit:${randomUUID()}`, note, now });
+        await insertEntry(tx, db.dialect, { accountId, kind: 'credit', delta: amount, ref: `credit:${randomUUID()}`, note, now });
         return toAccount(rows[0]);
       });
     },

@@ -41,13 +41,17 @@ export async function settleJob(
     return await db.transaction(async (tx) => {
       const won = await cas(tx);
       if (!won) return false;
-      let total = 0;
+      const rows = entries(won);
+      const total = rows.reduce((sum, e) => sum + e.delta, 0);
+      // The account's row before the ledger rows, as every ledger write takes it, even when the net
+      // is 0 (a job billed exactly what it held): on PostgreSQL the rows' trigger then locks the
+      // key's running totals (rollups.ts) after the account, never before it, so a settlement and a
+      // charge of one key cannot each hold what the other waits for.
+      await tx.run('UPDATE accounts SET balance = balance + ? WHERE id = ?', [total, won.accountId]);
       const by = { keyId: won.keyId, model: won.model, upstream: won.upstream };
-      for (const e of entries(won)) {
-        await insertEntry(tx, { accountId: won.accountId, kind: e.kind, delta: e.delta, ref: jobId, note: e.note, now, by });
-        total += e.delta;
+      for (const e of rows) {
+        await insertEntry(tx, db.dialect, { accountId: won.accountId, kind: e.kind, delta: e.delta, ref: jobId, note: e.note, now, by });
       }
-      if (total !== 0) await tx.run('UPDATE accounts SET balance = balance + ? WHERE id = ?', [total, won.accountId]);
       // The key's budget counted the hold; from now on it counts what was really spent (total is
       // the net change: -capture + hold). Same period as the hold: the job's creation time.
       await adjustInTx(tx, won.keyId, 0 - total, won.createdAt);

@@ -60,7 +60,7 @@ export function jobOps(db: SqlDriver): JobOps {
           throw new InsufficientBalance();
         }
         const by = { keyId: job.keyId, model: job.model, upstream: null };
-        await insertEntry(tx, { accountId: job.accountId, kind: 'hold', delta: 0 - hold, ref: job.id, note: job.model, now, by });
+        await insertEntry(tx, db.dialect, { accountId: job.accountId, kind: 'hold', delta: 0 - hold, ref: job.id, note: job.model, now, by });
         await tx.run(INSERT_JOB, [
           job.id,
           job.accountId,

@@ -1,7 +1,8 @@
 import { errors, GatewayError } from '../core/errors.js';
 import { isMicros, type Micros } from '../core/money.js';
-import { constraintKind, type SqlDriver, type SqlExecutor } from './driver.js';
+import { constraintKind, type Dialect, type SqlDriver, type SqlExecutor } from './driver.js';
 import type { SqlValue } from './driver.js';
+import { addToTotals } from './rollups.js';
 import { assertMicros, int, toEntry } from './rows.js';
 import type { Attribution, LedgerKind, Store, UsageFilter } from './types.js';
 
@@ -21,14 +22,20 @@ export interface EntryInput {
 }
 
 /**
- * Appends one entry. Throws a unique violation when (ref, kind) already exists, which rolls the
- * surrounding transaction back: that is the at-most-once guarantee, even across processes.
+ * Appends one entry, and counts it in the ledger's running totals (rollups.ts). Throws a unique
+ * violation when (ref, kind) already exists, which rolls the surrounding transaction back: that is
+ * the at-most-once guarantee, even across processes.
  */
-export async function insertEntry(tx: SqlExecutor, e: EntryInput): Promise<void> {
+export async function insertEntry(tx: SqlExecutor, dialect: Dialect, e: EntryInput): Promise<void> {
   await tx.run(
     'INSERT INTO ledger (account_id, kind, delta, ref, note, created_at, key_id, model, upstream) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [e.accountId, e.kind, e.delta, e.ref, e.note, e.now, e.by?.keyId ?? null, e.by?.model ?? null, e.by?.upstream ?? null],
   );
+  await addToTotals(tx, dialect, [counted(e.accountId, e.kind, e.delta, e.now, e.by)]);
+}
+
+function counted(accountId: string, kind: LedgerKind, delta: Micros, createdAt: number, by: Attribution | undefined) {
+  return { accountId, kind, delta, createdAt, keyId: by?.keyId ?? null, model: by?.model ?? null };
 }
 
 export function clampLimit(limit: number | undefined, fallback: number): number {
@@ -96,6 +103,7 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
         return await db.transaction(async (tx) => {
           if ((await tx.run(CHARGE_ENTRY, params)) === 0) return 'duplicate';
           await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', [amount, accountId]);
+          await addToTotals(tx, 'sqlite', [counted(accountId, 'charge', 0 - amount, now, by)]);
           return 'ok';
         });
       } catch (e) {
@@ -110,19 +118,23 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
       if (items.some((it) => !isMicros(it.amount))) return chargeEach(this, items);
       try {
         if (db.dialect === 'postgres') return await pgChargeMany(db, items);
-        // SQLite: one transaction; each account's balance moves once, by the sum of its new entries.
+        // SQLite: one transaction; each account's balance moves once, by the sum of its new entries,
+        // and the running totals once per key (and per key, day and model).
         return await db.transaction(async (tx) => {
           const out: ('ok' | 'duplicate')[] = [];
           const totals = new Map<string, Micros>();
+          const written: ReturnType<typeof counted>[] = [];
           for (const it of items) {
             const params = [it.accountId, 0 - it.amount, it.ref, it.note, it.now, ...attribution(it.by)];
             if ((await tx.run(CHARGE_ENTRY, params)) === 0) out.push('duplicate');
             else {
               totals.set(it.accountId, (totals.get(it.accountId) ?? 0) + it.amount);
+              written.push(counted(it.accountId, 'charge', 0 - it.amount, it.now, it.by));
               out.push('ok');
             }
           }
           for (const [accountId, total] of totals) await tx.run('UPDATE accounts SET balance = balance - ? WHERE id = ?', [total, accountId]);
+          await addToTotals(tx, 'sqlite', written);
           return out;
         });
       } catch (e) {

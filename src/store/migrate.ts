@@ -1,5 +1,5 @@
 import type { Dialect, SqlDriver, SqlExecutor, SqlSession } from './driver.js';
-import { MIGRATIONS, migrationSql, type IndexBuild, type Migration } from './migrations.js';
+import { MIGRATIONS, TYPES, type Backfill, type IndexBuild, type Migration } from './migrations.js';
 import { int } from './rows.js';
 
 const CREATE_VERSIONS = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)';
@@ -20,8 +20,10 @@ const PG_LOCK_POLL_MS = 100;
  * PostgreSQL: on a connection of its own, under a session-level advisory lock. The migrations run in
  * one transaction, as on SQLite, except an index build (`IndexBuild`) on a database that already
  * has data: that one runs alone, outside any transaction, with CREATE INDEX CONCURRENTLY, and is
- * recorded once it has finished. The transaction before it is committed first; a failure then leaves
- * the schema at the last recorded version, and the next start carries on from there.
+ * recorded once it has finished; and a backfill (`Backfill`) on such a database, which runs in
+ * transactions of its own, a part each, and is recorded by the last. The transaction before either is
+ * committed first; a failure then leaves the schema at the last recorded version, and the next start
+ * carries on from there.
  */
 export async function migrate(db: SqlDriver, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
   const ordered = [...migrations].sort((a, b) => a.version - b.version);
@@ -37,9 +39,19 @@ async function pending(db: SqlExecutor, ordered: readonly Migration[]): Promise<
   return { todo: ordered.filter((m) => !done.has(m.version)), fresh: done.size === 0 };
 }
 
+/** Runs a migration inside the caller's transaction (a backfill: all its steps). */
+async function applyMigration(tx: SqlExecutor, m: Migration, dialect: Dialect): Promise<void> {
+  if ('backfill' in m) {
+    while (!(await m.backfill.step(tx, dialect)));
+    return;
+  }
+  const sql = 'sql' in m ? m.sql(TYPES[dialect], dialect) : `CREATE INDEX ${m.index.name} ON ${m.index.table} (${m.index.columns});`;
+  await tx.exec(sql);
+}
+
 async function applyInTransaction(tx: SqlExecutor, dialect: Dialect, steps: readonly Migration[]): Promise<number[]> {
   for (const m of steps) {
-    await tx.exec(migrationSql(m, dialect));
+    await applyMigration(tx, m, dialect);
     await tx.run(RECORD_VERSION, [m.version, m.name, Date.now()]);
   }
   return steps.map((m) => m.version);
@@ -60,13 +72,16 @@ async function migratePostgres(s: SqlSession, ordered: readonly Migration[]): Pr
       // A new database (nothing recorded) builds its indexes in the one transaction: its tables are
       // new and nobody writes to them, while a concurrent build would wait out every statement
       // running anywhere in the database (it waits for older snapshots to go).
-      if (!('index' in m) || fresh) {
+      // Its backfill finds nothing to take in either.
+      if (!('index' in m || 'backfill' in m) || fresh) {
         batch.push(m);
         continue;
       }
       await commitBatch();
-      await buildIndexConcurrently(s, m.index);
-      await s.run(RECORD_VERSION, [m.version, m.name, Date.now()]);
+      if ('index' in m) {
+        await buildIndexConcurrently(s, m.index);
+        await s.run(RECORD_VERSION, [m.version, m.name, Date.now()]);
+      } else await backfillInParts(s, m, m.backfill);
       applied.push(m.version);
     }
     await commitBatch();
@@ -74,6 +89,21 @@ async function migratePostgres(s: SqlSession, ordered: readonly Migration[]): Pr
   } finally {
     // Closing the session would release it too; this lets the next instance in at once.
     await s.query(`SELECT pg_advisory_unlock(${PG_LOCK_KEY})`).catch(() => {});
+  }
+}
+
+/**
+ * A backfill's steps, each in a transaction of its own, so that the tables it reads and writes stay
+ * open to writes between them. The step that finds nothing left is recorded in the same transaction.
+ */
+async function backfillInParts(s: SqlSession, m: Migration, backfill: Backfill): Promise<void> {
+  for (;;) {
+    const done = await s.transaction(async (tx) => {
+      if (!(await backfill.step(tx, 'postgres'))) return false;
+      await tx.run(RECORD_VERSION, [m.version, m.name, Date.now()]);
+      return true;
+    });
+    if (done) return;
   }
 }
 

@@ -1,4 +1,5 @@
-import type { Dialect } from './driver.js';
+import type { Dialect, SqlExecutor } from './driver.js';
+import { backfillStep, rollupSchema } from './rollups.js';
 
 /**
  * Versioned schema changes. A migration, once released, is never edited: add a new one.
@@ -29,18 +30,24 @@ export interface IndexBuild {
   columns: string;
 }
 
+/**
+ * Rows written before a migration that a structure it added must also take in. On PostgreSQL a
+ * database with data runs the steps one transaction each, so that writes go on between them; the
+ * step that finds nothing left is recorded in its own transaction, so a start cut off part way
+ * carries on where it stopped. Elsewhere every step runs in the migration's transaction. See migrate.ts.
+ */
+export interface Backfill {
+  /** Takes in the next part of what is left; true once nothing was (and its bookkeeping is gone). */
+  step(tx: SqlExecutor, dialect: Dialect): Promise<boolean>;
+}
+
 interface Versioned {
   version: number;
   name: string;
 }
 
-export type Migration = Versioned & ({ sql(t: Types): string } | { index: IndexBuild });
-
-/** The plain statements of a migration, as run inside a transaction. */
-export function migrationSql(m: Migration, dialect: Dialect): string {
-  if ('sql' in m) return m.sql(TYPES[dialect]);
-  return `CREATE INDEX ${m.index.name} ON ${m.index.table} (${m.index.columns});`;
-}
+/** `sql` gets the dialect too, for the statements that have no common spelling (a trigger). */
+export type Migration = Versioned & ({ sql(t: Types, dialect: Dialect): string } | { index: IndexBuild } | { backfill: Backfill });
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -294,5 +301,24 @@ CREATE INDEX files_expiry ON files (expires_at);
     name: 'keys by display prefix (revoking a key or reading its usage by prefix)',
     // Finding a key by its prefix read every key.
     index: { name: 'api_keys_prefix', table: 'api_keys', columns: 'prefix' },
+  },
+  {
+    version: 16,
+    name: "running totals of the ledger: each key's spend, and spend per key, UTC day and model (rollups.ts)",
+    // GET /v1/usage summed the key's every ledger row on each call, and the usage reports every row
+    // of their range. The totals count the rows written from here on; migration 17 adds the others.
+    sql: (_t, dialect) => rollupSchema(dialect),
+  },
+  {
+    version: 17,
+    name: 'the ledger rows written before migration 16, added to its totals',
+    backfill: { step: (tx, dialect) => backfillStep(tx, dialect) },
+  },
+  {
+    version: 18,
+    name: 'the ledger by time (the usage reports across accounts, for the hours at either end of their range)',
+    // A report's whole days come from usage_daily (migration 16); a range that starts or ends
+    // within a day reads the ledger rows of those hours, which without it meant every ledger row.
+    index: { name: 'ledger_time', table: 'ledger', columns: 'created_at' },
   },
 ];

@@ -3,6 +3,7 @@ import { accountCases, type Ctx } from './cases-accounts.js';
 import { budgetCases } from './cases-budgets.js';
 import { jobCases } from './cases-jobs.js';
 import { propertyCases } from './cases-property.js';
+import { rollupCases } from './cases-rollups.js';
 import { webhookCases } from './cases-webhooks.js';
 import { postgresBackend, sqliteBackend, type Backend } from './harness.js';
 
@@ -35,6 +36,7 @@ function contract(name: string, make: () => Backend): void {
     budgetCases(ctx);
     jobCases(ctx);
     propertyCases(ctx);
+    rollupCases(ctx);
     webhookCases(ctx);
   });
 }
