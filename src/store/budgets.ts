@@ -98,6 +98,21 @@ async function spentSince(tx: SqlExecutor, keyId: string, since: number, until =
 }
 
 /**
+ * What `spentSince` gives for the whole of time, read off the ledger's running total (rollups.ts)
+ * instead of summed over every row of the key: its captures and charges, and the holds of its jobs
+ * still running (a settled job's hold and release cancel out).
+ */
+async function spentEver(tx: SqlExecutor, keyId: string): Promise<Micros> {
+  const rows = await tx.query('SELECT spent FROM key_totals WHERE key_id = ?', [keyId]);
+  return rows.length ? int(rows[0]!.spent) : 0;
+}
+
+/** A window's spend from the ledger and the jobs; the lifetime one from its running total. */
+function spentIn(tx: SqlExecutor, keyId: string, w: { key: string; start: number; end: number }): Promise<Micros> {
+  return w.key === TOTAL ? spentEver(tx, keyId) : spentSince(tx, keyId, w.start, w.end);
+}
+
+/**
  * Counts `amount` against every window of the key's budget, inside the caller's transaction.
  * Each window is one conditional UPDATE (spent + amount <= cap): concurrent reservations on one
  * key serialise on the row and each re-checks what the previous one left, on SQLite and
@@ -137,7 +152,7 @@ async function seed(tx: SqlExecutor, keyId: string, windows: Window[]): Promise<
   const present = new Set(rows.map((r) => String(r.period)));
   for (const w of windows) {
     if (present.has(w.key)) continue;
-    const spent = await spentSince(tx, keyId, w.start, w.end);
+    const spent = await spentIn(tx, keyId, w);
     await tx.run('INSERT INTO key_spend (key_id, period, spent) VALUES (?, ?, ?) ON CONFLICT (key_id, period) DO NOTHING', [keyId, w.key, spent]);
   }
 }
@@ -197,13 +212,15 @@ export function budgetOps(db: SqlDriver): BudgetOps {
       return db.transaction(async (tx) => {
         const budget = await budgetOf(tx, keyId);
         const w = budget?.period ? periodWindow(budget.period, now) : null;
-        const read = async (period: string, start: number, end: number) => {
-          const rows = await tx.query('SELECT spent FROM key_spend WHERE key_id = ? AND period = ?', [keyId, period]);
-          return rows.length ? int(rows[0]!.spent) : spentSince(tx, keyId, start, end);
+        // A budget's counters when they exist (they also hold the estimates of requests running);
+        // else what the ledger says, the lifetime figure in one row whatever the key's history.
+        const read = async (window: { key: string; start: number; end: number }) => {
+          const rows = await tx.query('SELECT spent FROM key_spend WHERE key_id = ? AND period = ?', [keyId, window.key]);
+          return rows.length ? int(rows[0]!.spent) : spentIn(tx, keyId, window);
         };
         return {
-          total: await read(TOTAL, 0, Number.MAX_SAFE_INTEGER),
-          period: w ? await read(w.key, w.start, w.end) : 0,
+          total: await read({ key: TOTAL, start: 0, end: Number.MAX_SAFE_INTEGER }),
+          period: w ? await read(w) : 0,
           periodStart: w?.start ?? null,
           periodEnd: w?.end ?? null,
         };

@@ -4,9 +4,9 @@ import { constraintKind, type Dialect, type SqlDriver, type SqlExecutor } from '
 import type { SqlValue } from './driver.js';
 import { addToTotals } from './rollups.js';
 import { assertMicros, int, toEntry } from './rows.js';
-import type { Attribution, LedgerKind, Store, UsageFilter } from './types.js';
+import type { Attribution, LedgerKind, Store } from './types.js';
 
-export type LedgerOps = Pick<Store, 'listLedger' | 'charge' | 'chargeMany' | 'canAfford' | 'usage'>;
+export type LedgerOps = Pick<Store, 'listLedger' | 'charge' | 'chargeMany' | 'canAfford'>;
 
 export const DEFAULT_LEDGER_LIMIT = 100;
 export const MAX_LIST_LIMIT = 10_000;
@@ -148,20 +148,8 @@ export function ledgerOps(db: SqlDriver): LedgerOps {
       const rows = await db.query('SELECT balance FROM accounts WHERE id = ?', [accountId]);
       return rows.length > 0 && int(rows[0].balance) >= amount;
     },
-
-    async usage(f) {
-      const { sql, params } = usageQuery(f);
-      const rows = await db.query(sql, params);
-      return rows.map((r) => ({
-        group: f.groupBy === 'day' ? new Date(int(r.grp) * DAY_MS).toISOString().slice(0, 10) : String(r.grp ?? ''),
-        spent: int(r.spent),
-        requests: int(r.n),
-      }));
-    },
   };
 }
-
-const DAY_MS = 86_400_000;
 
 type ChargeItem = Parameters<Store['chargeMany']>[0][number];
 
@@ -211,20 +199,4 @@ async function chargeEach(ops: Pick<LedgerOps, 'charge'>, items: readonly Charge
 
 function attribution(by: Attribution | undefined): (string | null)[] {
   return [by?.keyId ?? null, by?.model ?? null, by?.upstream ?? null];
-}
-
-/** Spend is what captures and charges took (their deltas are negative); holds and releases net out. */
-function usageQuery(f: UsageFilter): { sql: string; params: SqlValue[] } {
-  // Integer division by a day gives the UTC day number on both dialects (BIGINT / INTEGER).
-  const group = f.groupBy === 'day' ? `created_at / ${DAY_MS}` : f.groupBy === 'model' ? 'model' : 'key_id';
-  const where = ["kind IN ('capture', 'charge')", 'created_at >= ?', 'created_at < ?'];
-  const params: SqlValue[] = [f.from, f.to];
-  if (f.accountId !== undefined) (where.push('account_id = ?'), params.push(f.accountId));
-  if (f.keyId !== undefined) (where.push('key_id = ?'), params.push(f.keyId));
-  if (f.model !== undefined) (where.push('model = ?'), params.push(f.model));
-  return {
-    sql: `SELECT ${group} AS grp, SUM(0 - delta) AS spent, COUNT(*) AS n FROM ledger WHERE ${where.join(' AND ')}
-          GROUP BY ${group} ORDER BY ${f.groupBy === 'day' ? 'grp' : 'spent DESC, grp'} LIMIT ${MAX_LIST_LIMIT}`,
-    params,
-  };
 }

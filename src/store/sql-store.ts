@@ -11,6 +11,7 @@ import { tracedTransactions } from './traced.js';
 import type { Store } from './types.js';
 import { webhookOps } from './webhooks.js';
 import { fileOps } from './files.js';
+import { usageOps } from './usage-report.js';
 
 /** A Store plus the driver under it (for tooling and tests that need raw SQL). */
 export interface SqlStore extends Store {
@@ -33,6 +34,7 @@ export function createSqlStore(raw: SqlDriver): SqlStore {
     ...accountOps(driver),
     ...keyOps(driver),
     ...ledgerOps(driver),
+    ...usageOps(driver),
     ...jobOps(driver),
     ...jobReadOps(driver),
     ...budgetOps(driver),

@@ -95,6 +95,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(run.steps()).toBe(7);
       await expectTablesMatchLedger(db);
       const store = createSqlStore(db);
+      expect((await store.keySpend('key-a', T0 + 3 * DAY)).total).toBe(4_200 + 15 * 10 + (1 + 3 + 5 + 7 + 9 + 11 + 13 + 15 + 17 + 19 + 21 + 23 + 25 + 27 + 29));
+      expect((await store.keySpend('key-b', T0 + 3 * DAY)).total).toBe(7_000 + 15 * 10 + (0 + 2 + 4 + 6 + 8 + 10 + 12 + 14 + 16 + 18 + 20 + 22 + 24 + 26 + 28));
       expect(await store.usage({ from: T0, to: T0 + DAY, groupBy: 'key' })).toEqual([
         { group: 'key-a', spent: 5 * 10 + (3 + 9 + 15 + 21 + 27), requests: 5 },
         { group: 'key-b', spent: 5 * 10 + (0 + 6 + 12 + 18 + 24), requests: 5 },
@@ -143,6 +145,7 @@ describe("the ledger's running totals while PostgreSQL instances keep writing", 
     const results = await Promise.all(writes);
     expect(results.flat().filter((r) => r === 'ok')).toHaveLength(2 * writes.length);
     await expectTablesMatchLedger(db);
+    expect((await other.keySpend('key-c', T0 + 3 * DAY)).total).toBe(7 * writes.length);
   });
 
   it('count once a row whose transaction was open when the trigger was created', async () => {
