@@ -5,8 +5,8 @@ import type { LedgerKind } from './types.js';
 
 /**
  * Running totals of the ledger, so that a key's spend and the usage reports read a handful of rows
- * instead of every ledger row in their range (a key with 300,000 rows cost ~1.7 s of database time
- * per GET /v1/usage; on SQLite that time is the event loop's).
+ * instead of every ledger row in their range (a key with 200,000 rows cost ~160 ms of CPU per
+ * GET /v1/usage on SQLite, all of it the event loop's; docs/spend.md, "What a usage read costs").
  *
  *  - `key_totals`: per key, minus the sum of the deltas of its ledger rows. Holds, releases,
  *    captures and charges carry the key, so this is what its captures and charges took plus what
@@ -123,8 +123,11 @@ export async function addToTotals(tx: SqlExecutor, dialect: Dialect, rows: reado
 
 const DAY_MS = 86_400_000;
 
-/** Ledger rows counted per backfill step: each step is one short transaction on PostgreSQL. */
-export const BACKFILL_ROWS = 50_000;
+/**
+ * Ledger rows counted per backfill step: each step is one short transaction on PostgreSQL, during
+ * which ledger writes wait for the totals (~40 ms a step measured, 300,000 rows in 15 steps).
+ */
+export const BACKFILL_ROWS = 20_000;
 
 const BACKFILL_TOTALS = `INSERT INTO key_totals (key_id, spent)
 SELECT key_id, SUM(0 - delta) FROM ledger WHERE id > ? AND id <= ? AND key_id IS NOT NULL GROUP BY key_id ORDER BY key_id
