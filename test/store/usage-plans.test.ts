@@ -9,8 +9,8 @@ import { postgresBackend, sqliteBackend, type Backend } from './harness.js';
 /**
  * GET /v1/usage and the usage reports do bounded work whatever a key's history: the lifetime `usage`
  * reads the key's one running total, whole days come from the daily rollup, and only the hours at
- * either end of a range cut within a day are read from the ledger, off an index. Before, a key with
- * 300,000 ledger rows summed all of them on every GET /v1/usage (~1.7 s of database time).
+ * either end of a range cut within a day are read from the ledger, off an index. Before, every
+ * GET /v1/usage summed all the key's ledger rows (~160 ms of the event loop's time for 200,000 rows).
  */
 const DAY = 86_400_000;
 const DAYS = 60;
