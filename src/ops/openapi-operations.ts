@@ -148,13 +148,15 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'DELETE /v1/videos/:id': {
     summary: 'Delete a video (cancelling it upstream if still running)',
     tag: 'videos',
-    description: 'A running job is cancelled where the vendor can (hold released, nothing charged); the job disappears from reads and lists at once, and what the gateway stored for it is removed.',
+    description:
+      'A running job is cancelled where the vendor can (hold released, nothing charged); the job disappears from reads and lists at once, and what the gateway stored for it is removed. ' +
+      'Before a cancel the vendor is asked for the task: one that finished is settled and billed. While another request polls the job from its vendor the delete waits for that poll, and answers 503 job_busy (Retry-After) if it outlasts min(video.lease_ms + 0.5 s, 15 s).',
     success: {
       status: 200,
       description: 'Deleted.',
       content: json({ type: 'object', properties: { id: { type: 'string' }, object: { const: 'video.deleted' }, deleted: { const: true } } }),
     },
-    errors: [400, 401, 403, 404, 408, 429, 500],
+    errors: [400, 401, 403, 404, 408, 429, 500, 503],
   },
   'POST /v1/videos/:id/remix': {
     summary: 'Remix a completed video with a new prompt',

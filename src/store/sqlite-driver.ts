@@ -188,34 +188,23 @@ class SqliteDriver implements SqlDriver {
   }
 
   /**
-   * Takes the write lock and gives it back (`BEGIN IMMEDIATE; ROLLBACK`: nothing is written), tried
-   * again off the loop for at most `maxWaitMs` while another process holds it. Each try waits
-   * nothing inside SQLite, so a probe of a locked database never spins on the event loop.
+   * Whether the write lock can be had (`BEGIN IMMEDIATE; ROLLBACK`: nothing is written). Each try
+   * waits nothing inside SQLite and holds the statement lock for itself alone, so this process's own
+   * statements run between tries; tried again on timers for at most `maxWaitMs`.
    */
   async canTakeWriteLock(maxWaitMs: number): Promise<boolean> {
-    const release = await this.mutex.acquire();
-    const once = () => {
-      this.db.pragma('busy_timeout = 0');
+    const deadline = Date.now() + maxWaitMs;
+    for (let wait = 1; ; wait = Math.min(BUSY_PAUSE_MAX_MS, wait * 2)) {
+      const release = await this.mutex.acquire();
       try {
-        this.db.exec('BEGIN IMMEDIATE');
-        this.db.exec('ROLLBACK');
-      } finally {
-        this.db.pragma(`busy_timeout = ${BUSY_SPIN_MS}`);
-      }
-    };
-    try {
-      try {
-        once();
+        return takeAndDropWriteLock(this.db);
       } catch (e) {
         if (!isBusy(e)) throw e;
-        await this.untilFree(once, maxWaitMs);
+      } finally {
+        release();
       }
-      return true;
-    } catch (e) {
-      if (isBusy(e)) return false;
-      throw e;
-    } finally {
-      release();
+      if (Date.now() >= deadline) return false;
+      await pause(Math.min(wait, Math.max(0, deadline - Date.now())));
     }
   }
 
@@ -300,4 +289,15 @@ function releaseFileLock(key: string | undefined): void {
   if (key === undefined) return;
   const entry = fileLocks.get(key);
   if (entry && --entry.users <= 0) fileLocks.delete(key);
+}
+
+function takeAndDropWriteLock(db: Database.Database): true {
+  db.pragma('busy_timeout = 0');
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    db.exec('ROLLBACK');
+    return true;
+  } finally {
+    db.pragma(`busy_timeout = ${BUSY_SPIN_MS}`);
+  }
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { KeyModels } from '../auth/authorize.js';
 import type { Agent } from 'undici';
 import { errors, type GatewayError } from '../core/errors.js';
 import { isObject } from '../core/json.js';
@@ -15,6 +16,21 @@ import { openStoredCopy } from './stored-copy.js';
 import { taskRefOf } from './refresh.js';
 import { videoMediaType } from './media-type.js';
 import type { VideoOutput } from './types.js';
+
+/** Who asks for a job's bytes: an account, and the bearer key when the request carried one. */
+export interface ContentViewer {
+  accountId: string;
+  key?: KeyModels;
+}
+
+/** Which bytes: the output's index, the variant (video by default), the client's Range header. */
+export interface ContentAsk {
+  index: number;
+  variant?: string;
+  range?: string;
+  /** The request's: a client hanging up ends the vendor fetch. */
+  signal: AbortSignal;
+}
 
 export interface ContentReply {
   status: 200 | 206;

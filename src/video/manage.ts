@@ -44,23 +44,23 @@ export async function listJobs(deps: VideoDeps, ctx: AuthContext, q: ListQuery):
   return { jobs: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
+/** Whether a cancel call can be sent for the job's task: its vendor has one, and the task and its upstream are known. */
+export function mayCancelUpstream(deps: VideoDeps, job: JobRecord): boolean {
+  return Boolean(deps.vendors.get(job.vendor)?.buildCancel && job.taskId && jobUpstream(deps, job));
+}
+
 /**
  * Stops a processing job upstream where the vendor has a cancel call. A 2xx means no video will
  * be made: the job fails as `cancelled` and its hold is released. Anything else (no such call, a
  * refusal because the task already runs, a transport error) leaves the job to settle as the
  * vendor decides: billed only if the vendor still reports the video as generated.
  */
-/** Whether a cancel call can be sent for the job's task: its vendor has one, and the task and its upstream are known. */
-export function mayCancelUpstream(deps: VideoDeps, job: JobRecord): boolean {
-  return Boolean(deps.vendors.get(job.vendor)?.buildCancel && job.taskId && jobUpstream(deps, job));
-}
-
 export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<boolean> {
-  const vendor = deps.vendors.get(job.vendor);
-  const up = jobUpstream(deps, job);
-  if (!vendor?.buildCancel || !up || !job.taskId) return false;
+  if (!mayCancelUpstream(deps, job)) return false;
+  const vendor = deps.vendors.get(job.vendor)!;
+  const up = jobUpstream(deps, job)!;
   try {
-    const res = await deps.client.send(up, vendor, vendor.buildCancel(taskRefOf(job), up));
+    const res = await deps.client.send(up, vendor, vendor.buildCancel!(taskRefOf(job), up));
     if (res.status < 200 || res.status >= 300) {
       deps.log.info({ job: job.id, status: res.status }, 'upstream refused to cancel; the job settles as the vendor decides');
       return false;

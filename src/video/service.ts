@@ -5,7 +5,7 @@ import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import type { JobRecord } from '../store/job-types.js';
-import { openContent, openVariant, vendorMakesVariant, type ContentReply } from './content.js';
+import { openContent, openVariant, vendorMakesVariant, type ContentAsk, type ContentReply, type ContentViewer } from './content.js';
 import { gatewayThumbnail } from './thumbnail.js';
 import { createVideoJob, type CreateControl, type CreateOptions } from './create.js';
 import type { VideoDeps } from './deps.js';
@@ -19,31 +19,12 @@ import { AnswerCache } from './answer-cache.js';
 import { CALLBACK_TOKEN, CallbackThrottle } from './callbacks.js';
 import { CallbackAuth } from './callback-auth.js';
 import { checkDerivable } from './derive.js';
+import { untilPolledByUs } from './delete-wait.js';
 import type { DeriveOp } from './types.js';
 
 /** A job is refreshed from its vendor at most once per this many ms however often it is called back. */
 const CALLBACK_WINDOW_MS = 1_000;
 const DEFAULT_CALLBACK_REFRESHES_PER_MINUTE = 20;
-/** A delete waiting out another caller's poll of the job checks again this often... */
-const LEASE_RETRY_MS = 25;
-/** ...for as long as that lease can last (plus this, for clocks of two instances), at most MAX_LEASE_WAIT_MS. */
-const LEASE_WAIT_SLACK_MS = 500;
-const MAX_LEASE_WAIT_MS = 15_000;
-
-/** Who asks for a job's bytes: an account, and the bearer key when the request carried one. */
-export interface ContentViewer {
-  accountId: string;
-  key?: KeyModels;
-}
-
-/** Which bytes: the output's index, the variant (video by default), the client's Range header. */
-export interface ContentAsk {
-  index: number;
-  variant?: string;
-  range?: string;
-  /** The request's: a client hanging up ends the vendor fetch. */
-  signal: AbortSignal;
-}
 
 /** Built only on the failure path: constructing an Error captures a stack trace. */
 function notFound(id: string) {
@@ -251,22 +232,9 @@ export class VideoService {
     return (await this.pollOnce(job)).job;
   }
 
-  /**
-   * The vendor's word on a processing job before it is cancelled. Another request (or instance) may
-   * hold the poll lease, with its vendor call in flight: cancelling then could remove a task that
-   * finished during that poll, for free. So the delete waits for that poll to end (it hands the lease
-   * back, or the lease runs out if its process died) and asks the vendor itself; a lease held past
-   * the bound is a 503 to retry, never a cancel on stale knowledge.
-   */
-  private async refreshBeforeCancel(job: JobRecord): Promise<JobRecord> {
-    const waitUntil = performance.now() + Math.min(this.deps.settings.leaseMs + LEASE_WAIT_SLACK_MS, MAX_LEASE_WAIT_MS);
-    for (;;) {
-      const out = await this.pollOnce(job);
-      if (out.polled || out.job.state !== 'processing') return out.job;
-      if (performance.now() >= waitUntil) throw errors.jobBusy();
-      await new Promise((r) => setTimeout(r, LEASE_RETRY_MS));
-      job = out.job;
-    }
+  /** The vendor's word on a processing job before it is cancelled (delete-wait.ts says why it waits). */
+  private refreshBeforeCancel(job: JobRecord): Promise<JobRecord> {
+    return untilPolledByUs(job, this.deps.settings.leaseMs, (j) => this.pollOnce(j));
   }
 
   /** `polled`: this caller held the lease and asked the vendor (successfully or not). */

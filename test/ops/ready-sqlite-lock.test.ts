@@ -43,4 +43,23 @@ describe('/ready on SQLite while another process holds the write lock', () => {
     expect(after.status, after.text).toBe(200);
     expect(after.json.checks.store.status).toBe('ok');
   }, 20_000);
+
+  it("does not hold this process's reads while it waits for the lock", async () => {
+    const other = new Database(join(gw.dataDir, 'gateway.db'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const probing = call(gw, 'GET', '/ready');
+      await new Promise((r) => setTimeout(r, 20));
+      // A read meanwhile answers between the probe's tries, not after the probe gives up.
+      const started = Date.now();
+      await gw.services.store.getAccountByName('nobody');
+      const readMs = Date.now() - started;
+      const ready = await probing;
+      expect(ready.status).toBe(503);
+      expect(readMs).toBeLessThan(120);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+  }, 20_000);
 });
