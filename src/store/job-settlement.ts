@@ -43,6 +43,12 @@ export async function settleJob(
       if (!won) return false;
       const rows = entries(won);
       const total = rows.reduce((sum, e) => sum + e.delta, 0);
+      // The key's budget counted the hold; from now on it counts what was really spent (total is
+      // the net change: -capture + hold). Same period as the hold: the job's creation time. Before
+      // the account's row, in the order a create takes them (reserveInTx, then the balance): on
+      // PostgreSQL a create and a settlement of one key taking them the other way round could each
+      // hold what the other waits for, and one of them would end as a deadlock.
+      await adjustInTx(tx, won.keyId, 0 - total, won.createdAt);
       // The account's row before the ledger rows, as every ledger write takes it, even when the net
       // is 0 (a job billed exactly what it held): on PostgreSQL the rows' trigger then locks the
       // key's running totals (rollups.ts) after the account, never before it, so a settlement and a
@@ -52,9 +58,6 @@ export async function settleJob(
       for (const e of rows) {
         await insertEntry(tx, db.dialect, { accountId: won.accountId, kind: e.kind, delta: e.delta, ref: jobId, note: e.note, now, by });
       }
-      // The key's budget counted the hold; from now on it counts what was really spent (total is
-      // the net change: -capture + hold). Same period as the hold: the job's creation time.
-      await adjustInTx(tx, won.keyId, 0 - total, won.createdAt);
       // The outbox row commits with the settlement or not at all: no event without a settled job,
       // no settled job without its event.
       if (event && won.publicId) {
