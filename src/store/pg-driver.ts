@@ -113,7 +113,7 @@ class PostgresDriver implements SqlDriver {
     try {
       await this.pool.query(script);
     } catch (e) {
-      throw connectionFailure(e);
+      throw unavailable(e);
     }
   }
 
@@ -121,7 +121,7 @@ class PostgresDriver implements SqlDriver {
     try {
       return await this.transactionOnce(fn);
     } catch (e) {
-      throw connectionFailure(e);
+      throw unavailable(e);
     }
   }
 
@@ -157,7 +157,7 @@ class PostgresDriver implements SqlDriver {
       // A connection that failed (lost, or a statement past the query timeout: pg keeps waiting for
       // its answer, so a ROLLBACK would queue behind it and time out as well) is not rolled back
       // over: it is dropped, and the server rolls the transaction back when it goes.
-      if (connectionFailure(e) instanceof StoreUnavailableError) broken(e as Error);
+      if (connectionFailure(e) instanceof StoreUnavailableError && !transientConflict(e)) broken(e as Error);
       // A connection that cannot roll back must not go back into the pool.
       else await client.query('ROLLBACK').catch(broken);
       throw e;
@@ -172,7 +172,7 @@ class PostgresDriver implements SqlDriver {
       await client.connect();
     } catch (e) {
       await client.end().catch(() => {});
-      throw connectionFailure(e);
+      throw unavailable(e);
     }
     try {
       return await fn({
@@ -182,14 +182,14 @@ class PostgresDriver implements SqlDriver {
           try {
             await client.query(script);
           } catch (e) {
-            throw connectionFailure(e);
+            throw unavailable(e);
           }
         },
         transaction: async (body) => {
           try {
             return await this.transactionOn(client, body, () => {});
           } catch (e) {
-            throw connectionFailure(e);
+            throw unavailable(e);
           }
         },
       });
@@ -218,7 +218,7 @@ class PostgresDriver implements SqlDriver {
       const res = await on.query<Row>({ name: p.name, text: p.text, values: storable(params) });
       return res.rows;
     } catch (e) {
-      throw connectionFailure(e);
+      throw unavailable(e);
     }
   }
 
@@ -228,7 +228,7 @@ class PostgresDriver implements SqlDriver {
       const res = await on.query({ name: p.name, text: p.text, values: storable(params) });
       return res.rowCount ?? 0;
     } catch (e) {
-      throw connectionFailure(e);
+      throw unavailable(e);
     }
   }
 }
@@ -250,6 +250,26 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMED
 const SESSION_ENDED = new Set(['57P01', '57P02', '57P03', '53300']);
 /** What pg itself says when the socket closed under a query, or a client it gave out is dead. */
 const LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout)/;
+
+/**
+ * SQLSTATEs of a transaction the server ended to let others go on: a deadlock (two transactions
+ * each holding a row the other waits for) and a serialization failure. Nothing of it was applied
+ * and the same work may succeed when tried again, as after a lost connection.
+ */
+const TRANSIENT_CONFLICTS = new Set(['40P01', '40001']);
+
+/** Whether `e` (or the error it wraps) is a transient conflict: the connection is sound and rolls back as usual. */
+function transientConflict(e: unknown): boolean {
+  const failure = e instanceof StoreUnavailableError ? e.cause : e;
+  const code = failure instanceof Error ? (failure as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && TRANSIENT_CONFLICTS.has(code);
+}
+
+/** What a caller sees of a failure: connectionFailure's verdict, and a transient conflict as StoreUnavailableError too (503, retried by the charge queue). */
+function unavailable(e: unknown): unknown {
+  if (!(e instanceof StoreUnavailableError) && transientConflict(e)) return new StoreUnavailableError(e);
+  return connectionFailure(e);
+}
 
 /**
  * A failure of the connection rather than of the statement becomes a StoreUnavailableError (a 503
