@@ -10,8 +10,7 @@ import { registerDeriveRoutes } from './openai-video-derive.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, toSpecBody } from '../video/openai/request.js';
 import { prepareUpload, readReferencedFile, referencedFile } from '../video/openai/upload.js';
-import { admitVideoCreate, giveBackVideoCreate } from '../video/create-admission.js';
-import { refusalGivesBack } from '../limits/refusal.js';
+import { VideoAdmission } from '../video/create-admission.js';
 import type { VideoService } from '../video/service.js';
 
 /**
@@ -40,8 +39,9 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
       if (!stored && !parsed.file) return deps.video.create(req.auth, model, toSpecBody(fields, undefined), control, { dialect: 'openai' });
 
       // A stored file is read into memory only for a create the rate limit admits, so the admission
-      // comes first (the create takes it over), and a refusal before the create gives it back.
-      const admitted = stored ? await admitVideoCreate(deps.video.deps, req.auth, control) : undefined;
+      // comes first. The create takes it over where it would have admitted; a refusal before that
+      // (the file, the form, no upstream for the model, the store) did no work and gives it back.
+      const admitted = stored ? await VideoAdmission.admit(deps.video.deps, req.auth, control) : undefined;
       try {
         const file = parsed.file ?? (await readReferencedFile(deps.video.deps, stored!, (bytes) => reply.takeHeldBytes(bytes)));
         const prepared = await prepareUpload(deps.video.deps, req.auth, model.name, fields, file);
@@ -53,7 +53,7 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
           throw e;
         }
       } catch (e) {
-        if (admitted && refusalGivesBack(e)) await giveBackVideoCreate(deps.video.deps, admitted, control);
+        await admitted?.giveBackUnlessTakenOver();
         throw e;
       }
     });

@@ -24,7 +24,7 @@ import { releaseHold } from './release.js';
 import { placeJob, summarize } from './create-hold.js';
 import { fetchMedia } from './fetch-media.js';
 import { buildDerive, deriveHoldSeconds, parseDerive, type DeriveRequest } from './derive.js';
-import { admitVideoCreate, giveBackVideoCreate, type VideoAdmission } from './create-admission.js';
+import { VideoAdmission } from './create-admission.js';
 
 /** The HTTP request's side of a create: its abort signal, and the point of no return. */
 export interface CreateControl {
@@ -54,8 +54,9 @@ export interface CreateOptions {
   derive?: DeriveRequest;
   /**
    * The create's admission, taken by the caller before work it had to do first (see
-   * create-admission.ts). The create gives it back for the refusals it would give its own back for;
-   * a refusal before the point where it would have admitted is the caller's to give back.
+   * create-admission.ts). The create takes it over where it would have admitted, and from then on
+   * gives it back for the refusals it would give its own back for; a refusal before that point
+   * (whatever its status) is the caller's to give back.
    */
   admitted?: VideoAdmission;
 }
@@ -105,7 +106,7 @@ export async function createVideoJob(
   if (!isMicros(hold)) throw errors.insufficientQuota('This video would hold more than any balance can cover; ask for fewer or shorter videos.');
   if (target.url) await checkJobWebhook(deps.store, ctx.account.id, target.url, deps.settings.allowPrivateWebhooks ?? false);
 
-  const admitted = opts.admitted ?? (await admitVideoCreate(deps, ctx, control));
+  const admitted = opts.admitted?.takeOver() ?? (await VideoAdmission.admit(deps, ctx, control));
 
   let jobId: string;
   // Set only when the gateway registers its own callback URL with the vendor (see callbacks.ts).
@@ -150,7 +151,7 @@ export async function createVideoJob(
   } catch (e) {
     // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
     // did no work, so the video RPM quota gets it back, and the answer's headers show it given back.
-    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await giveBackVideoCreate(deps, admitted, control);
+    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await admitted.giveBack();
     throw e;
   }
   const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};
@@ -193,7 +194,7 @@ export async function createVideoJob(
     // The upstream refused the request itself (its 4xx, e.g. 400 upstream_rejected): no task exists,
     // so, as for embeddings and chat, the admission goes back (limits/refusal.ts). Failures after the
     // upstreams were put to work (5xx, timeouts) keep counting.
-    if (refusalGivesBack(e)) await giveBackVideoCreate(deps, admitted, control);
+    if (refusalGivesBack(e)) await admitted.giveBack();
     throw e;
   }
   // The create ran past video.stale_submitting_ms and the refresher took it for one a dead process
