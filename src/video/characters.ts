@@ -4,11 +4,11 @@ import { errors, isGatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { redactorFor } from '../core/redact.js';
 import { TransportError, type Upstream, type UpstreamRequest } from '../http/types.js';
-import { admitOrThrow, giveBack, refusalGivesBack } from '../limits/refusal.js';
-import { scopesFor } from '../limits/scopes.js';
+import { refusalGivesBack } from '../limits/refusal.js';
 import type { ModelInfo } from '../routing/catalog.js';
 import { withFailover } from '../routing/failover.js';
 import type { CreateControl } from './create.js';
+import { VideoAdmission } from './create-admission.js';
 import type { VideoDeps } from './deps.js';
 import { jobUpstream } from './job-upstream.js';
 import type { UploadedVideo, VendorCharacter, VideoCharacters, VideoVendor } from './types.js';
@@ -73,9 +73,7 @@ export async function createCharacter(
   const vendor = first ? deps.vendors.get(first.vendor) : undefined;
   if (!first || !vendor) throw errors.upstreamUnavailable(`No video upstream is configured for '${model.name}'.`);
   const calls = characterCalls(deps, model.name, vendor);
-  const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
-  const admission = await admitOrThrow(deps.limiter, 'video', scopes, 0);
-  control.rateLimitHeaders?.(admission.headers);
+  const admitted = await VideoAdmission.admit(deps, ctx, control);
   try {
     const { value, upstream } = await withFailover(candidates, (up) => attempt(deps, vendor, calls, up, calls.create(input, up), control.signal), {
       circuits: deps.catalog.circuits,
@@ -85,10 +83,7 @@ export async function createCharacter(
     return present(id, value, upstream);
   } catch (e) {
     // As a create's: the refused answer's headers describe the windows after the give-back.
-    if (refusalGivesBack(e)) {
-      const headers = await giveBack(deps.limiter, 'video', scopes, 0, admission);
-      control.rateLimitHeaders?.(headers);
-    }
+    if (refusalGivesBack(e)) await admitted.giveBack();
     throw e;
   }
 }
@@ -115,8 +110,7 @@ export async function getCharacter(
   if (!deps.catalog.servingUpstreams(claims.m, ctx.account).some((u) => u.name === up.name))
     throw errors.permissionDenied('The upstream that holds this character is not enabled for this account.');
   const calls = vendor.characters;
-  const admission = await admitOrThrow(deps.limiter, 'video', scopesFor(ctx, 'video', deps.limitDefaults), 0);
-  control.rateLimitHeaders?.(admission.headers);
+  await VideoAdmission.admit(deps, ctx, control);
   try {
     const { value } = await withFailover([up], (u) => attempt(deps, vendor, calls, u, calls.get(claims.t, u), control.signal), { circuits: deps.catalog.circuits });
     return present(id, value, up);
