@@ -5,13 +5,25 @@
 
 /**
  * Boxes plus sample entries read per file, so a hostile one costs bounded work (some tens of
- * milliseconds at most). An honest minute with a fragment per frame at 60 fps needs about 30,000;
+ * milliseconds at most): every piece of the walk's work that a file's contents can multiply (a box,
+ * a sample entry, each further track a fragment run counts for) is paid from it. An honest minute with a fragment per frame at 60 fps needs about 30,000;
  * a file needing more is reported unread rather than measured short.
  */
 export const MAX_MP4_STEPS = 131_072;
 /** Real files nest boxes about 6 deep (moov/trak/mdia/minf/stbl/stsd); deeper ones are not read. */
 const MAX_DEPTH = 16;
 const CONTAINERS = new Set(['moov', 'mdia', 'minf', 'stbl', 'mvex', 'moof']);
+/**
+ * Real movies hold a handful of tracks (video, sounds, subtitles, timecode). Each costs more to
+ * keep than a box costs to read, so past this many the rest go unread rather than kept.
+ */
+const MAX_TRACKS = 1024;
+/**
+ * Track IDs are unique within a movie (ISO/IEC 14496-12, tkhd). A few tracks sharing one are still
+ * read, each counting the fragments of that ID; more make the file unread, so a run's work stays a
+ * few steps however many tracks a file declares.
+ */
+const MAX_TRACKS_PER_ID = 4;
 /** A 32-bit duration of all ones means "unknown" (ISO/IEC 14496-12), not 2^32 - 1 ticks. */
 const UNKNOWN32 = 0xffffffff;
 /**
@@ -55,8 +67,7 @@ function eachBox(buf: Buffer, from: number, to: number, walk: Walk, visit: (b: B
   let pos = from;
   while (pos + 8 <= to && walk.take(1)) {
     let size = buf.readUInt32BE(pos);
-    // Built from its four bytes: a string conversion through the Buffer costs more than the rest of the step.
-    const type = String.fromCharCode(buf[pos + 4]!, buf[pos + 5]!, buf[pos + 6]!, buf[pos + 7]!);
+    const type = fourcc(buf, pos + 4);
     let body = pos + 8;
     if (size === 1) {
       // Fewer than 16 bytes left cannot hold a box with anything in it: trailing padding.
@@ -73,10 +84,15 @@ function eachBox(buf: Buffer, from: number, to: number, walk: Walk, visit: (b: B
   }
 }
 
+/** Built from its four bytes: a string conversion through the Buffer costs more than the rest of a step. */
+const fourcc = (buf: Buffer, at: number): string => String.fromCharCode(buf[at]!, buf[at + 1]!, buf[at + 2]!, buf[at + 3]!);
+
 const printable = (type: string): string => type.replace(/[^\x20-\x7e]/g, '?');
 
 /** What one track declares of its length, in its own units. */
 interface Track {
+  /** Its header (tkhd) has been read: it names the track's ID. */
+  named?: boolean;
   /** tkhd's duration, in the movie's timescale. */
   declared?: number;
   timescale?: number;
@@ -139,7 +155,8 @@ export interface Mp4Header {
   height?: number;
   /**
    * Set when part of the file was not read (too many boxes, too deep, a malformed box or run, a
-   * fragment of no track, frames with no credible timing): `seconds` is then only a lower bound.
+   * fragment of no track, frames with no credible timing, too many tracks or tracks sharing an ID,
+   * a track with two headers): `seconds` is then only a lower bound.
    */
   unread?: string;
 }
@@ -159,7 +176,7 @@ export function readMp4Header(buf: Buffer): Mp4Header {
   let movieTimescale = 0;
   let movieTicks = 0;
   const tracks: Track[] = [];
-  // Track IDs should be unique; where they are not, a fragment counts for every track of its ID (never for none).
+  // Where a few tracks share an ID, a fragment counts for every one of them (never for none).
   const byId = new Map<number, Track[]>();
   const trexDefaults = new Map<number, number>();
   let track: Track | undefined;
@@ -173,6 +190,7 @@ export function readMp4Header(buf: Buffer): Mp4Header {
       const v1 = buf[b.body] === 1;
       if (CONTAINERS.has(b.type)) walk(b.body, b.end, depth + 1);
       else if (b.type === 'trak') {
+        if (tracks.length >= MAX_TRACKS) return state.stop(`it holds more than ${MAX_TRACKS} tracks`);
         const outer = track;
         track = { samples: 0, fragments: 0, frames: 0 };
         tracks.push(track);
@@ -189,10 +207,15 @@ export function readMp4Header(buf: Buffer): Mp4Header {
       } else if (b.type === 'mehd' && b.body + (v1 ? 12 : 8) <= b.end) {
         movieTicks = Math.max(movieTicks, duration(buf, b.body + 4, v1));
       } else if (b.type === 'tkhd' && b.end - b.body >= 84) {
-        if (track) {
+        // A track has one header (ISO/IEC 14496-12); with several, players differ on which names it.
+        if (track?.named) state.stop('a track has more than one header (tkhd)');
+        else if (track) {
+          track.named = true;
           const id = buf.readUInt32BE(b.body + (v1 ? 20 : 12));
-          const owners = byId.get(id) ?? [];
-          if (!owners.includes(track)) byId.set(id, [...owners, track]);
+          const owners = byId.get(id);
+          if (!owners) byId.set(id, [track]);
+          else if (owners.length < MAX_TRACKS_PER_ID) owners.push(track);
+          else state.stop(`more than ${MAX_TRACKS_PER_ID} tracks share track ID ${id}`);
           const d = duration(buf, b.body + (v1 ? 28 : 20), v1);
           if (v1 || d !== UNKNOWN32) track.declared = d;
         }
@@ -210,7 +233,7 @@ export function readMp4Header(buf: Buffer): Mp4Header {
       } else if (b.type === 'hdlr' && track && b.body + 12 <= b.end) {
         // The last handler naming sound or video decides, as in players (a MOV's data handler in
         // minf names neither): a track cannot pass as sound to the gateway and as video to a player.
-        const kind = buf.toString('latin1', b.body + 8, b.body + 12);
+        const kind = fourcc(buf, b.body + 8);
         if (kind === 'soun' || kind === 'vide') track.kind = kind;
       } else if (b.type === 'stts' && track) {
         const s = readStts(buf, b, state);
@@ -230,7 +253,8 @@ export function readMp4Header(buf: Buffer): Mp4Header {
         // timescale to measure it by, and a player may still play it, so the file's length is not known.
         if (!owners) {
           if (run.count > 0) state.stop('a movie fragment names no track of the movie');
-        } else
+        } else if (state.take(owners.length - 1))
+          // The run's box paid for one track; each further track sharing its ID is a step of its own.
           for (const t of owners) {
             t.fragments += run.ticks;
             t.frames += run.count;

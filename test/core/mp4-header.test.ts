@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_MP4_STEPS, readMp4Header } from '../../src/core/mp4-header.js';
 import { sampleMp4 } from '../../src/sim/media.js';
 import { checkVideoUpload } from '../../src/video/video-upload.js';
-import { box, fragmentedMp4, freeBoxes, topLevel, u32, withLyingMovieHeader } from '../helpers/mp4-boxes.js';
+import { bareTracksMp4, box, fragmentedMp4, freeBoxes, topLevel, u32, withLyingMovieHeader } from '../helpers/mp4-boxes.js';
 
 describe('readMp4Header on hostile nesting', () => {
   it('4,000 nested moov boxes (32 KB) are read in bounded stack: no throw, no length', () => {
@@ -27,9 +27,10 @@ const dir = mkdtempSync(join(tmpdir(), 'mp4-header-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A test-pattern clip from the encoder, with the given muxer flags. */
-function encode(name: string, seconds: number, fps: number, movflags?: string): Buffer {
+function encode(name: string, seconds: number, fps: number, movflags?: string, sound = false): Buffer {
   const out = join(dir, name);
   const args = ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=duration=${seconds}:size=64x64:rate=${fps}`];
+  if (sound) args.push('-f', 'lavfi', '-i', `sine=duration=${seconds}`, '-c:a', 'aac');
   execFileSync('ffmpeg', [...args, ...(movflags ? ['-movflags', movflags] : []), out]);
   return readFileSync(out);
 }
@@ -47,6 +48,14 @@ describe('readMp4Header on encoders\' files', () => {
     const head = readMp4Header(file);
     expect(head.unread).toBeUndefined();
     expect(head.seconds).toBe(10);
+  });
+
+  it('a video and a sound track with their own IDs, plain and fragmented, read their length whole', () => {
+    for (const movflags of [undefined, 'frag_keyframe+empty_moov+default_base_moof']) {
+      const head = readMp4Header(encode('with-sound.mp4', 10, 24, movflags, true));
+      expect(head).toMatchObject({ seconds: 10, width: 64, height: 64 });
+      expect(head.unread).toBeUndefined();
+    }
   });
 
   it('20 s of fragments under a movie header of 1 tick and 4,200 free boxes after the moov read 20 s', () => {
@@ -69,7 +78,7 @@ describe('readMp4Header on fragments it cannot be talked out of', () => {
   });
 
   it('a sound track sharing the video track\'s ID does not take its fragments away', () => {
-    expect(readMp4Header(fragmentedMp4(1, 20, { soundTrackId: 1 })).seconds).toBe(20);
+    expect(readMp4Header(fragmentedMp4(1, 20, { soundTrackIds: [1] })).seconds).toBe(20);
   });
 
   it('fragments naming no track of the movie: unread', () => {
@@ -99,5 +108,42 @@ describe('readMp4Header on fragments it cannot be talked out of', () => {
     file.writeUInt32BE(last.end - last.start + 4_096, last.start);
     expect(readMp4Header(file)).toMatchObject({ seconds: 20 });
     expect(readMp4Header(file).unread).toBeUndefined();
+  });
+});
+
+describe('readMp4Header on tracks no movie holds', () => {
+  it('59,000 tracks sharing track ID 1 and 13,000 runs of it (6 MB): unread and refused, within 500 ms', () => {
+    const file = bareTracksMp4(Array<number>(59_000).fill(1), 13_000);
+    expect(file.length).toBeGreaterThan(6_000_000);
+    const t = performance.now();
+    expect(readMp4Header(file).unread).toMatch(/more than 4 tracks share track ID 1/);
+    expect(performance.now() - t).toBeLessThan(500);
+    expect(() => checkVideoUpload(file, 'video', LIMITS)).toThrow(expect.objectContaining({ status: 400, code: 'invalid_media', param: 'video' }));
+  });
+
+  it('up to 4 tracks sharing an ID each count its fragments; a fifth makes the file unread', () => {
+    const four = readMp4Header(fragmentedMp4(1, 20, { soundTrackIds: [1, 1, 1] }));
+    expect(four).toMatchObject({ seconds: 20 });
+    expect(four.unread).toBeUndefined();
+    expect(readMp4Header(fragmentedMp4(1, 20, { soundTrackIds: [1, 1, 1, 1] })).unread).toMatch(/more than 4 tracks share track ID 1/);
+  });
+
+  it('a run pays a step for every track of its ID: 4 tracks and 40,000 runs are more than the walk reads', () => {
+    expect(readMp4Header(bareTracksMp4([1, 1, 1, 1], 30_000)).unread).toBeUndefined();
+    expect(readMp4Header(bareTracksMp4([1, 1, 1, 1], 40_000)).unread).toMatch(/more than 131072 boxes/);
+  });
+
+  it('a track with two headers naming two IDs: unread', () => {
+    const tkhd = (id: number): Buffer => box('tkhd', u32(0, 0, 0, id, 0, 1000), Buffer.alloc(60));
+    const file = box('moov', box('mvhd', u32(0, 0, 0, 1000, 1000), Buffer.alloc(80)), box('trak', tkhd(1), tkhd(2)));
+    expect(readMp4Header(file).unread).toMatch(/more than one header/);
+  });
+
+  it('more than 1,024 tracks, each with its own ID: unread, within 500 ms', () => {
+    expect(readMp4Header(bareTracksMp4(Array.from({ length: 1_024 }, (_, i) => i + 1), 0)).unread).toBeUndefined();
+    const file = bareTracksMp4(Array.from({ length: 60_000 }, (_, i) => i + 1), 10_000);
+    const t = performance.now();
+    expect(readMp4Header(file).unread).toMatch(/more than 1024 tracks/);
+    expect(performance.now() - t).toBeLessThan(500);
   });
 });

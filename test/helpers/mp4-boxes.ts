@@ -29,6 +29,8 @@ export function sampleWithLyingHeaders(ticks: number): Buffer {
   return b;
 }
 
+const ftyp = (): Buffer => box('ftyp', Buffer.from('isom'), u32(0x200), Buffer.from('isomiso6mp41'));
+
 export interface FragmentedOptions {
   /** Boxes between the moov and the first fragment (e.g. `free` padding). */
   afterMoov?: Buffer[];
@@ -38,8 +40,8 @@ export interface FragmentedOptions {
   sampleTicks?: number;
   /** Samples the moov's own sample table (stts) holds before the fragments, 1/24 s each. */
   tableSamples?: number;
-  /** A sound track after the video track, with this track ID. */
-  soundTrackId?: number;
+  /** Sound tracks after the video track, with these track IDs. */
+  soundTrackIds?: number[];
 }
 
 /** A track of `kind` ('vide' or 'soun') with ID `id`, declaring `movieTicks` of 1/1000 s and `tableSamples` samples of 1/24 s. */
@@ -59,7 +61,7 @@ function trak(kind: string, id: number, movieTicks: number, tableSamples: number
 export function fragmentedMp4(movieTicks: number, fragments: number, opts: FragmentedOptions = {}): Buffer {
   const mvhd = box('mvhd', u32(0, 0, 0, 1000, movieTicks, 0x00010000), Buffer.alloc(76));
   const traks = [trak('vide', 1, movieTicks, opts.tableSamples ?? 0)];
-  if (opts.soundTrackId !== undefined) traks.push(trak('soun', opts.soundTrackId, movieTicks, 0));
+  for (const id of opts.soundTrackIds ?? []) traks.push(trak('soun', id, movieTicks, 0));
   const mvex = box('mvex', box('trex', u32(0, 1, 1, 0, 0, 0)));
   const moofs: Buffer[] = [];
   for (let i = 0; i < fragments; i++) {
@@ -68,8 +70,21 @@ export function fragmentedMp4(movieTicks: number, fragments: number, opts: Fragm
     const tfhd = box('tfhd', u32(0x08, opts.fragmentTrack ?? 1, 1));
     moofs.push(box('moof', box('mfhd', u32(0, i + 1)), box('traf', tfhd, trun)), box('mdat', Buffer.alloc(16)));
   }
-  const ftyp = box('ftyp', Buffer.from('isom'), u32(0x200), Buffer.from('isomiso6mp41'));
-  return Buffer.concat([ftyp, box('moov', mvhd, ...traks, mvex), ...(opts.afterMoov ?? []), ...moofs]);
+  return Buffer.concat([ftyp(), box('moov', mvhd, ...traks, mvex), ...(opts.afterMoov ?? []), ...moofs]);
+}
+
+/**
+ * A movie of bare tracks (a 320x180 track header and nothing else, 100 bytes each) with these track
+ * IDs, then one fragment of `runs` empty runs of the first ID: the most tracks, and runs of them,
+ * that a file's bytes can declare.
+ */
+export function bareTracksMp4(trackIds: number[], runs: number): Buffer {
+  const mvhd = box('mvhd', u32(0, 0, 0, 1000, 1000, 0x00010000), Buffer.alloc(76));
+  const bare = (id: number): Buffer => box('trak', box('tkhd', u32(0, 0, 0, id, 0, 1000), Buffer.alloc(52), u32(320 << 16, 180 << 16)));
+  const traks = trackIds.map(bare);
+  const run = box('trun', u32(0, 0));
+  const traf = box('traf', box('tfhd', u32(0, trackIds[0] ?? 1)), Buffer.concat(Array<Buffer>(runs).fill(run)));
+  return Buffer.concat([ftyp(), box('moov', mvhd, Buffer.concat(traks)), box('moof', traf)]);
 }
 
 /** `n` empty `free` boxes of 8 bytes: padding a player skips. */
