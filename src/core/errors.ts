@@ -186,6 +186,19 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+const SQLITE_LOCKED = /^SQLITE_(BUSY|LOCKED)(_|$)/;
+
+/**
+ * Whether `e` is the database's moment of outage, answered 503 store_unavailable: a lost or refused
+ * connection (StoreUnavailableError), or SQLite locked by another process past the busy timeout.
+ * Nothing of the statement or transaction it ended was applied, and a retry may succeed.
+ */
+export function isStoreOutage(e: unknown): boolean {
+  if (e instanceof StoreUnavailableError) return true;
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && SQLITE_LOCKED.test(code);
+}
+
 export function isGatewayError(e: unknown): e is GatewayError {
   return e instanceof GatewayError;
 }

@@ -1,10 +1,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, GatewayError, isGatewayError, StoreUnavailableError } from '../core/errors.js';
+import { errors, GatewayError, isGatewayError, isStoreOutage } from '../core/errors.js';
 import { toTransportError } from './executor.js';
 import { TransportError } from './types.js';
 
 /** better-sqlite3's codes for a database another connection holds locked (SQLITE_BUSY_SNAPSHOT and the like too). */
-const SQLITE_LOCKED = /^SQLITE_(BUSY|LOCKED)(_|$)/;
 
 /** Errors an upstream body can fail with after its headers (undici's own, or the socket's). */
 const UPSTREAM_STREAM_CODES = /^(UND_ERR_|ECONNRESET$|EPIPE$|ERR_STREAM_PREMATURE_CLOSE$)/;
@@ -21,10 +20,9 @@ export function toGatewayError(err: unknown, bodyLimit: number): GatewayError {
   // the first byte reached the client (e.g. a video download).
   if (err instanceof TransportError) return fromTransport(err);
   // Before the stream codes below: a database connection reset is not an upstream's failure.
-  if (err instanceof StoreUnavailableError) return errors.storeUnavailable();
-  // SQLite locked by another process (a backup, a `sqlite3` shell in a write transaction) past the
-  // busy timeout: the statement was not applied, and a retry after the lock is let go works.
-  if (typeof e?.code === 'string' && SQLITE_LOCKED.test(e.code)) return errors.storeUnavailable();
+  // Also SQLite locked by another process (a backup, a `sqlite3` shell in a write transaction) past
+  // the busy timeout: the statement was not applied, and a retry after the lock is let go works.
+  if (isStoreOutage(err)) return errors.storeUnavailable();
   if (typeof e?.code === 'string' && UPSTREAM_STREAM_CODES.test(e.code)) return fromTransport(toTransportError(err, true));
   switch (e?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

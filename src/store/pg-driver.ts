@@ -252,11 +252,13 @@ const SESSION_ENDED = new Set(['57P01', '57P02', '57P03', '53300']);
 const LOST = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Query read timeout)/;
 
 /**
- * SQLSTATEs of a transaction the server ended to let others go on: a deadlock (two transactions
- * each holding a row the other waits for) and a serialization failure. Nothing of it was applied
- * and the same work may succeed when tried again, as after a lost connection.
+ * SQLSTATEs of a statement the server refused or ended for the moment, on a sound connection: a
+ * deadlock (two transactions each holding a row the other waits for), a serialization failure, a
+ * server that is read-only (a standby during a failover: 25006), a database that takes no
+ * connections now (55000), a statement ended by the server's statement_timeout (57014). Nothing of
+ * the transaction was applied, and the same work may succeed when tried again.
  */
-const TRANSIENT_CONFLICTS = new Set(['40P01', '40001']);
+const TRANSIENT_CONFLICTS = new Set(['40P01', '40001', '25006', '55000', '57014']);
 
 /** Whether `e` (or the error it wraps) is a transient conflict: the connection is sound and rolls back as usual. */
 function transientConflict(e: unknown): boolean {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../auth/types.js';
 import { redactorFor } from '../core/redact.js';
-import { errors, isGatewayError } from '../core/errors.js';
+import { errors, isGatewayError, isStoreOutage } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForSeconds, isMicros } from '../core/money.js';
 import { MediaUnreachableError } from '../http/media.js';
@@ -149,9 +149,10 @@ export async function createVideoJob(
     };
     await placeJob(deps, newJob, hold, now);
   } catch (e) {
-    // Refused by the gateway before any job exists (media it will not fetch, 402): the admission
-    // did no work, so the video RPM quota gets it back, and the answer's headers show it given back.
-    if (isGatewayError(e) && e.status >= 400 && e.status < 500) await admitted.giveBack();
+    // Refused by the gateway before any job exists (media it will not fetch, 402), or the database
+    // could not take the job (503 store_unavailable: nothing was written): the admission did no
+    // work, so the video RPM quota gets it back, and the answer's headers show it given back.
+    if ((isGatewayError(e) && e.status >= 400 && e.status < 500) || isStoreOutage(e)) await admitted.giveBack();
     throw e;
   }
   const surface = opts.dialect === 'openai' ? { s: 'o' as const } : {};

@@ -51,4 +51,24 @@ describe('a PostgreSQL deadlock', () => {
     // The pool goes on.
     expect(Number((await driver.transaction((tx) => tx.query('SELECT 7 AS seven')))[0]!.seven)).toBe(7);
   }, 20_000);
+
+  it("a read-only server and a statement timeout are the store's outage too, not a 500", async () => {
+    const readOnly = await driver
+      .transaction(async (tx) => {
+        await tx.exec('SET TRANSACTION READ ONLY');
+        await tx.run(`UPDATE ${table} SET n = n + 1 WHERE id = 1`);
+      })
+      .catch((e: unknown) => e);
+    expect(readOnly).toBeInstanceOf(StoreUnavailableError);
+    expect(((readOnly as Error).cause as { code?: string }).code).toBe('25006');
+    const timedOut = await driver
+      .transaction(async (tx) => {
+        await tx.exec("SET LOCAL statement_timeout = '20ms'");
+        await tx.query('SELECT pg_sleep(1)');
+      })
+      .catch((e: unknown) => e);
+    expect(timedOut).toBeInstanceOf(StoreUnavailableError);
+    expect(toGatewayError(timedOut, 1_000_000)).toMatchObject({ status: 503, code: 'store_unavailable' });
+    expect(Number((await driver.transaction((tx) => tx.query('SELECT 8 AS eight')))[0]!.eight)).toBe(8);
+  });
 });
