@@ -35,6 +35,11 @@ type Check = () => Promise<string | undefined>;
 export class Readiness {
   /** The probe's Redis connection, once ioredis is loaded (only when the limiter uses Redis). */
   private readonly redis?: Promise<Redis>;
+  /**
+   * The PING in flight, shared by every `/ready` that arrives before it settles: a burst of probes
+   * against a hung Redis costs one queued command, not one per request.
+   */
+  private ping?: Promise<string | undefined>;
 
   constructor(
     private readonly store: Pick<Store, 'appliedMigrations' | 'canTakeWriteLock'>,
@@ -51,7 +56,7 @@ export class Readiness {
       return (await this.store.canTakeWriteLock(WRITE_LOCK_WAIT_MS)) ? undefined : 'write lock held by another process';
     });
     const redis = this.redis ? await this.redis : undefined;
-    const redisCheck = redis ? timed(async () => ((await redis.ping()) === 'PONG' ? undefined : 'unexpected answer')) : undefined;
+    const redisCheck = redis ? timed(() => this.sharedPing(redis)) : undefined;
     const checks: Record<string, CheckResult> = { store: await storeCheck };
     checks.migrations = migrationsCheck(applied);
     if (redisCheck) checks.redis = await redisCheck;
@@ -59,6 +64,13 @@ export class Readiness {
     checks.shutdown = this.shutdown.isShuttingDown() ? { status: 'failing', reason: 'shutting down', ms: 0 } : { status: 'ok', ms: 0 };
     const ready = Object.values(checks).every((c) => c.status === 'ok');
     return { ready, body: { status: ready ? 'ready' : 'not_ready', checks } };
+  }
+
+  private sharedPing(redis: Redis): Promise<string | undefined> {
+    this.ping ??= pingOrReset(redis).finally(() => {
+      this.ping = undefined;
+    });
+    return this.ping;
   }
 
   async close(): Promise<void> {
@@ -84,6 +96,29 @@ async function connectProbe(url: string): Promise<Redis> {
   redis.on('error', () => undefined);
   redis.connect().catch(() => undefined);
   return redis;
+}
+
+/**
+ * One PING, given up after the check's limit by dropping the connection: ioredis keeps a command
+ * that has no answer queued until Redis answers, and a hung Redis (connection open, nothing read)
+ * may never answer. Closing the socket rejects it (`maxRetriesPerRequest: 0`) and the retry strategy
+ * opens a fresh connection for the next probe.
+ */
+async function pingOrReset(redis: Redis): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<string>((resolve) => {
+    timer = setTimeout(() => {
+      redis.stream?.destroy();
+      resolve('no answer within 1 s');
+    }, CHECK_TIMEOUT_MS);
+  });
+  const answer = redis.ping().then((a) => (a === 'PONG' ? undefined : 'unexpected answer'));
+  answer.catch(() => undefined); // settles after the race when the reset rejects it
+  try {
+    return await Promise.race([answer, stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Every migration this build knows must be applied (a newer instance may have applied more). */

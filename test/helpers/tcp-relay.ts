@@ -11,6 +11,9 @@ export class TcpRelay {
   private readonly sockets = new Set<Socket>();
   private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
   port = 0;
+  private stalled = false;
+  /** Redis commands named `PING` the clients have sent through the relay (the probe's traffic). */
+  pingsSent = 0;
 
   constructor(private readonly targetPort: number, private readonly targetHost = '127.0.0.1') {}
 
@@ -18,7 +21,11 @@ export class TcpRelay {
     const server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
       this.sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      if (!this.stalled) upstream.pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        this.pingsSent += chunk.toString('latin1').match(/\r\nPING\r\n/gi)?.length ?? 0;
+      });
       const pair = { client, upstream };
       this.pairs.add(pair);
       const drop = () => {
@@ -43,12 +50,17 @@ export class TcpRelay {
     this.server = server;
   }
 
-  /** Stops passing the service's answers on (a hung service): requests time out, connections stay up. */
-  stall(): void {
+  /**
+   * Stops passing the service's answers on (a hung service): requests time out, connections stay up.
+   * With `newConnectionsToo`, connections opened meanwhile get no answer either (a stopped process).
+   */
+  stall({ newConnectionsToo = false } = {}): void {
+    this.stalled = newConnectionsToo;
     for (const p of this.pairs) p.upstream.unpipe(p.client);
   }
 
   resume(): void {
+    this.stalled = false;
     for (const p of this.pairs) p.upstream.pipe(p.client);
   }
 
