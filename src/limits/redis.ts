@@ -10,6 +10,9 @@ import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
 import { consoleLogger, type LimiterLogger, type RedisLimiterOptions, type ScriptClient } from './redis-options.js';
 
+/** ioredis's message for a command that got no answer within `commandTimeout`. */
+const COMMAND_TIMED_OUT = 'Command timed out';
+
 export type { LimiterLogger, RedisLimiterOptions } from './redis-options.js';
 
 /**
@@ -251,6 +254,13 @@ export class RedisRateLimiter implements RateLimiter {
 
   private failed(e: unknown): void {
     this.skipUntil = elapsedMs() + this.coolDownMs;
+    // ioredis rejects a command after `commandTimeout` but keeps it queued on the connection: with
+    // Redis hung (connection open, nothing read) every probe after a cool-down adds one more, and
+    // each costs its caller the whole timeout. Dropping the socket rejects all of them
+    // (`maxRetriesPerRequest: 0`); the fresh connection is not ready until Redis answers its
+    // handshake, so meanwhile requests go to the local windows at once. A client given to us may
+    // be shared with others, so only our own is reset.
+    if (this.ownsClient && e instanceof Error && e.message === COMMAND_TIMED_OUT) this.redis.stream?.destroy();
     if (this.degraded) return;
     this.degraded = true;
     const why = e instanceof Error ? e.message : String(e);
