@@ -20,8 +20,15 @@ export function sniffVideo(bytes: Buffer): SniffedVideo | undefined {
   return undefined;
 }
 
-/** How many leading bytes `startsLikeVideo` and `imageTypeOf` look at (WebP's RIFF form is at 8..12). */
+/** How many leading bytes `imageTypeOf` looks at (WebP's RIFF form is at 8..12). */
 export const MEDIA_HEAD_BYTES = 12;
+
+/**
+ * How many leading bytes `startsLikeVideo` looks at: the first box, and past leading filler boxes
+ * (`free`, `skip`, `wide`: QuickTime writers put an 8-byte `wide` ahead of `mdat`) the header and
+ * brand of the box after them. A few dozen bytes, so a download peeks them without holding more.
+ */
+export const VIDEO_HEAD_BYTES = 64;
 
 /** A leading byte pattern; `undefined` stands for any byte. */
 type Pattern = readonly (number | undefined)[];
@@ -34,7 +41,14 @@ const ascii = (s: string): number[] => [...Buffer.from(s, 'latin1')];
  * `mdat`, `free`, `skip`, `wide`, `pnot`). Bytes 0-3 are the box size; the type is at 4-8.
  */
 const FIRST_BOXES = ['ftyp', 'styp', 'moov', 'mdat', 'free', 'skip', 'wide', 'pnot'];
-const VIDEO_PATTERNS: Pattern[] = [...FIRST_BOXES.map((t) => [...ANY4, ...ascii(t)]), [0x1a, 0x45, 0xdf, 0xa3] /* EBML: WebM, Matroska */];
+const BOX_PATTERNS: Pattern[] = FIRST_BOXES.map((t) => [...ANY4, ...ascii(t)]);
+const EBML: Pattern = [0x1a, 0x45, 0xdf, 0xa3]; // WebM, Matroska
+
+/**
+ * Boxes that only hold space: one says nothing of what follows it (an 8-byte `free` ahead of an
+ * HTML page is not a video), so the box after it is checked in its place.
+ */
+const FILLER_BOXES = new Set(['free', 'skip', 'wide']);
 
 const IMAGE_PATTERNS: readonly [string, Pattern][] = [
   ['image/png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]],
@@ -67,17 +81,55 @@ function printable(bytes: Buffer): boolean {
  * Whether a file's first bytes are those of a video container: an ISO-BMFF box (MP4, QuickTime)
  * whose size is possible (0: to the end of the file; 1: a 64-bit size follows; else at least its
  * 8-byte header), or the EBML magic of WebM and Matroska. An `ftyp` or `styp` box must be one
- * (BRAND_BOXES): an 8-byte `ftyp` followed by an HTML page is not a video. `partial` is for the
- * answer to a range shorter than the check (a player's `bytes=0-1` probe): the bytes present must
- * fit a signature.
+ * (BRAND_BOXES): an 8-byte `ftyp` followed by an HTML page is not a video. Leading filler boxes
+ * (FILLER_BOXES) are stepped over, and the box after them must be one of these within the first
+ * VIDEO_HEAD_BYTES: a filler that reaches past them, or ends the file, leaves nothing shown to be a
+ * video. `partial` is for the answer to a range shorter than the check (a player's `bytes=0-1`
+ * probe): the bytes present must fit a signature.
  */
 export function startsLikeVideo(head: Buffer, partial = false): boolean {
-  if (!VIDEO_PATTERNS.some((p) => matches(head, p, partial))) return false;
-  if (head.length < 4 || head[0] === 0x1a) return true;
-  const size = head.readUInt32BE(0);
-  if (head.length >= 8 && BRAND_BOXES.has(head.toString('latin1', 4, 8)))
-    return size >= 16 && size % 4 === 0 && printable(head.subarray(8, 12));
-  return size === 0 || size === 1 || size >= 8;
+  head = head.subarray(0, VIDEO_HEAD_BYTES);
+  if (head[0] === 0x1a) return matches(head, EBML, partial);
+  let at = 0;
+  for (;;) {
+    const box = head.subarray(at);
+    // A range that ends where a filler does: what it holds fits.
+    if (at > 0 && box.length === 0) return partial;
+    if (!BOX_PATTERNS.some((p) => matches(box, p, partial))) return false;
+    if (box.length < 8) return box.length < 4 || possibleSize(box.readUInt32BE(0));
+    const type = box.toString('latin1', 4, 8);
+    if (!FILLER_BOXES.has(type)) return firstBoxFits(box, type, partial);
+    const end = fillerEnd(box);
+    if (end === 'short') return partial;
+    if (end === undefined) return false;
+    // Past the bytes looked at: a range that ends inside the filler fits; anything else shows no video.
+    if (end > box.length) return partial;
+    at += end;
+  }
+}
+
+/** 0: to the end of the file; 1: a 64-bit size follows the type; else at least the 8-byte header. */
+const possibleSize = (size: number): boolean => size === 0 || size === 1 || size >= 8;
+
+/**
+ * The length of the filler box `box` starts with; `short` when its 64-bit size is not in `box`;
+ * undefined when no box can follow it (size 0 runs to the end of the file) or its size is impossible.
+ */
+function fillerEnd(box: Buffer): number | 'short' | undefined {
+  const size = box.readUInt32BE(0);
+  if (size >= 8) return size;
+  if (size !== 1) return undefined;
+  if (box.length < 16) return 'short';
+  const large = box.readBigUInt64BE(8);
+  if (large < 16n) return undefined;
+  return large > BigInt(box.length) ? Number.POSITIVE_INFINITY : Number(large);
+}
+
+/** The rules for the box a video starts with (after any filler): a whole FileTypeBox, or a possible size. */
+function firstBoxFits(box: Buffer, type: string, partial: boolean): boolean {
+  const size = box.readUInt32BE(0);
+  if (BRAND_BOXES.has(type)) return size >= 16 && size % 4 === 0 && (partial || box.length >= 12) && printable(box.subarray(8, 12));
+  return possibleSize(size);
 }
 
 /** The raster image type a file's first bytes name (PNG, JPEG, GIF, WebP), or undefined. */

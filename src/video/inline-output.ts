@@ -1,4 +1,4 @@
-import { MEDIA_HEAD_BYTES, startsLikeVideo } from '../core/sniff.js';
+import { startsLikeVideo, VIDEO_HEAD_BYTES } from '../core/sniff.js';
 import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
 import { jobUpstream } from './job-upstream.js';
@@ -39,7 +39,7 @@ export function inlineVideo(out: VideoOutput): { bytes: Buffer } | { problem: st
   const bytes = strictBase64(out.inlineBase64 ?? '');
   if (!bytes) return { problem: 'not valid base64' };
   if (bytes.length === 0) return { problem: 'empty' };
-  if (!startsLikeVideo(bytes.subarray(0, MEDIA_HEAD_BYTES))) return { problem: 'first bytes are not a video container' };
+  if (!startsLikeVideo(bytes.subarray(0, VIDEO_HEAD_BYTES))) return { problem: 'first bytes are not a video container' };
   return { bytes };
 }
 

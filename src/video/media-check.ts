@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { errors, type GatewayError } from '../core/errors.js';
 import { redactorFor } from '../core/redact.js';
-import { imageTypeOf, MEDIA_HEAD_BYTES, startsLikeVideo } from '../core/sniff.js';
+import { imageTypeOf, MEDIA_HEAD_BYTES, startsLikeVideo, VIDEO_HEAD_BYTES } from '../core/sniff.js';
 import type { StreamResponse } from '../http/executor.js';
 import { discard, peek } from '../http/streams.js';
 import type { Upstream } from '../http/types.js';
@@ -99,7 +99,7 @@ export function answeredRange(r: Refusal, res: StreamResponse, sent: string | un
 export async function checkedVideo(r: Refusal, res: StreamResponse, start: number): Promise<Readable> {
   if (isDocumentType(res.headers['content-type'])) throw refuseAnswer(r, 'declared a document type', res);
   if (start > 0) return res.body;
-  const { head, body, ended } = await peek(res.body, MEDIA_HEAD_BYTES);
+  const { head, body, ended } = await peek(res.body, VIDEO_HEAD_BYTES);
   if (!startsLikeVideo(head, ended && res.status === 206)) throw refuseAnswer(r, 'first bytes are not a video container', res, body);
   return body;
 }

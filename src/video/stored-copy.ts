@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { errors } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import { MEDIA_HEAD_BYTES, startsLikeVideo } from '../core/sniff.js';
+import { startsLikeVideo, VIDEO_HEAD_BYTES } from '../core/sniff.js';
 import { discard, peek } from '../http/streams.js';
 import type { JobRecord } from '../store/job-types.js';
 import type { ContentReply } from './content.js';
@@ -38,7 +38,7 @@ export async function openStoredCopy(deps: VideoDeps, job: JobRecord, out: JsonO
   const r = parseRange(range, size);
   if (r === 'unsatisfiable') throw errors.rangeNotSatisfiable(size);
   const checked = out[CHECKED_WHEN_STORED] === true;
-  const servesHead = !r || (r.start === 0 && r.end >= MEDIA_HEAD_BYTES - 1);
+  const servesHead = !r || (r.start === 0 && r.end >= VIDEO_HEAD_BYTES - 1);
   if (!checked && !servesHead) {
     const head = await firstBytes(deps, blob);
     if (!head) throw gone();
@@ -47,7 +47,7 @@ export async function openStoredCopy(deps: VideoDeps, job: JobRecord, out: JsonO
   let body = await deps.blobs.open(blob, r?.start, r?.end);
   if (!body) throw gone();
   if (!checked && servesHead) {
-    const peeked = await peek(body, MEDIA_HEAD_BYTES);
+    const peeked = await peek(body, VIDEO_HEAD_BYTES);
     body = peeked.body;
     if (!startsLikeVideo(peeked.head)) throw refuse(body);
   }
@@ -61,9 +61,9 @@ export async function openStoredCopy(deps: VideoDeps, job: JobRecord, out: JsonO
 
 /** The copy's first bytes, read apart from the download; undefined when the copy is gone. */
 async function firstBytes(deps: VideoDeps, blob: string): Promise<Buffer | undefined> {
-  const stream = await deps.blobs.open(blob, 0, MEDIA_HEAD_BYTES - 1);
+  const stream = await deps.blobs.open(blob, 0, VIDEO_HEAD_BYTES - 1);
   if (!stream) return undefined;
-  const { head, body } = await peek(stream, MEDIA_HEAD_BYTES);
+  const { head, body } = await peek(stream, VIDEO_HEAD_BYTES);
   discard(body);
   return head;
 }

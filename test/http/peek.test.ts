@@ -59,7 +59,7 @@ describe('media signatures', () => {
 
   it('video: ISO-BMFF first boxes and EBML; not text, JSON or an image', () => {
     expect(startsLikeVideo(sampleMp4())).toBe(true);
-    for (const t of ['ftyp', 'styp', 'moov', 'mdat', 'free', 'skip', 'wide', 'pnot']) expect(startsLikeVideo(box(32, t)), t).toBe(true);
+    for (const t of ['ftyp', 'styp', 'moov', 'mdat', 'pnot']) expect(startsLikeVideo(box(32, t)), t).toBe(true);
     expect(startsLikeVideo(box(0, 'mdat'))).toBe(true);
     expect(startsLikeVideo(box(1, 'mdat'))).toBe(true);
     expect(startsLikeVideo(box(4, 'ftyp'))).toBe(false);
@@ -89,6 +89,37 @@ describe('media signatures', () => {
     // A range shorter than the brand is checked on the size and type it has.
     expect(startsLikeVideo(sampleMp4().subarray(0, 8), true)).toBe(true);
     expect(startsLikeVideo(brandBox(8, 'ftyp', '').subarray(0, 8), true)).toBe(false);
+  });
+
+  it('video: leading free, skip and wide boxes are stepped over, and the box after them must start a video', () => {
+    const u32 = (n: number) => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+    const filler = (t: string, size = 8) => Buffer.concat([u32(size), Buffer.from(t), Buffer.alloc(size - 8)]);
+    const page = Buffer.from('<html><body>denied: Bearer sk-upstreamSECRET</body></html>');
+    for (const t of ['free', 'skip', 'wide']) {
+      // An empty filler says nothing of what follows it.
+      expect(startsLikeVideo(Buffer.concat([filler(t), page])), `${t} + page`).toBe(false);
+      expect(startsLikeVideo(Buffer.concat([filler(t, 16), page])), `${t} 16 + page`).toBe(false);
+      expect(startsLikeVideo(Buffer.concat([filler(t), Buffer.from('{"error":{"message":"x"}}')])), `${t} + JSON`).toBe(false);
+      // Past it, the rules of a first box: a whole FileTypeBox, or a possible size.
+      expect(startsLikeVideo(Buffer.concat([filler(t), sampleMp4()])), `${t} + mp4`).toBe(true);
+      expect(startsLikeVideo(Buffer.concat([filler(t), box(32, 'mdat')])), `${t} + mdat`).toBe(true);
+      expect(startsLikeVideo(Buffer.concat([filler(t), u32(8), Buffer.from('ftyp'), page])), `${t} + 8-byte ftyp`).toBe(false);
+      expect(startsLikeVideo(Buffer.concat([filler(t), filler('free', 12), filler('skip'), sampleMp4()])), `${t}, free, skip + mp4`).toBe(true);
+      // A filler that is the whole file, runs to its end (size 0), or past the bytes looked at.
+      expect(startsLikeVideo(filler(t)), `${t} alone`).toBe(false);
+      expect(startsLikeVideo(Buffer.concat([u32(0), Buffer.from(t), page])), `${t} size 0`).toBe(false);
+      expect(startsLikeVideo(Buffer.concat([filler(t, 96), sampleMp4()])), `${t} 96`).toBe(false);
+      expect(startsLikeVideo(Buffer.concat([u32(4), Buffer.from(t), sampleMp4()])), `${t} size 4`).toBe(false);
+      // A range that ends inside or right after the filler: the bytes present fit.
+      expect(startsLikeVideo(filler(t), true), `${t} range`).toBe(true);
+      expect(startsLikeVideo(Buffer.concat([filler(t), sampleMp4()]).subarray(0, 14), true), `${t} + mp4 range`).toBe(true);
+      expect(startsLikeVideo(Buffer.concat([filler(t), page]).subarray(0, 14), true), `${t} + page range`).toBe(false);
+    }
+    // The first 64 bytes are looked at: six fillers leave room for the ftyp's header and brand, seven do not.
+    const afterFillers = (n: number) => Buffer.concat([...Array<Buffer>(n).fill(filler('free')), sampleMp4()]);
+    expect(startsLikeVideo(afterFillers(6))).toBe(true);
+    expect(startsLikeVideo(afterFillers(7))).toBe(false);
+    expect(startsLikeVideo(afterFillers(8))).toBe(false);
   });
 
   it('video, a short range from the first byte: only the bytes present count', () => {

@@ -121,6 +121,16 @@ describe("the gateway's stored copy of an inline video", () => {
     expect(await gw.balance(hostile.account)).toBe(billed);
   });
 
+  it('a copy stored before the check that opens with an 8-byte free box ahead of an HTML page is refused, whole or by range', async () => {
+    const hostile = await finishedJob();
+    await storedBeforeTheCheck(hostile, Buffer.concat([Buffer.from([0, 0, 0, 8]), Buffer.from('free'), PAGE]));
+    for (const range of [undefined, 'bytes=0-', 'bytes=0-19', 'bytes=100-1999']) {
+      const r = await get(hostile.id, hostile.key, range);
+      expect(r.status, range).toBe(502);
+      expect(r.bytes.toString()).not.toContain(SECRET);
+    }
+  });
+
   it('a copy checked when stored is opened once per download; one stored before the check only when the range holds its first bytes', async () => {
     const mp4 = sampleMp4();
     const checked = await finishedJob();

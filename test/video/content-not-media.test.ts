@@ -128,6 +128,23 @@ describe('a container that opens with a box too small to be one', () => {
   });
 });
 
+describe('a container that opens with a filler box', () => {
+  for (const t of ['free', 'skip', 'wide']) {
+    it(`an 8-byte ${t} box followed by an HTML page quoting the upstream key: refused; followed by a real MP4: streamed`, async () => {
+      const filler = Buffer.concat([Buffer.from([0, 0, 0, 8]), Buffer.from(t)]);
+      vendor.answer = (req, res) => whole('application/octet-stream', Buffer.concat([filler, Buffer.from(`<html><body>denied: ${req.headers.authorization}</body></html>`)]))(req, res);
+      expectRefused(await content());
+      expectLoggedRefusal(/first bytes/);
+
+      const video = Buffer.concat([filler, sampleMp4()]);
+      vendor.answer = whole('application/octet-stream', video);
+      const r = await content();
+      expect(r.status).toBe(200);
+      expect(r.bytes.equals(video)).toBe(true);
+    });
+  }
+});
+
 describe('ranges', () => {
   const mp4 = sampleMp4();
 

@@ -35,5 +35,8 @@ describe('inlineVideo', () => {
     expect(inlineVideo({ inlineBase64: '', mimeType: 'video/mp4' })).toEqual({ problem: 'empty' });
     expect(inlineVideo({ inlineBase64: '!!!!', mimeType: 'video/mp4' })).toEqual({ problem: 'not valid base64' });
     expect(inlineVideo({ inlineBase64: Buffer.from('<html>').toString('base64') })).toEqual({ problem: 'first bytes are not a video container' });
+    const afterFree = (bytes: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, 8]), Buffer.from('free'), bytes]).toString('base64');
+    expect(inlineVideo({ inlineBase64: afterFree(Buffer.from('<html><body>x</body></html>')) })).toEqual({ problem: 'first bytes are not a video container' });
+    expect(inlineVideo({ inlineBase64: afterFree(sampleMp4()) })).toHaveProperty('bytes');
   });
 });
