@@ -8,8 +8,11 @@ export const serverSchema = z
     /** Base URL clients use to reach the gateway (for output_url); defaults to http://host:port. */
     public_url: z.string().url().optional(),
     body_limit_bytes: z.number().int().positive().default(10 * 1024 * 1024),
-    /** Request-body bytes held by requests in flight, process-wide; beyond it new requests get 503 overloaded. */
-    max_inflight_body_bytes: z.number().int().positive().default(64 * 1024 * 1024),
+    /**
+     * Request-body bytes held by requests in flight, process-wide; beyond it new requests get 503 overloaded.
+     * Room for the largest video upload (50 MiB) with the base64 copy a create makes of it (4/3 more).
+     */
+    max_inflight_body_bytes: z.number().int().positive().default(128 * 1024 * 1024),
     /** Upstream answers read whole (embeddings, chat, vendor JSON, fetched media) held by requests in flight, process-wide. */
     max_inflight_answer_bytes: z.number().int().positive().default(256 * 1024 * 1024),
     /** Largest single upstream answer read whole; a larger one is refused with 502 `upstream_answer_too_large`. */

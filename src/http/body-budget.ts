@@ -37,6 +37,20 @@ export class BodyBudget {
   }
 
   /**
+   * Takes `bytes` until the returned function is called (given back on the first call only), or
+   * undefined with nothing taken when they do not fit. For memory a request holds besides its body
+   * for as long as its caller knows, not until its response closes.
+   */
+  hold(bytes: number): (() => void) | undefined {
+    if (!this.tryTake(bytes)) return undefined;
+    let held = bytes;
+    return () => {
+      this.give(held);
+      held = 0;
+    };
+  }
+
+  /**
    * Takes `bytes`, waiting for room up to `waitMs` (for producers that can hold back instead of
    * failing, such as the embedded simulators); false when no room came in time. More than the whole
    * budget is refused at once.
@@ -82,6 +96,9 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
   });
   app.decorateReply('takeHeldBytes', function takeHeldBytes(this: FastifyReply, bytes: number): boolean {
     return takeHeld(budget, this.raw, bytes);
+  });
+  app.decorateReply('holdBytes', function holdBytes(this: FastifyReply, bytes: number): (() => void) | undefined {
+    return budget.hold(bytes);
   });
   app.addHook('onRequest', (req, reply, done) => {
     const declared = Number(req.headers['content-length']);
@@ -163,6 +180,11 @@ declare module 'fastify' {
      * from the same budget, given back when the response closes; false when there is no room for them.
      */
     takeHeldBytes(bytes: number): boolean;
+    /**
+     * Takes `bytes` the route holds besides its request body from the same budget until it calls the
+     * function returned (once); undefined, nothing taken, when there is no room for them.
+     */
+    holdBytes(bytes: number): (() => void) | undefined;
   }
 }
 

@@ -9,7 +9,7 @@ import { acceptMultipartForms } from './multipart-form.js';
 import { registerDeriveRoutes } from './openai-video-derive.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { OPENAI_DEFAULT_MODEL, toSpecBody } from '../video/openai/request.js';
-import { prepareUpload, readReferencedFile, referencedFile } from '../video/openai/upload.js';
+import { base64CopyBytes, prepareUpload, readReferencedFile, referencedFile } from '../video/openai/upload.js';
 import { VideoAdmission } from '../video/create-admission.js';
 import type { VideoService } from '../video/service.js';
 
@@ -44,13 +44,21 @@ export function registerOpenAiVideoRoutes(app: FastifyInstance, deps: { authoriz
       const admitted = stored ? await VideoAdmission.admit(deps.video.deps, req.auth, control) : undefined;
       try {
         const file = parsed.file ?? (await readReferencedFile(deps.video.deps, stored!, (bytes) => reply.takeHeldBytes(bytes)));
-        const prepared = await prepareUpload(deps.video.deps, req.auth, model.name, fields, file);
+        // The file's base64 copy for the vendor is held until the create is over, whether or not
+        // the client stays: taken before anything is stored, given back once the create ends.
+        const releaseCopy = reply.holdBytes(base64CopyBytes(file));
+        if (!releaseCopy) throw errors.overloaded();
         try {
-          return await deps.video.create(req.auth, model, prepared.spec, control, { dialect: 'openai', uploads: prepared.uploads, prefetched: prepared.prefetched, admitted });
-        } catch (e) {
-          // No job took the upload (a refusal, or a create no upstream accepted): nothing may keep it.
-          for (const name of prepared.uploads) await deps.video.deps.blobs.delete(name).catch(() => undefined);
-          throw e;
+          const prepared = await prepareUpload(deps.video.deps, req.auth, model.name, fields, file);
+          try {
+            return await deps.video.create(req.auth, model, prepared.spec, control, { dialect: 'openai', uploads: prepared.uploads, prefetched: prepared.prefetched, admitted });
+          } catch (e) {
+            // No job took the upload (a refusal, or a create no upstream accepted): nothing may keep it.
+            for (const name of prepared.uploads) await deps.video.deps.blobs.delete(name).catch(() => undefined);
+            throw e;
+          }
+        } finally {
+          releaseCopy();
         }
       } catch (e) {
         await admitted?.giveBackUnlessTakenOver();

@@ -113,7 +113,7 @@ describe('the video rate limit', () => {
 describe('the budget of bytes in flight', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await gateway({ server: { body_limit_bytes: MB, max_inflight_body_bytes: 8 * MB } });
+    gw = await gateway({ server: { body_limit_bytes: MB, max_inflight_body_bytes: 16 * MB } });
   });
   afterAll(async () => {
     await gw?.close();
@@ -124,7 +124,7 @@ describe('the budget of bytes in flight', () => {
     const id = await uploadFile(gw, key, padded(samplePng(), 3 * MB), 'frame.png');
     const reads = countReads(gw);
 
-    // Two creates hold their 3 MB copies while the vendor keeps them waiting.
+    // Two creates hold their 3 MB copies (and 4 MB of base64 each) while the vendor keeps them waiting.
     let release!: () => void;
     sims.wan.inject({ kind: 'hold', until: new Promise<void>((r) => (release = r)) }, 2, /video-synthesis$/);
     const vendorGot = () => sims.wan.received('POST', /video-synthesis$/).length;
@@ -133,7 +133,7 @@ describe('the budget of bytes in flight', () => {
     await vi.waitFor(() => expect(vendorGot()).toBe(before + 2), { timeout: 10_000 });
     expect(reads).toHaveBeenCalledTimes(2);
 
-    // A third copy does not fit in 8 MB: shed before the file is read.
+    // A third copy does not fit in 16 MB: shed before the file is read.
     const shed = await createFrom(gw, key, 'wan2.6-i2v', id);
     expect(shed.status, JSON.stringify(shed.json)).toBe(503);
     expect(shed.json.error).toMatchObject({ type: 'server_error', code: 'overloaded' });

@@ -55,6 +55,15 @@ async function asReferenceError<T>(read: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * The memory the base64 copy of an uploaded file takes (prepareUpload makes it for the vendors
+ * that take media inline): 4 characters per 3 bytes, held for as long as the create's upstream call
+ * runs, so it is taken from the budget of bytes in flight as the file itself is.
+ */
+export function base64CopyBytes(file: Buffer): number {
+  return Math.ceil(file.length / 3) * 4;
+}
+
+/**
  * The spec body for an OpenAI create with an uploaded `input_reference`: an image becomes the
  * first frame, a video (MP4, MOV, WebM) a video input for the models that take one (400
  * unsupported_input_reference elsewhere). The file is checked from its bytes, stored, and given
