@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
 import { isObject, type Json, type JsonObject } from '../core/json.js';
 import { discard } from '../http/streams.js';
+import { carriesError } from './upstream.js';
 import { readUsage, type ChatUsage } from './usage.js';
 
 export interface RelayResult {
@@ -169,8 +170,9 @@ function inspect(event: string, opts: RelayOptions, result: RelayResult): 'pass'
   const data = dataOf(event);
   if (data.trim() === '[DONE]') return 'pass';
   const c = parseObject(data);
-  // An error event (or what is not even JSON) generated nothing and reports no usage of ours.
-  if (!c || (c.error !== undefined && c.error !== null) || ERROR_EVENT.test(event)) return 'redact';
+  // An error event, beside the choices or in one of them (or what is not even JSON), generated
+  // nothing and reports no usage of ours.
+  if (!c || carriesError(c) || ERROR_EVENT.test(event)) return 'redact';
   const usage = readUsage(c.usage as Json | undefined);
   if (usage) result.usage = usage;
   if (!Array.isArray(c.choices)) return 'redact';

@@ -45,14 +45,24 @@ export function classifyChatError(status: number, json: Json | undefined, header
 }
 
 /**
+ * Whether a chat body or stream event carries an error: beside `choices`, or inside one of them
+ * (some compatible servers report a failed choice so; a completion with a failed choice is no more
+ * a completion than one with a failed request). `null` is none: some servers add `"error": null`.
+ */
+export function carriesError(json: JsonObject): boolean {
+  const said = (v: Json | undefined): boolean => v !== undefined && v !== null;
+  return said(json.error) || (Array.isArray(json.choices) && json.choices.some((c) => isObject(c) && said(c.error)));
+}
+
+/**
  * The verdict on a 2xx body that holds no completion: not JSON, no `choices` array, or an `error`
- * (some compatible servers and proxies answer their failures 200). It is the upstream
+ * (carriesError; some compatible servers and proxies answer their failures 200). It is the upstream
  * failing, as a 5xx would be: the next upstream is tried, nothing is billed, and the body, which may
  * quote the upstream's own key or internal addresses, goes nowhere (the message is ours).
  */
 export function notACompletion(json: Json | undefined): UpstreamVerdict | undefined {
   if (!isObject(json)) return { kind: 'retryable', status: 502, message: 'The upstream sent a body that is not JSON.' };
-  if (!Array.isArray(json.choices) || (json.error !== undefined && json.error !== null)) return { kind: 'retryable', status: 502, message: 'The upstream answered without a completion.' };
+  if (!Array.isArray(json.choices) || carriesError(json)) return { kind: 'retryable', status: 502, message: 'The upstream answered without a completion.' };
   return undefined;
 }
 

@@ -137,6 +137,52 @@ describe('a non-streamed 2xx that carries no completion', () => {
   });
 });
 
+describe('an error inside a choice', () => {
+  // A failed choice quoting what the upstream saw, with its `error` key written plainly or with escapes.
+  const failedChoice = `{"index":0,"message":{"role":"assistant","content":"partial"},"finish_reason":"error","ERR":{"message":"upstream at ${INTERNAL} refused ${FIRST_KEY}"}}`;
+  const nested = (key: string) => `{"id":"chatcmpl-1","object":"chat.completion","choices":[${failedChoice.replace('ERR', key)}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`;
+
+  for (const key of ['error', '\\u0065rror'])
+    it(`not streamed (${key}): the upstream failing, as an error beside the choices is: 502, quoting none of it, nothing charged; another upstream answers`, async () => {
+      const { key: apiKey, account: name } = await account();
+      answers.first = (_q, res) => json(res, nested(key));
+      const r = await chat(apiKey, 'solo', false);
+      expect(r.status).toBe(502);
+      expect(r.json.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+      expect(r.text).not.toMatch(/10\.1\.2\.3|refused|partial/);
+      expect(r.text).not.toContain(FIRST_KEY);
+      expect(await charges(name)).toHaveLength(0);
+
+      answers.second = (_q, res) => json(res, completion('from the second'));
+      const moved = await chat(apiKey, 'pair', false);
+      expect(moved.status).toBe(200);
+      expect(moved.json.choices[0].message.content).toBe('from the second');
+      expect(moved.text).not.toContain('partial');
+    });
+
+  for (const key of ['error', '\\u0065rror'])
+    it(`streamed (${key}): an error event, redacted, counting for nothing, not billed`, async () => {
+      const { key: apiKey, account: name } = await account();
+      const fresh = await tokensLeft(apiKey, 'solo');
+      const event = `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"x"},"${key}":{"message":"upstream at ${INTERNAL} refused the key"}}]}\n\n`;
+      answers.first = (_q, res) => sse(res, chunk({ role: 'assistant', content: '' }) + event + 'data: [DONE]\n\n');
+      const r = await chat(apiKey, 'solo', true);
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('refused the key');
+      expect(r.text).not.toContain('10.1.2.3');
+      expect(await charges(name)).toHaveLength(1); // the ordinary answer of tokensLeft only
+      expect(await tokensLeft(apiKey, 'solo')).toBe(fresh - 15);
+    });
+
+  it('an `"error": null` in a choice is no error', async () => {
+    const { key } = await account();
+    answers.first = (_q, res) => json(res, { ...completion('fine'), choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop', error: null }] });
+    const r = await chat(key, 'solo', false);
+    expect(r.status).toBe(200);
+    expect(r.json.choices[0].message.content).toBe('fine');
+  });
+});
+
 describe('a non-streamed completion that quotes the upstream key', () => {
   for (const usage of [true, false])
     it(`has the key removed from the content (${usage ? 'with' : 'without'} reported usage)`, async () => {

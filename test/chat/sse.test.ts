@@ -98,6 +98,24 @@ describe('relayEvents reading each event', () => {
     expect(out.text()).toBe(empty + chunk('a') + 'data: [DONE]\n\n');
   });
 
+  it('an error inside a choice makes an error event: redacted whole, its content and usage not counted', async () => {
+    const source = new PassThrough();
+    const sink = new PassThrough();
+    const out = collect(sink);
+    const redacted: string[] = [];
+    const done = relayEvents(source, sink, { forwardUsageChunk: false, redact: (e) => (redacted.push(e), '') });
+    const plain = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x' }, error: { message: 'upstream at 10.0.0.1 failed' } }] })}\n\n`;
+    const escaped = 'data: {"choices":[{"index":0,"delta":{"content":"y"},"\\u0065rror":{"message":"z"}}],"usage":{"prompt_tokens":3,"completion_tokens":9}}\n\n';
+    const nullError = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'b' }, error: null }] })}\n\n`;
+    source.end(chunk('a') + plain + escaped + nullError + 'data: [DONE]\n\n');
+    const r = await done;
+    // `a`, and `b` beside an `"error": null` (redacted whole as any chunk that says "error", but generated).
+    expect(r.chunks).toBe(2);
+    expect(r.usage).toBeUndefined();
+    expect(redacted).toEqual([plain, escaped, nullError]);
+    expect(out.text()).toBe(chunk('a') + 'data: [DONE]\n\n');
+  });
+
   it('ends an empty stream with an error event: it is no answer', async () => {
     const source = new PassThrough();
     const sink = new PassThrough();
