@@ -11,7 +11,16 @@ type Unshared = Map<number, { r: number; t: number }>;
 export interface UnsharedUsage {
   key: string;
   buckets: [number, number, number][];
+  /** The taken-over turns that touched this scope: [turn key, the scope's place in the turn's record]. */
+  turns: [string, number][];
 }
+
+/**
+ * Most taken-over turns remembered. A call fails once per outage or cool-down (a hung Redis has its
+ * connection dropped, and none is sent until a new one is ready), so this is never reached in
+ * practice; it only keeps a pathological flapping from growing memory without end.
+ */
+const MAX_TURNS = 1_000;
 
 /**
  * The local limits used while Redis is unreachable, built so that the combined rate of every
@@ -23,13 +32,19 @@ export interface UnsharedUsage {
  *   reported (at least one request);
  * - what it admits alone is remembered and handed to Redis when it answers again (before Redis
  *   decides another of this instance's admissions, and at its first heartbeat after the outage),
- *   so the minute after the outage counts it too.
+ *   so the minute after the outage counts it too;
+ * - so are the turns (script calls, redis-batch.ts) whose operations it took over when their call
+ *   failed: Redis may have run them all the same (a timed-out command whose bytes were sent), and
+ *   the hand-over then takes back what they changed there, so that each admission counts once
+ *   (RECORD_LUA).
  */
 export class LocalFallback {
   readonly windows: MemoryRateLimiter;
   /** Live instances sharing the quotas, as Redis last reported them (1 until it has). */
   instances = 1;
   private readonly unshared = new Map<string, Unshared>();
+  /** Taken-over turns, oldest first: each turn's key and its scope keys in the order of its call. */
+  private turns: { key: string; scopes: readonly string[] }[] = [];
   private readonly now: () => number;
   private lastPrune = 0;
 
@@ -66,27 +81,47 @@ export class LocalFallback {
     return this.windows.headersNow(family, scopes.map((s) => this.share(s, tokens)));
   }
 
-  /** Takes what was admitted locally and is still inside the window, for Redis to count. */
+  /**
+   * A turn whose call failed and whose operations are being decided here instead (admitted and
+   * noted like any other): remembered until the hand-over, which finds out whether Redis ran it.
+   * Every scope it touched gets a record then, even one with nothing admitted here since.
+   */
+  tookOver(turnKey: string, scopeKeys: readonly string[]): void {
+    this.turns.push({ key: turnKey, scopes: scopeKeys });
+    if (this.turns.length > MAX_TURNS) this.turns.shift();
+  }
+
+  /** Takes what was admitted locally and is still inside the window, and the taken-over turns, for Redis to count. */
   takeUnshared(): UnsharedUsage[] {
     const oldest = Math.floor(this.now() / 1000) - WINDOW_SECONDS + 1;
-    const out: UnsharedUsage[] = [];
+    const byKey = new Map<string, UnsharedUsage>();
+    const usage = (key: string) => {
+      let u = byKey.get(key);
+      if (!u) byKey.set(key, (u = { key, buckets: [], turns: [] }));
+      return u;
+    };
     for (const [key, seconds] of this.unshared) {
       const buckets: [number, number, number][] = [];
       for (const [sec, u] of seconds) {
         if (sec >= oldest && (u.r > 0 || u.t > 0)) buckets.push([sec, Math.max(0, u.r), Math.max(0, u.t)]);
       }
-      if (buckets.length > 0) out.push({ key, buckets });
+      if (buckets.length > 0) usage(key).buckets = buckets;
     }
+    // Kept whatever their age: Redis may have run a turn long after it was sent (a Redis that
+    // resumes after a long hang), and its changes are then still inside the window.
+    for (const turn of this.turns) turn.scopes.forEach((key, place) => usage(key).turns.push([turn.key, place]));
     this.unshared.clear();
-    return out;
+    this.turns = [];
+    return [...byKey.values()];
   }
 
   get hasUnshared(): boolean {
-    return this.unshared.size > 0;
+    return this.unshared.size > 0 || this.turns.length > 0;
   }
 
   close(): Promise<void> {
     this.unshared.clear();
+    this.turns = [];
     return this.windows.close();
   }
 

@@ -132,12 +132,14 @@ export interface ScriptCall {
 }
 
 /**
- * Builds the call to TURN_LUA: each distinct key once in KEYS, then each operation in order: an
+ * Builds the call to TURN_LUA: the turn's own key first (its id: what Redis records of the turn, see
+ * redis-scripts.ts), then each distinct scope key once in KEYS, then each operation in order: an
  * admission as 'a', its scope count, its tokens and per scope (KEYS index, rpm, tpm); a correction
  * as 'c', its scope count, its delta, its admission's second (-1: not known) and the KEYS indexes.
  */
-export function turnCall(items: readonly QueuedOperation[], keyOf: (s: LimitScope) => string, clock: number): ScriptCall {
+export function turnCall(items: readonly QueuedOperation[], keyOf: (s: LimitScope) => string, clock: number, turnKey: string): ScriptCall {
   const keys = new KeyList();
+  keys.index(turnKey);
   const args: (string | number)[] = [clock, WINDOW_SECONDS, items.length];
   for (const it of items) {
     if (it.kind === 'admission') {

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import type { RedisLimiterOptions, ScriptClient } from './redis-options.js';
-import { EPOCH_LUA, HEARTBEAT_LUA, RAISE_LUA, RECORD_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
+import { RAISE_LUA, RECORD_LUA } from './redis-handover-lua.js';
+import { EPOCH_LUA, HEARTBEAT_LUA, RELEASE_LUA, TURN_LUA } from './redis-scripts.js';
 
 /**
  * The Redis limiter's connection: the client given, or one built from the url that fails fast (a

@@ -25,6 +25,11 @@ export interface HandOverDeps {
  * minute of the outage is not admitted twice:
  *
  * - what it admitted alone meanwhile (LocalFallback's unshared usage), added to the shared windows;
+ *   with it, the turns whose calls failed and whose operations it decided locally instead: one
+ *   Redis ran all the same (a timed-out call whose bytes it had received, run at once or when a
+ *   hung Redis resumed) has what it changed taken back, one it did not run is voided so that it
+ *   changes nothing if it still arrives (TURN_LUA, RECORD_LUA). Each of those admissions then
+ *   counts once, as the client was told;
  * - when Redis came back without the writes it had taken (a restart without persistence or from an
  *   older snapshot, a flush, a failover to a replica that lagged), the current minute as this
  *   instance knows it: its local windows, which mirror what Redis last reported plus what was
@@ -119,7 +124,18 @@ export class HandOver {
     if (!this.sharing && (fallback.hasUnshared || this.raiseDue)) {
       const clock = this.d.clock();
       // A record Redis did not take is lost: it went away again, and the windows moved on meanwhile.
-      const records = fallback.takeUnshared().map((u) => redis.rlRecord(1, u.key, clock, WINDOW_SECONDS, ...u.buckets.flat()));
+      const records = fallback.takeUnshared().map((u) =>
+        redis.rlRecord(
+          1 + u.turns.length,
+          u.key,
+          ...u.turns.map(([turnKey]) => turnKey),
+          clock,
+          WINDOW_SECONDS,
+          u.turns.length,
+          ...u.turns.map(([, place]) => place),
+          ...u.buckets.flat(),
+        ),
+      );
       const raising = this.raiseDue;
       this.raiseDue = false;
       const raises = raising

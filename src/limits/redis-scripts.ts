@@ -15,7 +15,8 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  * together: one round trip and one script run instead of one per admission or correction, and a
  * window read and written once however many of them touch it).
  *
- * KEYS: the distinct scope hashes of the batch. ARGV[2]: window seconds. ARGV[3]: operations.
+ * KEYS[1]: the turn's own key (its id); then the distinct scope hashes of the batch. ARGV[2]:
+ * window seconds. ARGV[3]: operations.
  * Then per operation its kind and its fields:
  *   'a' (admission): scope count k, tokens asked, and per scope (KEYS index, rpm, tpm), 0 meaning
  *       unlimited in that dimension;
@@ -26,8 +27,18 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  * Returns one reply per admission, in order (corrections answer nothing): {allowed, now, then per
  * scope: usedReq, usedTok, resetReqMs, resetTokMs, waitReqMs, waitTokMs}; used and reset describe
  * the window after consumption when allowed; a wait is -1 when that dimension has room.
+ *
+ * Idempotent turns: a call whose caller timed out may still run, its bytes sent before Redis hung,
+ * while the caller's local windows took its operations over and will hand them over too
+ * (redis-handover.ts). So each turn leaves, under its key, what it changed in each scope's window:
+ * "second r2 t2 r3 t3 ..." (requests and net tokens, per KEYS index from 2), kept two windows
+ * (long enough for any hand-over that can still find its changes inside the window). The hand-over
+ * takes that back before adding what was admitted locally, or, finding no key, leaves one that
+ * makes the turn, if it still arrives, change nothing: either way each admission counts once.
  */
-export const TURN_LUA = `${CLOCK}
+export const TURN_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return {} end
+${CLOCK}
 local W = tonumber(ARGV[2])
 ${WINDOW}
 local function wait_for(buckets, amount)
@@ -49,6 +60,8 @@ local function window(i)
   local w = windows[i]
   if not w then
     w = open(KEYS[i])
+    -- The sums before this turn: what it changed is recorded under the turn's key.
+    w.r0, w.t0 = w.R, w.T
     windows[i] = w
   end
   return w
@@ -133,6 +146,13 @@ for _ = 1, tonumber(ARGV[3]) do
 end
 
 for _, w in pairs(windows) do save(w) end
+local changed = { sec }
+for i = 2, #KEYS do
+  local w = windows[i]
+  changed[#changed + 1] = w and w.R - w.r0 or 0
+  changed[#changed + 1] = w and w.T - w.t0 or 0
+end
+redis.call('SET', KEYS[1], table.concat(changed, ' '), 'EX', 2 * W)
 return out
 `;
 
@@ -166,69 +186,6 @@ for i = 1, #KEYS do
   out[#out + 1] = reset_ms(w.nt)
 end
 return out
-`;
-
-/**
- * KEYS[1]: one scope hash. ARGV[1]: clock (ms, or -1). ARGV[2]: window seconds. Then triples
- * (second, requests, tokens): what one instance admitted on its own while Redis was away, added
- * to the shared window so the minute after an outage counts it. Seconds that left the window are
- * skipped; a second ahead of the server's clock counts as now.
- */
-export const RECORD_LUA = `${CLOCK}
-local W = tonumber(ARGV[2])
-${WINDOW}
-local w = open(KEYS[1])
-for i = 3, #ARGV, 3 do
-  local s = math.min(tonumber(ARGV[i]), sec)
-  local r = tonumber(ARGV[i + 1])
-  local t = tonumber(ARGV[i + 2])
-  if s > sec - W then
-    if r > 0 then add(w, 'r', s, r) end
-    if t > 0 then add(w, 't', s, t) end
-  end
-end
-save(w)
-return 1
-`;
-
-/**
- * KEYS[1]: one scope hash. ARGV[1]: clock (ms, or -1). ARGV[2]: window seconds. Then triples (age
- * in seconds, requests, tokens), oldest first: one instance's view of the window, after Redis lost
- * writes (redis-handover.ts). Raises the window to at least those totals, never lowering it: each
- * instance can send its own view and none is counted twice. What is missing goes into the oldest
- * seconds of the view first (what Redis lost is older than what it took since). Ages, not seconds,
- * so an instance whose clock is not the server's still places them right.
- */
-export const RAISE_LUA = `${CLOCK}
-local W = tonumber(ARGV[2])
-${WINDOW}
-local w = open(KEYS[1])
-local needR, needT = -w.R, -w.T
-for i = 3, #ARGV, 3 do
-  if tonumber(ARGV[i]) < W then
-    needR = needR + tonumber(ARGV[i + 1])
-    needT = needT + tonumber(ARGV[i + 2])
-  end
-end
-for i = 3, #ARGV, 3 do
-  if needR <= 0 and needT <= 0 then break end
-  local age = tonumber(ARGV[i])
-  if age < W then
-    local s = sec - math.max(age, 0)
-    local r = math.min(tonumber(ARGV[i + 1]), math.max(needR, 0))
-    local t = math.min(tonumber(ARGV[i + 2]), math.max(needT, 0))
-    if r > 0 then
-      add(w, 'r', s, r)
-      needR = needR - r
-    end
-    if t > 0 then
-      add(w, 't', s, t)
-      needT = needT - t
-    end
-  end
-end
-save(w)
-return 1
 `;
 
 /**

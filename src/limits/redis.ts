@@ -1,9 +1,9 @@
 import { elapsedMs } from '../core/clock.js';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
 import { HandOver } from './redis-handover.js';
-import { answerAll, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation } from './redis-batch.js';
+import { answerAll, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation, type ScriptCall } from './redis-batch.js';
 import { decide, releasedHeaders, usedPerScope } from './redis-reply.js';
 import { firstAttempt, scriptClient } from './redis-client.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
@@ -41,6 +41,9 @@ export class RedisRateLimiter implements RateLimiter {
   private everReady = false;
   private skipUntil = 0;
   private readonly instanceId = randomUUID();
+  /** Turn ids: this instance's (short: Redis keeps a key per turn for two windows) and a counter. */
+  private readonly turnPrefix = randomBytes(9).toString('base64url');
+  private turnSeq = 0;
   private readonly heartbeatMs: number;
   private heartbeatTimer?: NodeJS.Timeout;
   private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s.id);
@@ -196,15 +199,20 @@ export class RedisRateLimiter implements RateLimiter {
     const keyOf = this.keyOf(family);
     let replies: number[][] | undefined;
     if (this.usable()) {
+      let call: ScriptCall | undefined;
       try {
         // What was admitted here during an outage goes in first (and, if Redis lost its data, the
         // minute as known here): decided without it, the first admissions after the outage would
         // spend the minute's quota a second time.
         if (this.handOver.pending) await this.handOver.settled();
-        const call = turnCall(items, keyOf, this.clock());
+        call = turnCall(items, keyOf, this.clock(), this.turnKey(family));
         replies = await this.redis.rlTurn(call.keys.length, ...call.keys, ...call.args);
         this.succeeded();
       } catch (e) {
+        // A call that timed out or lost its connection may have run in Redis all the same, or may
+        // still run there (a hung Redis that resumes reads what was sent before): the hand-over
+        // finds out which by the turn's id, so that the admissions decided below count once.
+        if (call) this.fallback.tookOver(call.keys[0]!, call.keys.slice(1));
         this.failed(e);
       }
     }
@@ -226,6 +234,11 @@ export class RedisRateLimiter implements RateLimiter {
         it.resolve(this.fallback.admit(family, it.scopes, it.tokens, keyOf));
       }
     }
+  }
+
+  /** A fresh turn's key, in its family's hash slot like the windows it changes. */
+  private turnKey(family: LimitFamily): string {
+    return `${this.prefix}rl:{${family}}:turn:${this.turnPrefix}.${(++this.turnSeq).toString(36)}`;
   }
 
   /** The window clock sent with each script: ours when one was given, else -1 (the server's). */
