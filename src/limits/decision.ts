@@ -72,16 +72,17 @@ export class TightestScope {
     return this;
   }
 
-  offer(dim: Dimension, limit: number, used: number, resetMs: number): void {
+  /** `limit` is what `used` counts against; `shown` the limit the headers name (LimitScope.configured). */
+  offer(dim: Dimension, limit: number, used: number, resetMs: number, shown = limit): void {
     const remaining = Math.max(0, limit - used);
     if (dim === 'requests') {
       if (remaining < this.reqRemaining || (remaining === this.reqRemaining && resetMs > this.reqResetMs)) {
-        this.reqLimit = limit;
+        this.reqLimit = shown;
         this.reqRemaining = remaining;
         this.reqResetMs = resetMs;
       }
     } else if (remaining < this.tokRemaining || (remaining === this.tokRemaining && resetMs > this.tokResetMs)) {
-      this.tokLimit = limit;
+      this.tokLimit = shown;
       this.tokRemaining = remaining;
       this.tokResetMs = resetMs;
     }
@@ -147,6 +148,10 @@ export function refusedDecision(
   headers: Record<string, string>,
 ): LimitDecision {
   const limit = dim === 'requests' ? scope.quota.rpm : scope.quota.tpm;
+  // An instance's share in a Redis outage is not a limit the client was given: the configured one is
+  // named, and the share said to be temporary (else "limit 40, used 20" would read as a fault).
+  const configured = (dim === 'requests' ? scope.configured?.rpm : scope.configured?.tpm) ?? limit;
+  const named = configured === limit ? `${limit}` : `${configured} (temporarily ${limit})`;
   const what = dim === 'requests' ? 'requests per minute (RPM)' : 'tokens per minute (TPM)';
   const seconds = retrySeconds(waitMs);
   return {
@@ -155,7 +160,7 @@ export function refusedDecision(
     retryAfterSeconds: seconds,
     headers,
     message:
-      `Rate limit reached for ${family} ${what} on ${scopeLabel(scope)}: limit ${limit}, used ${used}, ` +
+      `Rate limit reached for ${family} ${what} on ${scopeLabel(scope)}: limit ${named}, used ${used}, ` +
       `requested ${requested}. Please try again in ${seconds}s.`,
   };
 }

@@ -128,6 +128,7 @@ export class LocalFallback {
   /**
    * This instance's share of a scope's quota. A request that fits the whole quota is never called
    * too large here (that verdict belongs to the real quota), so the token share is at least its size.
+   * Answers name the configured quota (headers: limit as configured, remaining on the share).
    */
   private share(s: LimitScope, tokens: number): LimitScope {
     const n = Math.max(1, this.instances);
@@ -136,6 +137,7 @@ export class LocalFallback {
     const tpm = s.quota.tpm ?? 0;
     return {
       id: s.id,
+      configured: s.quota,
       quota: {
         rpm: rpm > 0 ? Math.max(1, Math.floor(rpm / n)) : 0,
         tpm: tpm > 0 ? Math.max(tokens, Math.floor(tpm / n), 1) : 0,

@@ -167,8 +167,8 @@ export class MemoryRateLimiter implements RateLimiter {
       w?.advance(second);
       const rpm = s.quota.rpm ?? 0;
       const tpm = s.quota.tpm ?? 0;
-      if (rpm > 0) t.offer('requests', rpm, w?.usedRequests ?? 0, w?.resetMs('requests', nowMs) ?? 0);
-      if (tpm > 0) t.offer('tokens', tpm, w?.usedTokens ?? 0, w?.resetMs('tokens', nowMs) ?? 0);
+      if (rpm > 0) t.offer('requests', rpm, w?.usedRequests ?? 0, w?.resetMs('requests', nowMs) ?? 0, s.configured?.rpm);
+      if (tpm > 0) t.offer('tokens', tpm, w?.usedTokens ?? 0, w?.resetMs('tokens', nowMs) ?? 0, s.configured?.tpm);
     }
     return t.headers();
   }
@@ -208,8 +208,8 @@ export class MemoryRateLimiter implements RateLimiter {
       if (!w) continue;
       const rpm = s.quota.rpm ?? 0;
       const tpm = s.quota.tpm ?? 0;
-      if (rpm > 0) t.offer('requests', rpm, w.usedRequests, w.resetMs('requests', nowMs));
-      if (tpm > 0) t.offer('tokens', tpm, w.usedTokens, w.resetMs('tokens', nowMs));
+      if (rpm > 0) t.offer('requests', rpm, w.usedRequests, w.resetMs('requests', nowMs), s.configured?.rpm);
+      if (tpm > 0) t.offer('tokens', tpm, w.usedTokens, w.resetMs('tokens', nowMs), s.configured?.tpm);
     }
     return t.headers();
   }

@@ -19,6 +19,12 @@ export interface LimitScope {
   /** Stable id of the scope, e.g. "key:<id>" or "account:<id>". */
   id: string;
   quota: Quota;
+  /**
+   * Set when `quota` is only a part of the scope's quota (an instance's share of it while the Redis
+   * limiter is down, limits/fallback.ts): the quota as configured, which the x-ratelimit-limit-*
+   * headers and a refusal's message name, so that clients see one limit through an outage.
+   */
+  configured?: Quota;
 }
 
 export interface Admission {
