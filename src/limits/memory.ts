@@ -161,16 +161,8 @@ export class MemoryRateLimiter implements RateLimiter {
     const nowMs = this.now();
     const second = Math.floor(nowMs / 1000);
     const windows = this.families[family];
-    const t = this.tight.clear();
-    for (const s of scopes) {
-      const w = windows.get(s.id);
-      w?.advance(second);
-      const rpm = s.quota.rpm ?? 0;
-      const tpm = s.quota.tpm ?? 0;
-      if (rpm > 0) t.offer('requests', rpm, w?.usedRequests ?? 0, w?.resetMs('requests', nowMs) ?? 0, s.configured?.rpm);
-      if (tpm > 0) t.offer('tokens', tpm, w?.usedTokens ?? 0, w?.resetMs('tokens', nowMs) ?? 0, s.configured?.tpm);
-    }
-    return t.headers();
+    for (const s of scopes) windows.get(s.id)?.advance(second);
+    return this.headers(windows, scopes, nowMs, true);
   }
 
   /** Every window holding something, with its buckets (SlidingWindow.buckets) as of now. */
@@ -201,15 +193,16 @@ export class MemoryRateLimiter implements RateLimiter {
     return w;
   }
 
-  private headers(windows: Map<string, SlidingWindow>, scopes: readonly LimitScope[], nowMs: number): Record<string, string> {
+  /** `withEmpty`: a scope without a window is shown as holding nothing (else it is left out). */
+  private headers(windows: Map<string, SlidingWindow>, scopes: readonly LimitScope[], nowMs: number, withEmpty = false): Record<string, string> {
     const t = this.tight.clear();
     for (const s of scopes) {
       const w = windows.get(s.id);
-      if (!w) continue;
+      if (!w && !withEmpty) continue;
       const rpm = s.quota.rpm ?? 0;
       const tpm = s.quota.tpm ?? 0;
-      if (rpm > 0) t.offer('requests', rpm, w.usedRequests, w.resetMs('requests', nowMs), s.configured?.rpm);
-      if (tpm > 0) t.offer('tokens', tpm, w.usedTokens, w.resetMs('tokens', nowMs), s.configured?.tpm);
+      if (rpm > 0) t.offer('requests', rpm, w?.usedRequests ?? 0, w?.resetMs('requests', nowMs) ?? 0, s.configured?.rpm);
+      if (tpm > 0) t.offer('tokens', tpm, w?.usedTokens ?? 0, w?.resetMs('tokens', nowMs) ?? 0, s.configured?.tpm);
     }
     return t.headers();
   }
