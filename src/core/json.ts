@@ -93,8 +93,18 @@ export function mergeInto(target: JsonObject, over: JsonObject): JsonObject {
 export function omit(obj: JsonObject, keys: Iterable<string>): JsonObject {
   const drop = new Set(keys);
   const out: JsonObject = {};
-  for (const k of Object.keys(obj)) if (!drop.has(k)) out[k] = obj[k];
+  for (const k of Object.keys(obj)) if (!drop.has(k)) setOwn(out, k, obj[k]!);
   return out;
+}
+
+/**
+ * Writes `key` as an own property of `obj`. A parsed vendor answer can hold a member named
+ * `__proto__` (JSON.parse makes it an own property), which a plain assignment would turn into a
+ * prototype change, or drop; copied with this it comes back to the client as the vendor wrote it.
+ */
+export function setOwn(obj: JsonObject, key: string, value: Json): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Json, JsonObject } from './json.js';
+import { setOwn, type Json, type JsonObject } from './json.js';
 import { configuredHosts, configuredSecrets, type AddressBearer, type CredentialBearer } from './redact-config.js';
 import { compileNames, configuredNames, MIN_NAME_LENGTH, type NameBearer, replaceNames } from './redact-names.js';
 import { compileSecrets, MIN_SECRET_LENGTH, NO_SECRETS, removeSecrets, type Secrets } from './redact-secrets.js';
@@ -58,7 +58,7 @@ function walk(value: Json, text: (s: string) => string): Json {
   if (Array.isArray(value)) return value.map((v) => walk(v, text));
   if (value !== null && typeof value === 'object') {
     const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[text(k)] = walk(v, text);
+    for (const [k, v] of Object.entries(value)) setOwn(out, text(k), walk(v, text));
     return out;
   }
   return value;

@@ -1,4 +1,4 @@
-import type { Json, JsonObject } from './json.js';
+import { setOwn, type Json, type JsonObject } from './json.js';
 
 /**
  * The bound on what a job keeps and returns of a vendor's answer (`vendor_data`), applied where a
@@ -51,7 +51,7 @@ export function boundVendorData(data: JsonObject, maxBytes: number = VENDOR_DATA
   const out: JsonObject = {};
   const omitted: string[] = [];
   for (const m of members) {
-    if (keep.has(m.key)) out[m.key] = data[m.key]!;
+    if (keep.has(m.key)) setOwn(out, m.key, data[m.key]!);
     else omitted.push(m.key);
   }
   out[VENDOR_DATA_TRUNCATED] = { omitted_fields: listable(omitted), omitted_count: omitted.length, max_bytes: maxBytes };
