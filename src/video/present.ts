@@ -9,7 +9,7 @@ import type { JobRecord } from '../store/job-types.js';
  * - completed: completed_at, output_url, seconds = the actual duration, usage (the vendor's token
  *   counts when it reports them; omitted when it reports none);
  * - failed: completed_at (when it failed) and error {code, message};
- * - `progress` (0-100) while processing when the vendor reports one.
+ * - `progress` (a whole number, 0-100) while processing when the vendor reports one.
  * - money, in currency units: `usage.held` while processing (the estimate held from the balance),
  *   `usage.cost` once settled (what the ledger captured; 0 for a failed job).
  * - vendor_data: at most 64 KiB of JSON; a larger one is cut to whole fields and marked
@@ -26,7 +26,8 @@ export function presentJob(job: JobRecord, outputUrl: string | undefined): JsonO
     seconds: status === 'completed' && job.seconds !== null ? job.seconds : job.estSeconds,
     created_at: Math.floor(job.createdAt / 1000),
   };
-  if (status === 'processing' && job.progress !== null) out.progress = job.progress;
+  // The vendor's figure, shown as the OpenAI surface shows it: a whole percentage in 0-100.
+  if (status === 'processing' && job.progress !== null && Number.isFinite(job.progress)) out.progress = Math.max(0, Math.min(100, Math.round(job.progress)));
   if (status !== 'processing' && job.completedAt !== null) out.completed_at = Math.floor(job.completedAt / 1000);
   if (status === 'completed') {
     if (outputUrl) out.output_url = outputUrl;

@@ -50,3 +50,13 @@ describe('vendor_data of a stored job, presented', () => {
     expect((presentOpenAiVideo(job(small), undefined, Date.now()) as { vendor_data: unknown }).vendor_data).toEqual(small);
   });
 });
+
+describe("a vendor's progress figure, presented", () => {
+  const withProgress = (progress: number): JobRecord => ({ ...job({}), progress });
+  it('is a whole percentage in 0-100 on both surfaces, whatever the vendor reported', () => {
+    for (const [given, shown] of [[1e308, 100], [-50, 0], [42.6, 43], [100, 100]] as const) {
+      expect(presentJob(withProgress(given), undefined).progress).toBe(shown);
+      expect(presentOpenAiVideo(withProgress(given), undefined, Date.now()).progress).toBe(shown);
+    }
+  });
+});

@@ -229,6 +229,21 @@ describe('seedance parsePoll', () => {
     });
   });
 
+  it('token counts that cannot be counts are not shown as usage but kept, as written, in vendor_data', () => {
+    const st = poll({
+      ...base,
+      status: 'succeeded',
+      duration: 5,
+      content: { video_url: 'https://tos/v.mp4' },
+      usage: { completion_tokens: -1e308, total_tokens: 1e300 },
+    });
+    expect(st.state === 'completed' && st.usage).toBeUndefined();
+    expect(st.vendorData.usage).toEqual({ completion_tokens: -1e308, total_tokens: 1e300 });
+    const mixed = poll({ ...base, status: 'succeeded', duration: 5, content: { video_url: 'https://tos/v.mp4' }, usage: { completion_tokens: 1.5, total_tokens: 900 } });
+    expect(mixed.state === 'completed' && mixed.usage).toEqual({ total_tokens: 900 });
+    expect(mixed.vendorData.usage).toEqual({ completion_tokens: 1.5 });
+  });
+
   it('with frames, seconds = frames / framespersecond; without any length, the held seconds', () => {
     const st = poll({ ...base, status: 'succeeded', frames: 121, content: { video_url: 'https://tos/v.mp4' } });
     expect(st.state === 'completed' && st.seconds).toBeCloseTo(121 / 24, 6);

@@ -48,18 +48,26 @@ function vendorDataOf(task: JsonObject): JsonObject {
     else delete out.content;
   }
   if (isObject(task.usage)) {
-    const rest = omit(task.usage, ['completion_tokens', 'total_tokens']);
+    // The counts the job's usage shows; one that is not a count stays here, as the vendor wrote it.
+    const usage = task.usage;
+    const rest = omit(usage, ['completion_tokens', 'total_tokens'].filter((k) => isCount(usage[k])));
     if (Object.keys(rest).length > 0) out.usage = rest;
     else delete out.usage;
   }
   return out;
 }
 
+function isCount(v: unknown): v is number {
+  return Number.isSafeInteger(v) && (v as number) >= 0;
+}
+
 function usageOf(task: JsonObject): VideoUsage | undefined {
   if (!isObject(task.usage)) return undefined;
   const u: VideoUsage = {};
-  if (typeof task.usage.completion_tokens === 'number') u.completion_tokens = task.usage.completion_tokens;
-  if (typeof task.usage.total_tokens === 'number') u.total_tokens = task.usage.total_tokens;
+  // Shown to the client as the job's usage: only a count that can be one (a whole number, not
+  // negative, exact as a double); anything else is left out rather than passed on.
+  if (isCount(task.usage.completion_tokens)) u.completion_tokens = task.usage.completion_tokens;
+  if (isCount(task.usage.total_tokens)) u.total_tokens = task.usage.total_tokens;
   return Object.keys(u).length > 0 ? u : undefined;
 }
 
