@@ -118,6 +118,12 @@ export const errors = {
     }),
   unprocessable: (message: string, param?: string) =>
     new GatewayError(422, 'invalid_request_error', message, { code: 'unprocessable_parameter', param }),
+  /** A repeat of a request whose Idempotency-Key is still being processed (routes/idempotency.ts): retry shortly. */
+  idempotencyKeyInUse: (message = 'A request with this Idempotency-Key is still being processed; retry shortly.') =>
+    new GatewayError(409, 'invalid_request_error', message, { code: 'idempotency_key_in_use', param: 'Idempotency-Key', headers: { 'retry-after': '1' } }),
+  /** An Idempotency-Key already used for another request (another endpoint, or other parameters). */
+  idempotencyKeyReused: (message = 'This Idempotency-Key was used for another request (another endpoint or other parameters); use a new key for a new request.') =>
+    new GatewayError(422, 'invalid_request_error', message, { code: 'idempotency_key_reused', param: 'Idempotency-Key' }),
   rateLimited: (message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) =>
     new GatewayError(429, 'rate_limit_error', message, {
       code: 'rate_limit_exceeded',

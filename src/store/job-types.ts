@@ -2,6 +2,7 @@
 
 import type { JsonObject } from '../core/json.js';
 import type { Micros } from '../core/money.js';
+import type { IdempotencyClaim } from './idempotency-types.js';
 
 /**
  * submitting: row and hold exist, upstream create in flight
@@ -74,7 +75,10 @@ export type NewJob = Pick<
   JobRecord,
   'id' | 'accountId' | 'keyId' | 'model' | 'vendor' | 'estSeconds' | 'pricePerSecondMicros' | 'request' | 'createdAt' | 'deadlineAt'
 > &
-  Partial<Pick<JobRecord, 'webhookUrl' | 'callbackToken' | 'dialect' | 'remixedFrom' | 'uploads' | 'requestId'>>;
+  Partial<Pick<JobRecord, 'webhookUrl' | 'callbackToken' | 'dialect' | 'remixedFrom' | 'uploads' | 'requestId'>> & {
+    /** The Idempotency-Key the creating request holds: linked to the job in the hold's transaction. */
+    idempotency?: IdempotencyClaim;
+  };
 
 /** A position in an account's job list: the (created_at, id) of the last job seen. */
 export interface JobCursor {
@@ -112,9 +116,10 @@ export interface JobStore {
    * the budget, deduct it, write the hold entry and insert the job as 'submitting'. `inFlight`
    * (default 0): money the calling process has promised to requests still running on the account
    * (billing/reservations.ts), not yet out of the balance: the balance must cover it besides the
-   * hold, and only the hold is deducted.
+   * hold, and only the hold is deducted. 'key_lost' (nothing written): the job names an
+   * Idempotency-Key its request no longer holds (another request took it over as abandoned).
    */
-  createJobWithHold(job: NewJob, hold: Micros, now: number, inFlight?: Micros): Promise<'ok' | 'insufficient' | 'key_budget'>;
+  createJobWithHold(job: NewJob, hold: Micros, now: number, inFlight?: Micros): Promise<'ok' | 'insufficient' | 'key_budget' | 'key_lost'>;
   /**
    * submitting -> processing, pinned to the upstream that accepted it. False when the job was no
    * longer submitting (settled as an interrupted create meanwhile): the task is then recorded for

@@ -2,6 +2,7 @@ import { errors } from '../core/errors.js';
 import type { SqlDriver } from './driver.js';
 import { KeyBudgetExceeded, reserveInTx } from './budgets.js';
 import { insertEntry } from './ledger.js';
+import { IdempotencyKeyLost, linkJobInTx } from './idempotency.js';
 import { SETTLED_COLUMNS, settledFrom, settleJob } from './job-settlement.js';
 import { assertMicros, json } from './rows.js';
 import type { Store } from './types.js';
@@ -44,6 +45,8 @@ export function jobOps(db: SqlDriver): JobOps {
       assertMicros('pricePerSecondMicros', job.pricePerSecondMicros);
       try {
         return await db.transaction(async (tx) => {
+        // The request's Idempotency-Key first: a request that no longer holds it writes nothing.
+        if (job.idempotency) await linkJobInTx(tx, job.idempotency, job.id);
         // The key's budget first (it throws KeyBudgetExceeded, rolling back a partly counted hold).
         await reserveInTx(tx, job.keyId, hold, job.createdAt);
         // The balance check and the deduction are one conditional UPDATE: concurrent holds on one
@@ -87,6 +90,7 @@ export function jobOps(db: SqlDriver): JobOps {
       } catch (e) {
         if (e instanceof KeyBudgetExceeded) return 'key_budget';
         if (e instanceof InsufficientBalance) return 'insufficient';
+        if (e instanceof IdempotencyKeyLost) return 'key_lost';
         throw e;
       }
     },

@@ -1,4 +1,5 @@
 import type { Dialect, SqlExecutor } from './driver.js';
+import { IDEMPOTENCY_SCHEMA } from './idempotency.js';
 import { backfillStep, rollupSchema } from './rollups.js';
 
 /**
@@ -320,5 +321,10 @@ CREATE INDEX files_expiry ON files (expires_at);
     // A report's whole days come from usage_daily (migration 16); a range that starts or ends
     // within a day reads the ledger rows of those hours, which without it meant every ledger row.
     index: { name: 'ledger_time', table: 'ledger', columns: 'created_at' },
+  },
+  {
+    version: 19,
+    name: 'Idempotency-Key records of the requests that create jobs (video/idempotency.ts)',
+    sql: () => IDEMPOTENCY_SCHEMA,
   },
 ];

@@ -11,6 +11,7 @@ import { tracedTransactions } from './traced.js';
 import type { Store } from './types.js';
 import { webhookOps } from './webhooks.js';
 import { fileOps } from './files.js';
+import { idempotencyOps } from './idempotency.js';
 import { usageOps } from './usage-report.js';
 
 /** A Store plus the driver under it (for tooling and tests that need raw SQL). */
@@ -40,6 +41,7 @@ export function createSqlStore(raw: SqlDriver): SqlStore {
     ...budgetOps(driver),
     ...webhookOps(driver),
     ...fileOps(driver),
+    ...idempotencyOps(driver),
     ...operationsOps(driver),
   };
 }

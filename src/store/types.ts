@@ -2,6 +2,7 @@ import type { Micros } from '../core/money.js';
 import type { WebhookStore } from './webhook-types.js';
 import type { FileStore } from './file-types.js';
 import type { JobStore } from './job-types.js';
+import type { IdempotencyStore } from './idempotency-types.js';
 
 /** Per-minute quotas; undefined means "use the configured default". */
 export interface RateLimits {
@@ -139,7 +140,7 @@ export interface OutboxBacklog {
   oldestCreatedAt: number | null;
 }
 
-export interface Store extends JobStore, WebhookStore, FileStore {
+export interface Store extends JobStore, WebhookStore, FileStore, IdempotencyStore {
   /** Runs pending versioned migrations. */
   migrate(): Promise<void>;
   close(): Promise<void>;

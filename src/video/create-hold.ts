@@ -17,12 +17,13 @@ export async function placeJob(deps: Pick<VideoDeps, 'reservations' | 'store'>, 
     ? await deps.reservations.storeHold(job.accountId, hold, (inFlight) => deps.store.createJobWithHold(job, hold, now, inFlight), holdOutcome)
     : await deps.store.createJobWithHold(job, hold, now);
   if (placed === 'insufficient') throw errors.insufficientQuota(`This video needs a balance of at least ${hold / 1e6} to start, besides what the account's requests still running hold.`);
+  if (placed === 'key_lost') throw errors.idempotencyKeyInUse('Another request took over this Idempotency-Key while this one was being processed; nothing was held.');
   if (placed === 'key_budget') throw errors.keyBudgetExceeded(`This video holds ${hold / 1e6} while it runs, more than the API key's budget has left.`);
   moneyHeld.inc({ model: job.model }, units(hold));
 }
 
-/** A refusal for the balance may rest on a charge counted twice and is tried again (billing/reservations.ts); one for the key's budget is final. */
-function holdOutcome(placed: 'ok' | 'insufficient' | 'key_budget'): HoldOutcome {
+/** A refusal for the balance may rest on a charge counted twice and is tried again (billing/reservations.ts); one for the key's budget, or for a key taken over, is final. */
+function holdOutcome(placed: 'ok' | 'insufficient' | 'key_budget' | 'key_lost'): HoldOutcome {
   return placed === 'ok' ? 'taken' : placed === 'insufficient' ? 'short' : 'refused';
 }
 

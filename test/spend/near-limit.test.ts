@@ -55,7 +55,7 @@ function afterRead(store: Store) {
   return { reads, after: (f: () => void) => (next = f) };
 }
 
-const outcome = (r: 'ok' | 'insufficient' | 'key_budget'): HoldOutcome => (r === 'ok' ? 'taken' : r === 'insufficient' ? 'short' : 'refused');
+const outcome = (r: 'ok' | 'insufficient' | 'key_budget' | 'key_lost'): HoldOutcome => (r === 'ok' ? 'taken' : r === 'insufficient' ? 'short' : 'refused');
 
 for (const backend of backends) {
   describe(`near the balance limit (${backend.name})`, () => {

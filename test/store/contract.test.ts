@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 import { accountCases, type Ctx } from './cases-accounts.js';
 import { budgetCases } from './cases-budgets.js';
+import { idempotencyCases } from './cases-idempotency.js';
 import { jobCases } from './cases-jobs.js';
 import { propertyCases } from './cases-property.js';
 import { rollupCases } from './cases-rollups.js';
@@ -35,6 +36,7 @@ function contract(name: string, make: () => Backend): void {
     accountCases(ctx);
     budgetCases(ctx);
     jobCases(ctx);
+    idempotencyCases(ctx);
     propertyCases(ctx);
     rollupCases(ctx);
     webhookCases(ctx);
