@@ -73,6 +73,7 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
     vendorCallbacks: cfg.server.public_url !== undefined,
     callbackRefreshesPerMinute: cfg.video.callback_refreshes_per_minute,
     allowPrivateWebhooks: cfg.webhooks.allow_private_networks,
+    idempotencyAbandonMs: cfg.server.request_timeout_ms + 30_000,
   };
   const video = new VideoService({
     store,

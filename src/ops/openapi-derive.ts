@@ -25,6 +25,7 @@ export const DERIVE_OPERATIONS: Record<string, OperationDoc> = {
     body: { type: 'object', required: ['prompt', 'video'], properties: { prompt: { type: 'string' }, video: VIDEO_REF, model: { type: 'string' } } },
     success: { status: 200, description: 'The new video, queued.', content: json(ref('OpenAiVideo')) },
     errors: ERRORS,
+    idempotent: true,
   },
   'POST /v1/videos/extensions': {
     summary: 'Extend a completed or uploaded video',
@@ -38,6 +39,7 @@ export const DERIVE_OPERATIONS: Record<string, OperationDoc> = {
     },
     success: { status: 200, description: 'The new video, queued.', content: json(ref('OpenAiVideo')) },
     errors: ERRORS,
+    idempotent: true,
   },
   'POST /v1/videos/characters': {
     summary: 'Create a character from a video',
@@ -45,6 +47,7 @@ export const DERIVE_OPERATIONS: Record<string, OperationDoc> = {
     description: 'multipart/form-data: name (1-80 characters, no control characters), video (a file), optional model (default sora-2). Not billed; counts against the video rate limits. The id is sealed: it opens only for the account that made it.',
     success: { status: 200, description: 'The character.', content: CHARACTER },
     errors: [400, 401, 403, 408, 413, 429, 500, 502, 503, 504],
+    idempotent: true,
   },
   'GET /v1/videos/characters/:id': {
     summary: 'Get a character',

@@ -27,6 +27,8 @@ export interface OperationDoc {
   other?: Record<string, { description: string; content?: Record<string, { schema: Schema }> }>;
   /** Error statuses the route can answer with (each documented with its codes from docs/errors.md). */
   errors: number[];
+  /** Takes an Idempotency-Key header (routes/idempotency.ts): documented with its 409 and 422. */
+  idempotent?: boolean;
 }
 
 const json = (schema: Schema) => ({ 'application/json': schema });
@@ -79,6 +81,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     body: ref('VideoCreateRequest'),
     success: { status: 200, description: 'The job, processing.', content: json(ref('VideoJob')) },
     errors: [...KEY_ERRORS, ...UPSTREAM_ERRORS],
+    idempotent: true,
   },
   'GET /v1/videos/:id': {
     summary: 'Get a video job',
@@ -118,6 +121,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     body: ref('OpenAiVideoCreateRequest'),
     success: { status: 200, description: 'The video, queued.', content: json(ref('OpenAiVideo')) },
     errors: [...KEY_ERRORS, ...UPSTREAM_ERRORS],
+    idempotent: true,
   },
   'GET /v1/videos': {
     summary: "List the account's videos",
@@ -165,6 +169,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     body: { type: 'object', required: ['prompt'], properties: { prompt: { type: 'string' } }, additionalProperties: false },
     success: { status: 200, description: 'The new video, queued.', content: json(ref('OpenAiVideo')) },
     errors: [...KEY_ERRORS, ...UPSTREAM_ERRORS],
+    idempotent: true,
   },
   'GET /uploads/:account/:file': {
     summary: 'An uploaded input, for the vendor that fetches it',

@@ -22,9 +22,10 @@ export const ERROR_CODES: Record<number, string[]> = {
   404: ['model_not_found', 'not_found', 'route_not_found', 'video_not_found', 'video_expired', 'account_not_found', 'key_not_found',
     'variant_unavailable', 'upload_not_found', 'file_not_found', 'character_not_found', 'webhook_not_found', 'callback_not_found', 'upstream_rejected'],
   408: ['request_timeout'],
+  409: ['idempotency_key_in_use'],
   413: ['body_too_large', 'upload_too_large', 'upstream_rejected'],
   416: ['range_not_satisfiable'],
-  422: ['unprocessable_parameter', 'upstream_rejected'],
+  422: ['unprocessable_parameter', 'upstream_rejected', 'idempotency_key_reused'],
   429: ['rate_limit_exceeded'],
   500: ['internal_error', 'thumbnail_failed'],
   502: ['upstream_error', 'upstream_answer_too_large'],
@@ -50,6 +51,9 @@ function loadDescriptions(): Promise<void> {
 }
 
 const REQUEST_ID = { $ref: '#/components/headers/RequestId' };
+const IDEMPOTENCY_KEY =
+  "Optional; 1-255 printable ASCII characters, kept 24 h per account. A repeat with the same key and the same request (endpoint, fields, file) creates nothing, holds and charges nothing and counts against no rate limit: it answers the job first made, as it is now, with Idempotent-Replayed: true. While the first is still processed: 409 idempotency_key_in_use (Retry-After: 1). The key with another endpoint or other fields: 422 idempotency_key_reused. A request that failed leaves the key free for its retry.";
+const REPLAYED = { description: 'true when the answer repeats an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } };
 
 /** components/responses: one per error status, its codes in the description and as examples. */
 function errorResponses(): Obj {
@@ -59,7 +63,7 @@ function errorResponses(): Obj {
     for (const code of codes) examples[code] = { value: { error: { type: '…', message: '…', code } } };
     out[`Error${status}`] = {
       description: `Error. Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
-      headers: { 'x-request-id': REQUEST_ID, ...(status === '429' ? { 'retry-after': { schema: { type: 'integer' }, description: 'Seconds to wait.' } } : {}) },
+      headers: { 'x-request-id': REQUEST_ID, ...(status === '429' || status === '409' ? { 'retry-after': { schema: { type: 'integer' }, description: 'Seconds to wait.' } } : {}) },
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' }, examples } },
     };
   }
@@ -83,13 +87,15 @@ function describe(path: string, method: string, doc: OperationDoc): Obj {
   for (const m of path.matchAll(/\{([^}]+)\}/g)) params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
   for (const [name, schema] of Object.entries(doc.query ?? {})) params.push({ name, in: 'query', required: false, schema });
   params.push({ name: 'x-request-id', in: 'header', required: false, description: 'Your own request id (kept when sane).', schema: { type: 'string', maxLength: 128 } });
+  if (doc.idempotent) params.push({ name: 'Idempotency-Key', in: 'header', required: false, description: IDEMPOTENCY_KEY, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' } });
   op.parameters = params;
   if (doc.body) op.requestBody = { required: true, content: { 'application/json': { schema: doc.body } } };
-  const ok: Obj = { description: doc.success.description, headers: { 'x-request-id': REQUEST_ID } };
+  const ok: Obj = { description: doc.success.description, headers: { 'x-request-id': REQUEST_ID, ...(doc.idempotent ? { 'idempotent-replayed': REPLAYED } : {}) } };
   if (doc.success.content) ok.content = Object.fromEntries(Object.entries(doc.success.content).map(([type, schema]) => [type, { schema }]));
   op.responses[String(doc.success.status)] = ok;
   for (const [status, r] of Object.entries(doc.other ?? {})) op.responses[status] = { headers: { 'x-request-id': REQUEST_ID }, ...r };
-  for (const status of doc.errors) op.responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
+  const statuses = doc.idempotent ? [...new Set([...doc.errors, 409, 422])].sort((a, b) => a - b) : doc.errors;
+  for (const status of statuses) op.responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
   return op;
 }
 

@@ -4,16 +4,19 @@ import { errors } from '../core/errors.js';
 import { sendDownload } from '../http/download.js';
 import { isObject } from '../core/json.js';
 import { createControl } from './create-control.js';
+import { idempotent } from './idempotency.js';
 import type { VideoService } from '../video/service.js';
 
 export function registerVideoRoutes(app: FastifyInstance, deps: { authorizer: Authorizer; video: VideoService; downloadStallMs?: number }): void {
   app.post('/v1/videos/generations', { config: { keyAction: 'video' } }, async (req, reply) => {
     const body = req.body;
     if (!isObject(body)) throw errors.invalidRequest('The request body must be a JSON object.', undefined, 'invalid_body');
-    const model = deps.authorizer.model(req.auth, 'video', body.model, 'video');
-    const job = await deps.video.create(req.auth, model, body, createControl(req, reply));
-    reply.code(200);
-    return job;
+    return idempotent(req, reply, deps.video, { fields: body }, async (claim) => {
+      const model = deps.authorizer.model(req.auth, 'video', body.model, 'video');
+      const job = await deps.video.create(req.auth, model, body, createControl(req, reply, claim));
+      reply.code(200);
+      return job;
+    });
   });
 
   app.get<{ Params: { id: string } }>('/v1/videos/:id', { config: { keyAction: 'video' } }, async (req, reply) => {

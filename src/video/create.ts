@@ -12,6 +12,7 @@ import { withFailover } from '../routing/failover.js';
 import { moneyReleased, units, videoSettlements } from '../ops/metrics.js';
 import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import type { JobDialect, JobRecord, NewJob } from '../store/job-types.js';
+import type { IdempotencyClaim } from '../store/idempotency-types.js';
 import { checkCapabilities } from './capabilities.js';
 import { taskRefOf } from './refresh.js';
 import type { VideoDeps } from './deps.js';
@@ -38,6 +39,8 @@ export interface CreateControl {
    * again, replacing them, those after a give-back, for the refusal that caused it.
    */
   rateLimitHeaders?(headers: Record<string, string>): void;
+  /** The Idempotency-Key the request holds (routes/idempotency.ts): the job is linked to it as its money is held. */
+  idempotency?: IdempotencyClaim;
 }
 
 /** What the OpenAI surface adds to a create. */
@@ -146,6 +149,7 @@ export async function createVideoJob(
       uploads: opts.uploads ?? [],
       webhookUrl: target.url ?? null,
       callbackToken: callbackNative ? callbackToken : null,
+      idempotency: control.idempotency,
     };
     await placeJob(deps, newJob, hold, now);
   } catch (e) {

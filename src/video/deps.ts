@@ -40,6 +40,11 @@ export interface VideoSettings {
   vendorCallbacks?: boolean;
   /** Callback-driven refreshes per job per minute across instances (the shared limiter); 0 = none. */
   callbackRefreshesPerMinute?: number;
+  /**
+   * How long an Idempotency-Key whose request has made no job yet blocks repeats (409) before its
+   * request is taken for dead: past the request's own deadline, after which it makes no job.
+   */
+  idempotencyAbandonMs?: number;
   /** A per-job gateway_webhook_url may point at a private address (tests, same-host receivers). */
   allowPrivateWebhooks?: boolean;
 }

@@ -3,6 +3,9 @@ import { purgeDue } from './manage.js';
 import type { VideoService } from './service.js';
 import { releaseHold } from './release.js';
 
+/** Expired Idempotency-Key records removed per pass (a pass every video.refresher_interval_ms, 2 s by default). */
+const IDEMPOTENCY_PRUNE_BATCH = 500;
+
 /**
  * Background refresher: settles jobs nobody polls. Each tick takes due jobs, wins their poll
  * lease (so several gateway instances never poll one job at once) and refreshes them; jobs past
@@ -65,6 +68,8 @@ export class VideoPoller {
       // Uploads past their retention, and what deleted jobs left behind.
       await purgeDue(this.video.deps, this.batch);
       await this.video.deps.files.purgeExpired(this.batch);
+      // Idempotency-Keys past their day: a bounded batch per pass.
+      await store.pruneIdempotencyKeys(now, IDEMPOTENCY_PRUNE_BATCH);
       return seen.size;
     } catch (e) {
       this.video.deps.log.error({ err: (e as Error).message }, 'video poller tick failed');

@@ -20,11 +20,14 @@ import { CALLBACK_TOKEN, CallbackThrottle } from './callbacks.js';
 import { CallbackAuth } from './callback-auth.js';
 import { checkDerivable } from './derive.js';
 import { untilPolledByUs } from './delete-wait.js';
+import { IdempotencyKeys } from './idempotency.js';
 import type { DeriveOp } from './types.js';
 
 /** A job is refreshed from its vendor at most once per this many ms however often it is called back. */
 const CALLBACK_WINDOW_MS = 1_000;
 const DEFAULT_CALLBACK_REFRESHES_PER_MINUTE = 20;
+/** server.request_timeout_ms's default and a margin: a create's request is over by then unless it committed (and linked its job). */
+const DEFAULT_IDEMPOTENCY_ABANDON_MS = 150_000;
 
 /** Built only on the failure path: constructing an Error captures a stack trace. */
 function notFound(id: string) {
@@ -34,6 +37,8 @@ function notFound(id: string) {
 /** The video endpoints' logic: create, poll (with on-demand refresh) and content. */
 export class VideoService {
   readonly jobs: JobCache;
+  /** Idempotency-Key records of the create routes (routes/idempotency.ts). */
+  readonly idempotency: IdempotencyKeys;
   private readonly answers = new AnswerCache((job) => this.present(job));
   private readonly callbacks = new CallbackThrottle(CALLBACK_WINDOW_MS);
   private readonly callbackAuth: CallbackAuth;
@@ -45,6 +50,7 @@ export class VideoService {
     // more): so many listeners are the design, not the leak Node warns of past 10.
     setMaxListeners(0, this.stopping.signal);
     this.jobs = new JobCache(deps.store, deps.clock);
+    this.idempotency = new IdempotencyKeys(deps.store, deps.clock, deps.settings.idempotencyAbandonMs ?? DEFAULT_IDEMPOTENCY_ABANDON_MS);
     this.callbackAuth = new CallbackAuth(deps.client, () => deps.clock.now());
   }
 
@@ -111,6 +117,17 @@ export class VideoService {
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, req?: CreateControl, opts?: CreateOptions): Promise<JsonObject> {
     const job = await createVideoJob(this.deps, ctx, model, body, req, opts);
     return this.present(job);
+  }
+
+  /**
+   * A repeated create (same Idempotency-Key): the job it made, as a poll would answer it now (so
+   * never stale, and nothing of the first answer stored). A job the account deleted since, or one
+   * of a model this key may not use, is the 404 a poll gets.
+   */
+  async replay(ctx: AuthContext, jobId: string): Promise<JsonObject> {
+    const job = await this.jobs.get(jobId);
+    if (!job?.publicId) throw errors.internal();
+    return this.present(await this.current(ctx, job.publicId));
   }
 
   /** GET /v1/videos/{id}: the job's answer as JSON text; most polls reuse the text of an earlier one. */
