@@ -56,7 +56,7 @@ export class ChatService {
     const scopes = scopesFor(ctx, 'chat', this.deps.defaults);
     const estimate = promptEstimate + admittedOutputTokens(output, promptEstimate, scopes);
     const admission = await admitOrThrow(limiter, 'chat', scopes, estimate);
-    const r: Reservation = { ctx, model, scopes, estimate, promptEstimate, requestId, admittedSecond: admission.second };
+    const r: Reservation = { ctx, model, scopes, estimate, promptEstimate, bounds: { body, promptEstimate, output }, requestId, admittedSecond: admission.second };
     let release: ((charged?: number) => void) | undefined;
     let settleBudget: BudgetSettle | undefined;
     try {

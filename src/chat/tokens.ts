@@ -113,7 +113,8 @@ export interface OutputAllowance {
  * catalog knows it, since the model cannot produce more and clients commonly send a huge cap to mean
  * "no cap"; without a cap, the model's limit, or else the configured fallback. Without a hold for
  * the output, parallel uncapped requests would each pass the balance check on the prompt alone and
- * spend past it by everything they generate. The real usage replaces the hold afterwards.
+ * spend past it by everything they generate. The real usage, never more output than this allowance
+ * (believable-usage.ts), replaces the hold afterwards.
  */
 export function reservedCompletionTokens(body: JsonObject, limits: OutputLimits): OutputAllowance {
   const cap = positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens);

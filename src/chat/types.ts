@@ -11,6 +11,7 @@ import type { Upstream } from '../http/types.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
 import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
+import type { UsageBounds } from './believable-usage.js';
 
 export interface ChatLogger {
   warn(msg: string): void;
@@ -19,7 +20,7 @@ export interface ChatLogger {
 
 export interface ChatServiceDeps {
   catalog: Catalog;
-  store: Pick<Store, 'charge' | 'canAfford' | 'getAccount' | 'reserveKeySpend' | 'adjustKeySpend'>;
+  store: Pick<Store, 'charge' | 'canAfford' | 'getAccount' | 'reserveKeySpend' | 'adjustKeySpend' | 'recordReconcile'>;
   executor: Executor;
   /** The one upstream client; defaults to one over `executor`. */
   client?: UpstreamClient;
@@ -70,6 +71,8 @@ export interface Reservation {
   /** The admission's window second, handed back with the token correction (RateLimiter.adjustTokens). */
   admittedSecond: number | undefined;
   promptEstimate: number;
+  /** What the usage billed may be at most (believable-usage.ts). */
+  bounds: UsageBounds;
   /** What was charged once settled (lowers this process's view of the balance). */
   charged?: number;
   /** The request's x-request-id, sent on as OpenAI's X-Client-Request-Id. */

@@ -1,0 +1,96 @@
+import { isObject, type JsonObject } from '../core/json.js';
+import type { OutputAllowance } from './tokens.js';
+import type { ChatUsage } from './usage.js';
+
+/** Per message, tokens a vendor's chat template may add beyond its text: role markers, separators, a name. */
+export const TEMPLATE_TOKENS_PER_MESSAGE = 16;
+
+/**
+ * Per request, prompt tokens a vendor may add that the request does not carry: its own instructions
+ * for tool use or JSON mode, a reply primer. A few hundred is what vendors are known to add; this is
+ * well above, so a believable count is never mistaken for a broken one.
+ */
+export const HIDDEN_PROMPT_TOKENS = 4_096;
+
+/** Content parts whose tokens are the bytes of their own text: anything else is counted by the vendor's own rules. */
+const TEXT_PARTS: ReadonlySet<string> = new Set(['text', 'refusal']);
+
+/** What one request can be billed at most, known before the call. */
+export interface UsageBounds {
+  /** The request as the client sent it: its prompt is all the vendor was given to read. */
+  body: JsonObject;
+  /** The gateway's own count of the prompt, billed when the vendor's is not believable. */
+  promptEstimate: number;
+  /** The output allowance held for the request (tokens.ts), all choices together. */
+  output: OutputAllowance;
+}
+
+export interface BoundedUsage {
+  usage: ChatUsage;
+  /** What was billed instead of the report, and why (for the reconciliation records); undefined when nothing was. */
+  adjusted?: string;
+}
+
+/**
+ * Holds a chat usage (the vendor's, or the gateway's count of a stream) to what the request can
+ * produce, so that one broken or hostile answer cannot bill an absurd amount:
+ *
+ * - output: no more than the allowance held before the call. A client's cap (max_completion_tokens or
+ *   max_tokens, times n, at most the model's max_output_tokens) is one the vendor was given to
+ *   enforce; without one the model's max_output_tokens, else the configured allowance, is what the
+ *   client was told it may spend. A count past it is billed at it. An allowance of 0 (the operator
+ *   holds nothing for uncapped requests) bounds nothing.
+ * - input: no more tokens than the request has bytes (a BPE or SentencePiece token covers at least
+ *   one), plus the template's tokens per message and a vendor's hidden instructions. A count past
+ *   that is no count: the gateway's own estimate is billed. Images, audio, files and other parts the
+ *   vendor counts by its own rules (an image URL of 40 bytes can be thousands of tokens) leave the
+ *   input to the general bound (core/reported-usage.ts).
+ */
+export function boundUsage(usage: ChatUsage, b: UsageBounds): BoundedUsage {
+  let { promptTokens, completionTokens } = usage;
+  const notes: string[] = [];
+  if (usage.reported && promptTokens > b.promptEstimate) {
+    const ceiling = promptCeiling(b.body, promptTokens, b.promptEstimate);
+    if (ceiling !== undefined) {
+      notes.push(`the upstream reported ${promptTokens} input tokens, more than a request of ${ceiling} can hold; billed the gateway's estimate, ${b.promptEstimate}`);
+      promptTokens = b.promptEstimate;
+    }
+  }
+  const cap = b.output.defaulted && b.output.tokens === 0 ? undefined : b.output.tokens;
+  if (cap !== undefined && completionTokens > cap) {
+    const what = usage.reported ? `the upstream reported ${completionTokens} output tokens` : `the stream carried ${completionTokens} events of generated output and no usage`;
+    const held = b.output.defaulted ? 'the allowance held for a request without max_tokens' : "the max_tokens held (times n, at most the model's max_output_tokens)";
+    notes.push(`${what}, more than the ${cap} of ${held}; billed ${cap}`);
+    completionTokens = cap;
+  }
+  if (notes.length === 0) return { usage };
+  return { usage: { ...usage, promptTokens, completionTokens }, adjusted: `billed tokens adjusted: ${notes.join('; ')}` };
+}
+
+/**
+ * The most input tokens the request's text can be, said as "<bytes> bytes and <messages> messages",
+ * when `n` is past it; undefined when `n` is within it or the request carries parts counted by the
+ * vendor's own rules. The whole body is measured (tools, response_format and parameters a vendor adds
+ * to the prompt included), so the bound errs high, never low.
+ */
+function promptCeiling(body: JsonObject, n: number, estimate: number): string | undefined {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  if (messages.some(carriesMedia)) return undefined;
+  const overhead = HIDDEN_PROMPT_TOKENS + TEMPLATE_TOKENS_PER_MESSAGE * messages.length;
+  // The estimate (o200k tokens of the texts the body holds, a few per message) is within the body's
+  // bytes: a count it explains needs no serializing of a body that may be megabytes.
+  if (n <= estimate + overhead) return undefined;
+  const text = JSON.stringify(body);
+  // Characters first (no more than bytes): a believable count is usually far below them.
+  if (n <= text.length + overhead) return undefined;
+  const bytes = Buffer.byteLength(text);
+  return n <= bytes + overhead ? undefined : `${bytes} bytes and ${messages.length} messages`;
+}
+
+/** A message with content the vendor counts by its own rules: an image, audio (sent, or an earlier answer's by id), a file. */
+function carriesMedia(m: unknown): boolean {
+  if (!isObject(m)) return false;
+  if (m.audio !== undefined && m.audio !== null) return true;
+  if (!Array.isArray(m.content)) return false;
+  return m.content.some((p) => !isObject(p) || typeof p.type !== 'string' || !TEXT_PARTS.has(p.type));
+}
