@@ -35,11 +35,11 @@ export interface BoundedUsage {
  * Holds a chat usage (the vendor's, or the gateway's count of a stream) to what the request can
  * produce, so that one broken or hostile answer cannot bill an absurd amount:
  *
- * - output: no more than the allowance held before the call. A client's cap (max_completion_tokens or
- *   max_tokens, times n, at most the model's max_output_tokens) is one the vendor was given to
- *   enforce; without one the model's max_output_tokens, else the configured allowance, is what the
- *   client was told it may spend. A count past it is billed at it. An allowance of 0 (the operator
- *   holds nothing for uncapped requests) bounds nothing.
+ * - output: no more than the request can produce (OutputAllowance.billable). A client's cap
+ *   (max_completion_tokens or max_tokens, times n, at most the model's max_output_tokens) is one the
+ *   vendor was given to enforce; without one, the model's max_output_tokens; when neither is known,
+ *   a ceiling above any current model's output (the configured allowance is then only the hold's
+ *   guess: an honest answer longer than it is billed in full). A count past it is billed at it.
  * - input: no more tokens than the request has bytes (a BPE or SentencePiece token covers at least
  *   one), plus the template's tokens per message and a vendor's hidden instructions. A count past
  *   that is no count: the gateway's own estimate is billed. Images, audio, files and other parts the
@@ -56,10 +56,14 @@ export function boundUsage(usage: ChatUsage, b: UsageBounds): BoundedUsage {
       promptTokens = b.promptEstimate;
     }
   }
-  const cap = b.output.defaulted && b.output.tokens === 0 ? undefined : b.output.tokens;
-  if (cap !== undefined && completionTokens > cap) {
+  const cap = b.output.billable;
+  if (completionTokens > cap) {
     const what = usage.reported ? `the upstream reported ${completionTokens} output tokens` : `the stream carried ${completionTokens} events of generated output and no usage`;
-    const held = b.output.defaulted ? 'the allowance held for a request without max_tokens' : "the max_tokens held (times n, at most the model's max_output_tokens)";
+    const held = !b.output.defaulted
+      ? "the max_tokens held (times n, at most the model's max_output_tokens)"
+      : b.output.billable === b.output.tokens
+        ? "the model's max_output_tokens (times n) for a request without max_tokens"
+        : 'the ceiling for a request without max_tokens on a model that declares no max_output_tokens';
     notes.push(`${what}, more than the ${cap} of ${held}; billed ${cap}`);
     completionTokens = cap;
   }

@@ -105,7 +105,20 @@ export interface OutputAllowance {
   tokens: number;
   /** True when the client set no cap and the gateway's allowance stands in for it. */
   defaulted: boolean;
+  /**
+   * The most completion tokens an answer may be billed, all choices together: the client's cap, or
+   * the model's max_output_tokens, which the vendor enforces; when neither is known, a ceiling far
+   * above what current models write (UNCAPPED_OUTPUT_CEILING per choice), since the allowance then
+   * is only the gateway's guess for the hold and a long honest answer is owed in full.
+   */
+  billable: number;
 }
+
+/**
+ * Output tokens per choice an answer may be billed when neither the client nor the catalog caps it:
+ * above the output limits of current models (128K for the largest), so only an absurd count is cut.
+ */
+export const UNCAPPED_OUTPUT_CEILING = 131_072;
 
 /**
  * The completion tokens a request is held for, times the number of choices: its
@@ -119,8 +132,12 @@ export interface OutputAllowance {
 export function reservedCompletionTokens(body: JsonObject, limits: OutputLimits): OutputAllowance {
   const cap = positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens);
   const choices = positiveInt(body.n) ?? 1;
-  if (cap === undefined) return { tokens: (limits.modelMax ?? limits.fallback) * choices, defaulted: true };
-  return { tokens: Math.min(cap, limits.modelMax ?? cap) * choices, defaulted: false };
+  if (cap === undefined) {
+    const tokens = (limits.modelMax ?? limits.fallback) * choices;
+    return { tokens, defaulted: true, billable: limits.modelMax !== undefined ? tokens : Math.max(limits.fallback, UNCAPPED_OUTPUT_CEILING) * choices };
+  }
+  const tokens = Math.min(cap, limits.modelMax ?? cap) * choices;
+  return { tokens, defaulted: false, billable: tokens };
 }
 
 function positiveInt(v: Json | undefined): number | undefined {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundUsage, HIDDEN_PROMPT_TOKENS, TEMPLATE_TOKENS_PER_MESSAGE } from '../../src/chat/believable-usage.js';
-import { estimatePromptTokens } from '../../src/chat/tokens.js';
+import { estimatePromptTokens, reservedCompletionTokens, UNCAPPED_OUTPUT_CEILING } from '../../src/chat/tokens.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -101,19 +101,38 @@ describe('output tokens are billed up to the allowance held', () => {
     expect(ok.reasons).toEqual([]);
   });
 
-  it('without max_tokens: the model max_output_tokens, else the configured allowance', async () => {
-    for (const [model, cap] of [['plain', DEFAULT_RESERVE], ['declared', DECLARED_MAX]] as const) {
+  it("without max_tokens: the model's max_output_tokens; when it declares none, an honest long answer in full, an absurd one at the ceiling", async () => {
+    {
       const { key, account } = await gw.newKey(10);
       reports({ prompt_tokens: 5, completion_tokens: 1_000 });
-      expect((await chat(key, { model })).status).toBe(200);
+      expect((await chat(key, { model: 'declared' })).status).toBe(200);
       const b = await billed(account);
-      expect(b.micros).toBe(5 * IN + cap * OUT);
-      expect(b.reasons).toEqual([expect.stringContaining(`more than the ${cap} of the allowance held for a request without max_tokens`)]);
+      expect(b.micros).toBe(5 * IN + DECLARED_MAX * OUT);
+      expect(b.reasons).toEqual([expect.stringContaining(`more than the ${DECLARED_MAX} of the model's max_output_tokens`)]);
     }
-    const { key, account } = await gw.newKey(10);
-    reports({ prompt_tokens: 5, completion_tokens: DECLARED_MAX - 1 });
-    await chat(key, { model: 'declared' });
-    expect((await billed(account)).micros).toBe(5 * IN + (DECLARED_MAX - 1) * OUT);
+    {
+      const { key, account } = await gw.newKey(10);
+      reports({ prompt_tokens: 5, completion_tokens: DECLARED_MAX - 1 });
+      await chat(key, { model: 'declared' });
+      expect((await billed(account)).micros).toBe(5 * IN + (DECLARED_MAX - 1) * OUT);
+    }
+    {
+      // Longer than the hold's guess (DEFAULT_RESERVE) on a model of unknown limit: owed in full.
+      const { key, account } = await gw.newKey(10);
+      reports({ prompt_tokens: 5, completion_tokens: 1_000 });
+      expect((await chat(key, { model: 'plain' })).status).toBe(200);
+      const b = await billed(account);
+      expect(b.micros).toBe(5 * IN + 1_000 * OUT);
+      expect(b.reasons).toEqual([]);
+    }
+    {
+      const { key, account } = await gw.newKey(1_000);
+      reports({ prompt_tokens: 5, completion_tokens: 100_000_000 });
+      expect((await chat(key, { model: 'plain', n: 2 })).status).toBe(200);
+      const b = await billed(account);
+      expect(b.micros).toBe(5 * IN + 2 * UNCAPPED_OUTPUT_CEILING * OUT);
+      expect(b.reasons).toEqual([expect.stringContaining('more than the 262144 of the ceiling for a request without max_tokens')]);
+    }
   });
 
   it('a fractional count is billed whole, rounded up', async () => {
@@ -205,8 +224,11 @@ describe('streams', () => {
 });
 
 describe('boundUsage', () => {
-  it('an allowance of 0 (nothing held for uncapped requests) bounds no output', () => {
+  it('an allowance of 0 (nothing held for uncapped requests) still bounds output at the ceiling', () => {
     const usage = { promptTokens: 3, completionTokens: 9_000, reported: true };
-    expect(boundUsage(usage, { body: { messages }, promptEstimate: 9, output: { tokens: 0, defaulted: true } })).toEqual({ usage });
+    const output = reservedCompletionTokens({}, { fallback: 0 });
+    expect(boundUsage(usage, { body: { messages }, promptEstimate: 9, output })).toEqual({ usage });
+    const absurd = boundUsage({ ...usage, completionTokens: 1e8 }, { body: { messages }, promptEstimate: 9, output });
+    expect(absurd.usage.completionTokens).toBe(UNCAPPED_OUTPUT_CEILING);
   });
 });

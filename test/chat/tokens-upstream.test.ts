@@ -28,23 +28,23 @@ describe('token estimates', () => {
 
   it('reserve max_completion_tokens (or max_tokens) for each choice', () => {
     const none = { fallback: 4096 };
-    expect(reservedCompletionTokens({ max_tokens: 100 }, none)).toEqual({ tokens: 100, defaulted: false });
-    expect(reservedCompletionTokens({ max_completion_tokens: 50, max_tokens: 100 }, none)).toEqual({ tokens: 50, defaulted: false });
-    expect(reservedCompletionTokens({ max_tokens: 100, n: 3 }, none)).toEqual({ tokens: 300, defaulted: false });
+    expect(reservedCompletionTokens({ max_tokens: 100 }, none)).toEqual({ tokens: 100, defaulted: false, billable: 100 });
+    expect(reservedCompletionTokens({ max_completion_tokens: 50, max_tokens: 100 }, none)).toEqual({ tokens: 50, defaulted: false, billable: 50 });
+    expect(reservedCompletionTokens({ max_tokens: 100, n: 3 }, none)).toEqual({ tokens: 300, defaulted: false, billable: 300 });
   });
 
   it('without a cap reserve the model\'s output limit, else the configured allowance, for each choice', () => {
-    expect(reservedCompletionTokens({}, { fallback: 4096 })).toEqual({ tokens: 4096, defaulted: true });
-    expect(reservedCompletionTokens({ n: 2 }, { fallback: 4096 })).toEqual({ tokens: 8192, defaulted: true });
-    expect(reservedCompletionTokens({ max_tokens: null }, { modelMax: 16_384, fallback: 4096 })).toEqual({ tokens: 16_384, defaulted: true });
-    expect(reservedCompletionTokens({}, { fallback: 0 })).toEqual({ tokens: 0, defaulted: true });
+    expect(reservedCompletionTokens({}, { fallback: 4096 })).toEqual({ tokens: 4096, defaulted: true, billable: 131_072 });
+    expect(reservedCompletionTokens({ n: 2 }, { fallback: 4096 })).toEqual({ tokens: 8192, defaulted: true, billable: 262_144 });
+    expect(reservedCompletionTokens({ max_tokens: null }, { modelMax: 16_384, fallback: 4096 })).toEqual({ tokens: 16_384, defaulted: true, billable: 16_384 });
+    expect(reservedCompletionTokens({}, { fallback: 0 })).toEqual({ tokens: 0, defaulted: true, billable: 131_072 });
   });
 
   it('hold a cap above the model\'s own limit only up to that limit (it cannot produce more)', () => {
-    expect(reservedCompletionTokens({ max_tokens: 1_000_000, n: 2 }, { modelMax: 16_384, fallback: 4096 })).toEqual({ tokens: 32_768, defaulted: false });
-    expect(reservedCompletionTokens({ max_tokens: 100 }, { modelMax: 16_384, fallback: 4096 })).toEqual({ tokens: 100, defaulted: false });
+    expect(reservedCompletionTokens({ max_tokens: 1_000_000, n: 2 }, { modelMax: 16_384, fallback: 4096 })).toEqual({ tokens: 32_768, defaulted: false, billable: 32_768 });
+    expect(reservedCompletionTokens({ max_tokens: 100 }, { modelMax: 16_384, fallback: 4096 })).toEqual({ tokens: 100, defaulted: false, billable: 100 });
     // Unknown limit: the client's cap is held as asked.
-    expect(reservedCompletionTokens({ max_tokens: 1_000_000 }, { fallback: 4096 })).toEqual({ tokens: 1_000_000, defaulted: false });
+    expect(reservedCompletionTokens({ max_tokens: 1_000_000 }, { fallback: 4096 })).toEqual({ tokens: 1_000_000, defaulted: false, billable: 1_000_000 });
   });
 
   it('count an uncapped request\'s allowance against TPM up to half the tightest quota, less the prompt', () => {
@@ -52,13 +52,13 @@ describe('token estimates', () => {
       { id: 'key:k', quota: { rpm: 10, tpm: keyTpm } },
       { id: 'account:a', quota: { rpm: 10, tpm: accountTpm } },
     ];
-    const uncapped = { tokens: 4096, defaulted: true };
+    const uncapped = { tokens: 4096, defaulted: true, billable: 131_072 };
     expect(admittedOutputTokens(uncapped, 10, scopes(0, 200_000))).toBe(4096);
     expect(admittedOutputTokens(uncapped, 10, scopes(1001, 200_000))).toBe(490);
     expect(admittedOutputTokens(uncapped, 10, scopes(0, 0))).toBe(4096);
     expect(admittedOutputTokens(uncapped, 600, scopes(1000, 0))).toBe(0);
     // The client's own cap counts in full (too large for the minute is then the client's 400).
-    expect(admittedOutputTokens({ tokens: 4096, defaulted: false }, 10, scopes(1000, 0))).toBe(4096);
+    expect(admittedOutputTokens({ tokens: 4096, defaulted: false, billable: 4096 }, 10, scopes(1000, 0))).toBe(4096);
   });
 });
 
