@@ -26,7 +26,8 @@ export async function startDemo(opts: { host: string; port: number; dataDir: str
     // would hold every upstream request body (raw and parsed) for as long as the gateway runs.
     sim.record = false;
     upstreams.push({
-      name, vendor, base_url: sim.url, api_key: d.apiKey, models: names, priority: 1, weight: 1, timeout_ms: 30_000, enabled: true, ...d.options,
+      // Within the default shutdown grace (25 s, less the cut margin): no call outlasts a drain.
+      name, vendor, base_url: sim.url, api_key: d.apiKey, models: names, priority: 1, weight: 1, timeout_ms: 20_000, enabled: true, ...d.options,
     } as UpstreamConfig);
   };
   for (const m of videoModules) {

@@ -7,7 +7,7 @@ import { closeListener } from './http/close-listener.js';
 import { ensureDemoKey, startDemo, type Demo } from './demo.js';
 import { startMetricsListener } from './ops/routes.js';
 import { buildServices } from './services.js';
-import { handleShutdownSignals } from './shutdown.js';
+import { handleShutdownSignals, shutdownTimeoutWarning } from './shutdown.js';
 
 /**
  * Runs the gateway until SIGINT/SIGTERM, then drains (see shutdown.ts). With no config file: the
@@ -31,6 +31,8 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     cfg.server.port = p;
   }
   const services = await buildServices(cfg);
+  const slowUpstreams = shutdownTimeoutWarning(cfg);
+  if (slowUpstreams) services.logger.warn(slowUpstreams);
   // The embedded simulators live in this process: their large answers count against its memory budget.
   for (const sim of demo?.sims ?? []) sim.memory = services.executor.answers.budget;
   const app = buildApp(services);

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import type { ConfigFile } from './config/schema.js';
+import { errors } from './core/errors.js';
 import { closeListener } from './http/close-listener.js';
 import type { ShutdownState } from './http/shutdown-state.js';
 
@@ -19,11 +21,49 @@ export interface GracefulShutdownOptions {
 }
 
 /**
+ * How long before the deadline the requests still in flight are cut: a tenth of it, at most a
+ * second. Enough for the cut requests to settle and their charges to be written (a batch of
+ * ledger rows), little enough that a request only a little slower than the grace still finishes.
+ */
+export function cutMarginMs(deadlineMs: number): number {
+  return Math.min(1_000, Math.floor(deadlineMs / 10));
+}
+
+/**
+ * The warning for upstreams whose calls may outlast a drain: a call still waiting on one of them
+ * when the requests are cut (cutMarginMs before server.shutdown_timeout_ms) is aborted, and its
+ * request answered 503 shutting_down and not billed, though the vendor may bill the work; a video
+ * create past its point of no return runs on until the exit and is recovered as after a crash.
+ * (A chat stream is cut and billed for what it carried whatever the timeout, which bounds a stall
+ * of the stream, not its length.) A warning, not a refusal: the timeout is per upstream and may
+ * rightly be long (a slow model), and a drain rarely meets such a call.
+ */
+export function shutdownTimeoutWarning(cfg: Pick<ConfigFile, 'server' | 'upstreams'>): string | undefined {
+  const grace = cfg.server.shutdown_timeout_ms;
+  const cutAt = grace - cutMarginMs(grace);
+  const long = cfg.upstreams.filter((u) => u.timeout_ms > cutAt);
+  if (long.length === 0) return undefined;
+  const named = long.slice(0, 5).map((u) => `${u.name} (${u.timeout_ms})`).join(', ') + (long.length > 5 ? `, and ${long.length - 5} more` : '');
+  return (
+    `upstream timeout_ms reaches past the point where a shutdown cuts the requests in flight (${cutAt} ms, ` +
+    `shortly before server.shutdown_timeout_ms ${grace}): ${named}. A call still waiting on one of them then is ` +
+    'aborted and its request not billed, though the vendor may bill it; lower timeout_ms or raise server.shutdown_timeout_ms'
+  );
+}
+
+/**
  * Turns the first SIGTERM/SIGINT into a drain: readiness flips (ShutdownState), the listener
  * closes so new connections are refused, requests already in flight are answered, then charges
  * are flushed and every service closed. The returned promise resolves with exit code 0 once that
- * is done. A second signal, or the deadline, ends the process at once with code 1: an operator
- * asking twice, or an orchestrator about to SIGKILL, should not wait on a slow client.
+ * is done.
+ *
+ * Requests still in flight when only `cutMarginMs` of the deadline is left are cut as a client
+ * hanging up would cut them (http/lifecycle.ts: a 503 shutting_down, or a stream's last event
+ * saying so, billed for what it carried), and the drain goes on to flush their charges; the process
+ * then exits with code 1, since requests were cut. Exiting at the deadline itself, with whatever
+ * was still being written lost, would leave a stream the client partly received unbilled.
+ * A second signal, or the deadline, ends the process at once with code 1: an operator asking
+ * twice, or an orchestrator about to SIGKILL, should not wait on a slow client.
  */
 export function handleShutdownSignals(opts: GracefulShutdownOptions): Promise<number> {
   const exit =
@@ -41,20 +81,38 @@ export function handleShutdownSignals(opts: GracefulShutdownOptions): Promise<nu
         return;
       }
       opts.logger.info({ signal, deadline_ms: opts.deadlineMs }, 'shutting down: no new connections, finishing requests in flight');
+      const margin = cutMarginMs(opts.deadlineMs);
+      let cut = 0;
+      let closeAll: NodeJS.Timeout | undefined;
+      const cutTimer = setTimeout(() => {
+        cut = cutRequests(opts.app);
+        if (cut === 0) return;
+        opts.logger.warn({ deadline_ms: opts.deadlineMs, cut }, 'shutdown deadline near: cutting the requests still in flight');
+        // A connection that outlives the cut (a download that does not hear of it) would hold the
+        // listener's close, and with it the flush of the charges, until the exit.
+        closeAll = setTimeout(() => opts.app.server.closeAllConnections?.(), Math.floor(margin / 2));
+      }, opts.deadlineMs - margin);
       const deadline = setTimeout(() => {
         opts.logger.warn({ deadline_ms: opts.deadlineMs }, 'shutdown deadline passed: exiting with requests unfinished');
         exit(1);
       }, opts.deadlineMs);
+      const stopTimers = () => [cutTimer, closeAll, deadline].forEach((t) => clearTimeout(t));
       drain(opts).then(
         () => {
-          clearTimeout(deadline);
+          stopTimers();
+          if (cut > 0) {
+            opts.logger.warn({ cut }, 'shutdown complete after cutting requests short');
+            exit(1);
+            return;
+          }
+          opts.logger.info('shutdown complete');
           for (const s of signals) process.off(s, onSignal);
           resolve(0);
         },
         (e: unknown) => {
           // A failure while closing (e.g. the database went away) must still end the process.
           opts.logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'shutdown failed; exiting');
-          clearTimeout(deadline);
+          stopTimers();
           exit(1);
         },
       );
@@ -68,7 +126,11 @@ async function drain(opts: GracefulShutdownOptions): Promise<void> {
   // connection is closed (keep-alive ones included: see closeListener).
   await Promise.all([closeListener(opts.app), opts.stopBackground()]);
   await opts.closeServices();
-  opts.logger.info('shutdown complete');
+}
+
+/** Cuts the app's requests in flight (http/lifecycle.ts); how many. */
+function cutRequests(app: FastifyInstance): number {
+  return typeof app.cutRequestsInFlight === 'function' ? app.cutRequestsInFlight(errors.shuttingDown()) : 0;
 }
 
 /** The logger buffers its writes; an exit that cannot wait must still leave its last lines behind. */

@@ -83,7 +83,7 @@ export class ChatService {
       // The reservations last until the stream is over and billed.
       const done = release;
       const budgetDone = settleBudget;
-      return { ...out, relay: (sink) => out.relay(sink).finally(() => (done(r.charged), budgetDone(r.charged ?? 0))) };
+      return { ...out, relay: (sink, cutBy) => out.relay(sink, cutBy).finally(() => (done(r.charged), budgetDone(r.charged ?? 0))) };
     } catch (e) {
       release?.();
       await settleBudget?.(r.charged ?? 0);
@@ -167,7 +167,7 @@ export class ChatService {
       kind: 'stream',
       status: 200,
       headers,
-      relay: async (sink) => {
+      relay: async (sink, cutBy) => {
         sink.writeHead(200, headers);
         sink.flushHeaders?.();
         const redactor = redactorFor(upstream);
@@ -177,6 +177,7 @@ export class ChatService {
           scrub: (text) => redactor.ownCredentials(text),
           // The same bound as on the upstream's side of the stream (a stall of twice its timeout).
           clientStallMs: 2 * upstream.timeoutMs,
+          cutError: () => cutBy?.()?.toBody().error,
           // Billed when the usage chunk passes, so that chunk carries the very amount the ledger records.
           settleUsage: async (usage) => {
             await this.billing.settle(r, usage, upstream);
@@ -188,8 +189,8 @@ export class ChatService {
         // client gone before the first word): as for a failure before the stream, nothing is billed
         // and the tokens counted at admission go back. The hold is released by `create`.
         if (!out.usage && out.chunks === 0) return this.billing.correct(r, -r.estimate);
-        // Without a usage chunk (client left, stream broke) each event of generated content stands
-        // for about one token (sse.ts).
+        // Without a usage chunk (client left, stream broke, a shutdown cut it) each event of generated
+        // content stands for about one token (sse.ts).
         const usage = out.usage ?? { promptTokens: r.promptEstimate, completionTokens: out.chunks, reported: false };
         await this.billing.settle(r, usage, upstream);
       },

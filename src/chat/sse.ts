@@ -50,6 +50,11 @@ export interface RelayOptions {
    * request reserved, for as long as it keeps the connection open.
    */
   clientStallMs?: number;
+  /**
+   * Why the gateway cut the stream short, if it did (a shutdown aborting it): the last event then
+   * carries this error instead of saying the upstream broke.
+   */
+  cutError?: () => { type: string; code?: string; message: string } | undefined;
 }
 
 const BOUNDARY = /\r?\n\r?\n/;
@@ -134,7 +139,8 @@ export async function relayEvents(source: Readable, sink: Writable, opts: RelayO
   if (!result.clientGone) {
     // An empty stream is no answer either: a client reading it would see a completion of nothing.
     if (!result.finished || !answered) {
-      const error = { error: { type: 'server_error', code: 'upstream_error', message: 'The upstream stream ended unexpectedly.' } };
+      const cut = result.finished ? undefined : opts.cutError?.();
+      const error = { error: cut ?? { type: 'server_error', code: 'upstream_error', message: 'The upstream stream ended unexpectedly.' } };
       sink.write(`data: ${JSON.stringify(error)}\n\n`);
     }
     sink.end();

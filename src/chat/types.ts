@@ -11,6 +11,7 @@ import type { Upstream } from '../http/types.js';
 import type { LimitScope, Quota, RateLimiter } from '../limits/types.js';
 import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
+import type { GatewayError } from '../core/errors.js';
 import type { UsageBounds } from './believable-usage.js';
 
 export interface ChatLogger {
@@ -51,8 +52,11 @@ export type ChatResult =
       kind: 'stream';
       status: number;
       headers: Record<string, string>;
-      /** Writes the head and every event to `sink`, then bills; resolves when the stream is over. */
-      relay(sink: StreamSink): Promise<void>;
+      /**
+       * Writes the head and every event to `sink`, then bills; resolves when the stream is over.
+       * `cutBy` says why the gateway cut the stream short, if it did (a shutdown): its last event.
+       */
+      relay(sink: StreamSink, cutBy?: () => GatewayError | undefined): Promise<void>;
     };
 
 /** What the stream is written to: an http.ServerResponse in production. */

@@ -15,7 +15,8 @@ export interface InflightNode<T> {
   /** The list's links; only InflightList touches them. */
   prevInflight: T | undefined;
   nextInflight: T | undefined;
-  listed: boolean;
+  /** The list holding the node, if any: a node is in at most one list at a time. */
+  inList: object | undefined;
 }
 
 export class InflightList<T extends InflightNode<T>> {
@@ -27,9 +28,11 @@ export class InflightList<T extends InflightNode<T>> {
     return this.count;
   }
 
+  /** Adds `node` at the end; a node already in this list stays where it is (one in another list must leave it first). */
   add(node: T): void {
-    if (node.listed) return;
-    node.listed = true;
+    if (node.inList === this) return;
+    if (node.inList) throw new Error('InflightList: the node is in another list');
+    node.inList = this;
     node.prevInflight = this.tail;
     node.nextInflight = undefined;
     if (this.tail) this.tail.nextInflight = node;
@@ -38,9 +41,9 @@ export class InflightList<T extends InflightNode<T>> {
     this.count++;
   }
 
-  /** Removes `node` if it is listed; a second removal does nothing. */
+  /** Removes `node` if this list holds it; a second removal, or one from a list it is not in, does nothing. */
   delete(node: T): void {
-    if (!node.listed) return;
+    if (node.inList !== this) return;
     const { prevInflight: prev, nextInflight: next } = node;
     if (prev) prev.nextInflight = next;
     else this.head = next;
@@ -48,7 +51,7 @@ export class InflightList<T extends InflightNode<T>> {
     else this.tail = prev;
     node.prevInflight = undefined;
     node.nextInflight = undefined;
-    node.listed = false;
+    node.inList = undefined;
     this.count--;
   }
 
@@ -60,6 +63,6 @@ export class InflightList<T extends InflightNode<T>> {
   forEach(fn: (node: T) => void): void {
     const nodes: T[] = [];
     for (let node = this.head; node; node = node.nextInflight) nodes.push(node);
-    for (const node of nodes) if (node.listed) fn(node);
+    for (const node of nodes) if (node.inList === this) fn(node);
   }
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { errors } from '../core/errors.js';
+import { errors, type GatewayError } from '../core/errors.js';
 import { attachHold, RequestHold } from './answer-budget.js';
 import type { CallSignal } from './call-signal.js';
 import { InflightList, type InflightNode } from './inflight-list.js';
@@ -24,22 +24,30 @@ export class RequestLife implements CallSignal, InflightNode<RequestLife> {
   private over = false;
   /** A CallSignal's reason: the request's abort carries none (the call fails as an AbortError). */
   readonly reason = undefined;
-  // The deadline sweep's list (inflight-list.ts).
+  /**
+   * Why the gateway itself cut this request short while its client was still there (a shutdown
+   * reaching its deadline), if it did: a stream ends with this error as its last event.
+   */
+  cutError: GatewayError | undefined = undefined;
+  // The list this request is in (inflight-list.ts): the deadline sweep's, or the committed ones'.
   prevInflight: RequestLife | undefined = undefined;
   nextInflight: RequestLife | undefined = undefined;
-  listed = false;
+  inList: object | undefined = undefined;
 
   constructor(
     readonly reply: FastifyReply,
     readonly deadline: number,
-    /** The requests the deadline sweep watches; this one leaves it once over or committed. */
-    private readonly inflight: InflightList<RequestLife>,
+    /** The requests in flight; this one moves from `pending` to `committed` on commit, and leaves once over. */
+    private readonly lists: InflightLists,
   ) {
-    inflight.add(this);
+    lists.pending.add(this);
   }
 
+  /** Past its point of no return: no deadline any more, but a shutdown's cut still reaches it. */
   commit(): void {
-    this.inflight.delete(this);
+    if (this.over || this.inList === this.lists.committed) return;
+    this.lists.pending.delete(this);
+    this.lists.committed.add(this);
   }
 
   get aborted(): boolean {
@@ -87,11 +95,19 @@ export class RequestLife implements CallSignal, InflightNode<RequestLife> {
   /** The response is over (sent, or the connection went away): give back what the request held. */
   end(finished: boolean): void {
     this.over = true;
-    this.inflight.delete(this);
+    this.lists.pending.delete(this);
+    this.lists.committed.delete(this);
     this.hold?.release();
     // The client left before the answer was complete: stop what is being done for it.
     if (!finished) this.abort();
   }
+}
+
+/** The requests in flight: those the deadline sweep watches, and those committed to finishing. */
+interface InflightLists {
+  pending: InflightList<RequestLife>;
+  /** Streams, downloads and creates past their point of no return: only a shutdown's cut stops them. */
+  committed: InflightList<RequestLife>;
 }
 
 const LIFE = Symbol('requestLife');
@@ -112,7 +128,8 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
   // One sweep for every in-flight request instead of a timer each (cheaper at thousands of
   // requests a second); deadlines are kept to within the sweep period. A list, not a Set: see
   // inflight-list.ts for what a Set's churn did to the young generation.
-  const inflight = new InflightList<RequestLife>();
+  const lists: InflightLists = { pending: new InflightList<RequestLife>(), committed: new InflightList<RequestLife>() };
+  const inflight = lists.pending;
   const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
   // Deadlines run on the monotonic clock: a wall clock stepped forward would time out every request
   // in flight at once, one stepped back would let requests run past their timeout by the step.
@@ -135,6 +152,41 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
     void sendError(reply, errors.requestTimeout());
   }
 
+  /**
+   * Stops every request still in flight, as a client that hung up would (the shutdown does this
+   * shortly before its deadline, so that what the requests did is billed and flushed before the
+   * exit). One not answered yet gets `error` (a 503 shutting_down) at once, and its work is
+   * aborted: nothing is charged, as for a request past its deadline. A committed one is aborted
+   * too: a chat stream ends with `error` as its last event and is billed for what it carried; a
+   * create past its point of no return does not listen and finishes if it can. One whose client
+   * has stopped reading (its answer waiting on a full socket) is closed, since no last event could
+   * reach that client and its writes would otherwise wait out their stall timeout. Returns how
+   * many requests were cut.
+   */
+  function cutAll(error: GatewayError): number {
+    let n = 0;
+    lists.pending.forEach((life) => {
+      lists.pending.delete(life);
+      n++;
+      life.cutError = error;
+      const { reply } = life;
+      if (reply.sent || reply.raw.headersSent) return life.abort();
+      life.abort();
+      // As for a request arriving during the drain: the retry goes to another instance.
+      reply.raw.setHeader('connection', 'close');
+      void sendError(reply, error);
+    });
+    lists.committed.forEach((life) => {
+      lists.committed.delete(life);
+      n++;
+      life.cutError = error;
+      life.abort();
+      if (life.reply.raw.writableNeedDrain) life.reply.raw.destroy();
+    });
+    return n;
+  }
+  app.decorate('cutRequestsInFlight', cutAll);
+
   app.decorateRequest('requestLife', null as unknown as RequestLife);
   app.decorateRequest('abortSignal', {
     getter(this: { requestLife: RequestLife }) {
@@ -150,7 +202,7 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
     this.requestLife?.commit();
   });
   app.addHook('onRequest', (req, reply, done) => {
-    const life = new RequestLife(reply, performance.now() + timeoutMs, inflight);
+    const life = new RequestLife(reply, performance.now() + timeoutMs, lists);
     req.requestLife = life;
     const raw = reply.raw as WithLife;
     raw[LIFE] = life;
@@ -160,6 +212,10 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number)
 }
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Cuts every request in flight short with `error` (see installRequestLifecycle); returns how many. */
+    cutRequestsInFlight(error: GatewayError): number;
+  }
   interface FastifyRequest {
     /** Internal to lifecycle.ts: the request's deadline, signal and hold. */
     requestLife: RequestLife;

@@ -31,7 +31,8 @@ export function registerChatRoutes(app: FastifyInstance, deps: ChatRouteDeps): v
     // From the first byte on the response is ours to write: events go out as they arrive.
     request.commit();
     reply.hijack();
-    await result.relay(reply.raw);
+    // A shutdown that cuts the stream (http/lifecycle.ts) says so in its last event.
+    await result.relay(reply.raw, () => request.requestLife.cutError);
     return reply;
   });
 }

@@ -4,7 +4,7 @@ import { InflightList, type InflightNode } from '../../src/http/inflight-list.js
 class Node implements InflightNode<Node> {
   prevInflight: Node | undefined = undefined;
   nextInflight: Node | undefined = undefined;
-  listed = false;
+  inList: object | undefined = undefined;
   constructor(readonly name: string) {}
 }
 

@@ -10,7 +10,8 @@ import { startGatewayProcess, waitFor, type GatewayProcess } from '../helpers/pr
 
 /**
  * SIGTERM on the real process (bin/gateway.js): in-flight requests are answered and billed, new
- * connections are refused, the exit code is 0; a second SIGTERM or the deadline ends it at once.
+ * connections are refused, the exit code is 0; a second SIGTERM ends it at once, and requests still
+ * in flight near the deadline are cut (exit code 1; test/app/shutdown-cut.test.ts for a stream).
  */
 const ADMIN = 'shutdown-admin-token-0123456789';
 let sim: SimServer;
@@ -132,8 +133,11 @@ describe('graceful shutdown of the real process', () => {
     expect(await g.exited).toBe(1);
     expect(Date.now() - at).toBeGreaterThanOrEqual(600);
     expect(Date.now() - at).toBeLessThan(PROMPT_MS);
-    expect(g.output.join('\n')).toMatch(/shutdown deadline passed/);
-    await slow;
+    // Cut shortly before the deadline (shutdown.ts, cutMarginMs): answered, not dropped.
+    expect(g.output.join('\n')).toMatch(/shutdown deadline near: cutting the requests still in flight/);
+    const answer = (await slow) as Awaited<ReturnType<typeof embed>>;
+    expect(answer.status, answer.text).toBe(503);
+    expect(answer.json.error.code).toBe('shutting_down');
   }, 30_000);
 
   it('with nothing in flight, SIGTERM exits 0 promptly', async () => {
