@@ -31,8 +31,10 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     cfg.server.port = p;
   }
   const services = await buildServices(cfg);
+  // Info, not a warning: the default upstream timeout (30 s) already reaches past the default cut
+  // (24 s), and a drain rarely meets a call that slow; the line says what such a call costs.
   const slowUpstreams = shutdownTimeoutWarning(cfg);
-  if (slowUpstreams) services.logger.warn(slowUpstreams);
+  if (slowUpstreams) services.logger.info(slowUpstreams);
   // The embedded simulators live in this process: their large answers count against its memory budget.
   for (const sim of demo?.sims ?? []) sim.memory = services.executor.answers.budget;
   const app = buildApp(services);
