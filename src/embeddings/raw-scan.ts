@@ -1,25 +1,25 @@
 import { MAX_REPORTED_TOKENS } from '../core/reported-usage.js';
 import { isKey, members, skipSpace, skipValue, wholeNumber, type JsonCursor, type Member } from './raw-json.js';
 import type { EncodingFormat } from './types.js';
-import { base64FloatCount } from './vectors.js';
+import { base64Vector, floatVector } from './raw-vectors.js';
 
 /**
  * A walk over an OpenAI-shaped embeddings answer that checks, without building any value, what the
  * fast path (raw.ts) must know before it forwards the bytes: one top-level object; `data` holding one
  * item per input, in input order, each with `"index"` equal to its position and one vector; `usage`
  * with whole token counts; where `model` and `usage` are. Every byte outside the vectors is looked at
- * once, in JavaScript (a few dozen per item); each vector is passed over by native byte search and
- * never read, so the walk costs a small fraction of a parse and allocates nothing per item.
+ * once, in JavaScript (a few dozen per item); each vector gets one pass of its own (raw-vectors.ts).
  *
  * It takes only bodies without a backslash (one native search, first): then every string ends at the
  * next quote and every key is its own bytes, so nothing can read as one thing here and as another to
  * the client's parser (an escaped quote inside a vector, `"d\u0061ta"` as a second `data`).
  *
- * Forwarded bytes are never redacted, so no string of the upstream's reaches the client this way: a
- * member the walk does not know may hold a number, `true`, `false` or `null` only (a vendor echoing
- * the credential it was sent, `"debug":"Bearer sk-..."`, is parsed in full instead, which keeps only
- * the spec's members); `object` must be `"list"` (an item's `"embedding"`), and a float vector may
- * hold no quote (one more native search over the vector). `model` is replaced by the public name.
+ * Forwarded bytes are never redacted, so nothing of the upstream's own choosing reaches the client
+ * this way: only the members OpenAI's answer has (and a top-level `created`) pass, so no key the
+ * upstream made up does (`{"sk-...": 1}`); `object` must be `"list"` (an item's `"embedding"`),
+ * `created` a number, `true`, `false` or `null`, and each vector hold what the full parse would accept
+ * and hand out (raw-vectors.ts). `model` is replaced by the public name. Anything else is parsed in
+ * full, which keeps only the spec's members and refuses a vector it cannot hand out.
  */
 
 export interface AnswerLayout {
@@ -52,7 +52,6 @@ const COMMA = 0x2c;
 const LBRACE = 0x7b;
 const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
-const EQUALS = 0x3d;
 const BACKSLASH = 0x5c;
 
 const key = (s: string) => Buffer.from(s);
@@ -63,8 +62,8 @@ const INDEX = key('index');
 const EMBEDDING = key('embedding');
 const PROMPT_TOKENS = key('prompt_tokens');
 const TOTAL_TOKENS = key('total_tokens');
-const COST = key('cost');
 const OBJECT = key('object');
+const CREATED = key('created');
 const LIST = key('"list"');
 const EMBEDDING_OBJECT = key('"embedding"');
 
@@ -120,13 +119,16 @@ const topMember: Member<Walk> = (w, k0, k1, at) => {
     return end + 1;
   }
   if (isKey(raw, k0, k1, OBJECT)) return literal(raw, at, LIST);
-  return unknownMember(w, at);
+  // Some compatible servers add when the answer was made; a number, never text.
+  if (isKey(raw, k0, k1, CREATED)) return scalar(w, at);
+  return -1;
 };
 
 /**
  * Token counts as plain digits (not `2.5`, nor `3.0` or `3e0`, which a JavaScript client reads as 3
- * and a Python one as a float) within the bound the bill believes (core/reported-usage.ts). The
- * gateway's own `cost` goes first in `usage`: an upstream's would follow it and win in the client's parse.
+ * and a Python one as a float) within the bound the bill believes (core/reported-usage.ts), and no
+ * other member: the gateway's own `cost` goes first in `usage`, where an upstream's would follow it and
+ * win in the client's parse.
  */
 const usageMember: Member<Walk> = (w, k0, k1, at) => {
   const raw = w.raw;
@@ -144,8 +146,7 @@ const usageMember: Member<Walk> = (w, k0, k1, at) => {
     w.totalTokens = w.number;
     return end;
   }
-  if (isKey(raw, k0, k1, COST)) return -1;
-  return unknownMember(w, at);
+  return -1;
 };
 
 /** The `data` array: exactly one object per input, item k with `"index": k` (OpenAI's order; the full parse puts any other in order). */
@@ -178,14 +179,18 @@ const itemMember: Member<Walk> = (w, k0, k1, at) => {
   if (isKey(raw, k0, k1, EMBEDDING)) {
     if (w.itemVector) return -1;
     w.itemVector = true;
-    return w.format === 'base64' ? base64Vector(w, at) : floatVector(w, at);
+    const end = w.format === 'base64' ? base64Vector(w, at) : floatVector(w, at);
+    // One model embeds every input to the same size: vectors of two sizes fit no index.
+    if (end < 0 || (w.size >= 0 && w.number !== w.size)) return -1;
+    w.size = w.number;
+    return end;
   }
   if (isKey(raw, k0, k1, OBJECT)) return literal(raw, at, EMBEDDING_OBJECT);
-  return unknownMember(w, at);
+  return -1;
 };
 
-/** A member the walk does not know: forwarded only when its value can hold no text (no string, object or array). */
-function unknownMember(w: Walk, at: number): number {
+/** A value that can hold no text: a number, `true`, `false` or `null` (no string, object or array). */
+function scalar(w: Walk, at: number): number {
   const c = w.raw[at];
   if (c === QUOTE || c === LBRACE || c === LBRACKET) return -1;
   return skipValue(w, at);
@@ -196,50 +201,3 @@ function literal(raw: Buffer, at: number, expected: Buffer): number {
   const end = at + expected.length;
   return end <= raw.length && raw.compare(expected, 0, expected.length, at, end) === 0 ? end : -1;
 }
-
-/**
- * A base64 vector, forwarded as it is: padded to whole groups of four (strict decoders refuse it
- * otherwise), decoding to whole float32 values, as many as the others. Its length and last bytes tell.
- */
-function base64Vector(w: Walk, at: number): number {
-  const raw = w.raw;
-  if (raw[at] !== QUOTE) return -1;
-  const end = raw.indexOf(QUOTE, at + 1);
-  const length = end - at - 1;
-  if (end < 0 || length % 4 !== 0) return -1;
-  let pads = 0;
-  while (pads < 3 && pads < length && raw[end - 1 - pads] === EQUALS) pads++;
-  const floats = base64FloatCount(length, pads);
-  if (floats === undefined || (w.size >= 0 && floats !== w.size)) return -1;
-  w.size = floats;
-  return end + 1;
-}
-
-/**
- * A float vector: opens with a number (not empty, not nested), and with several inputs holds as many
- * elements as the others (its commas, counted by native search; a number holds no comma or bracket).
- */
-function floatVector(w: Walk, at: number): number {
-  const raw = w.raw;
-  if (raw[at] !== LBRACKET) return -1;
-  const first = skipSpace(raw, at + 1);
-  if (!startsNumber(raw[first])) return -1;
-  const close = raw.indexOf(RBRACKET, first);
-  if (close < 0) return -1;
-  // A string among the numbers (nothing but digits, signs, points, exponents and commas belong there).
-  const quote = raw.indexOf(QUOTE, first);
-  if (quote >= 0 && quote < close) return -1;
-  if (w.inputs > 1) {
-    let elements = 1;
-    for (let c = raw.indexOf(COMMA, first); c >= 0 && c < close; c = raw.indexOf(COMMA, c + 1)) elements++;
-    if (w.size >= 0 && elements !== w.size) return -1;
-    w.size = elements;
-  }
-  return close + 1;
-}
-
-/** Whether `c` can open a JSON number (an empty vector, nested arrays or strings cannot pass). */
-function startsNumber(c: number | undefined): boolean {
-  return c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d /* - */);
-}
-

@@ -174,8 +174,9 @@ describe('forwardOpenAIBody', () => {
     const body = (usage: string) => Buffer.from(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":"${b64}"}],"usage":${usage}}`);
     const tokens = (usage: string) => forwardOpenAIBody(body(usage), 'm', 'base64', 1)?.promptTokens;
     expect(tokens('{"prompt_tokens":3,"total_tokens":3}')).toBe(3);
-    expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 , "details" : 1.5 }')).toBe(0);
-    // A nested object (which could hold anything) is parsed in full; so is a count inside it.
+    expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 }')).toBe(0);
+    // Any other member is parsed in full (its name would be forwarded unredacted), a number or an object.
+    expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 , "details" : 1.5 }')).toBeUndefined();
     expect(tokens('{ "total_tokens" : 0 , "prompt_tokens" : 0 , "details" : {"prompt_tokens": 1.5} }')).toBeUndefined();
     expect(tokens(`{"prompt_tokens":${MAX_REPORTED_TOKENS},"total_tokens":${MAX_REPORTED_TOKENS}}`)).toBe(MAX_REPORTED_TOKENS);
     for (const usage of [
@@ -203,8 +204,10 @@ describe('forwardOpenAIBody', () => {
     const good = `{"object":"list","data":[{"object":"embedding","index":0,"embedding":${v}}],"model":"m","usage":{"prompt_tokens":3,"total_tokens":3}}`;
     const forwarded = (text: string) => forwardOpenAIBody(Buffer.from(text), 'm', 'float', 1) !== undefined;
     expect(forwarded(good)).toBe(true);
-    // Members of numbers, booleans and null may stay; text, objects and arrays may not, at any level.
-    expect(forwarded(good.replace('"model"', '"created":17,"ok":true,"x":null,"model"'))).toBe(true);
+    // `created` may stay as a number (or null); text, objects and arrays may not, at any level.
+    expect(forwarded(good.replace('"model"', '"created":17,"model"'))).toBe(true);
+    expect(forwarded(good.replace('"model"', '"created":null,"model"'))).toBe(true);
+    expect(forwarded(good.replace('"model"', '"created":"17","model"'))).toBe(false);
     expect(forwarded(good.replace('"model"', '"debug":"Bearer sk-SECRET0123456789","model"'))).toBe(false);
     expect(forwarded(good.replace('"model"', '"meta":{"k":1},"model"'))).toBe(false);
     expect(forwarded(good.replace('"model"', '"list":[1],"model"'))).toBe(false);
