@@ -79,3 +79,20 @@ describe('upstream vector values', () => {
     expect(vectorValuesProblem(Buffer.from([1, 2, 3]).toString('base64'))).toMatch(/not float32 data/);
   });
 });
+
+describe('base64 vectors the slow path hands out', () => {
+  it('text with characters outside base64 is refused, though Node would decode it to whole floats', () => {
+    const junk = 'AAAA AAAA!AAA\u00e9';
+    expect(Buffer.from(junk, 'base64').length % 4).toBe(0);
+    expect(vectorValuesProblem(junk)).toMatch(/not base64/);
+    expect(vectorValuesProblem(floatsToBase64([0.5, -1]))).toBeUndefined();
+  });
+
+  it('URL-safe base64 is written again in the standard alphabet', () => {
+    const std = Buffer.from(new Float32Array([-1e-30, 3.3e20, 0.999]).buffer).toString('base64');
+    const urlSafe = std.replace(/\+/g, '-').replace(/\//g, '_');
+    expect(urlSafe).not.toBe(std);
+    expect(vectorValuesProblem(urlSafe)).toBeUndefined();
+    expect(toClientForm(urlSafe, 'base64')).toBe(std);
+  });
+});

@@ -56,6 +56,11 @@ export function vectorSize(v: Vector): number | undefined {
   return typeof v === 'string' ? base64FloatCount(v.length, trailingPads(v)) : v.length;
 }
 
+const URL_SAFE = /[-_]/;
+
+/** Base64 text as a vendor may write it: the standard alphabet, or the URL-safe one, padded or not. */
+const BASE64_TEXT = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
 /**
  * The vector in the form the client asked for, converting only when the upstream used the other one.
  * Base64 without its `=` padding is written again with it: strict decoders (Python's `b64decode`,
@@ -64,7 +69,8 @@ export function vectorSize(v: Vector): number | undefined {
 export function toClientForm(v: Vector, format: EncodingFormat): number[] | string {
   if (format === 'base64') {
     if (typeof v !== 'string') return floatsToBase64(v);
-    return v.length % 4 === 0 ? v : Buffer.from(v, 'base64').toString('base64');
+    // Written again when unpadded or URL-safe (`-`, `_`): clients decode the standard alphabet.
+    return v.length % 4 === 0 && !URL_SAFE.test(v) ? v : Buffer.from(v, 'base64').toString('base64');
   }
   return typeof v === 'string' ? base64ToFloats(v) : v;
 }
@@ -91,6 +97,9 @@ export function vectorValuesProblem(v: Vector): string | undefined {
 }
 
 function base64ValuesProblem(b64: string): string | undefined {
+  // Node's decoder skips characters outside the alphabet, so text that is no base64 could pass
+  // for a vector of the right size: refused here rather than handed to the client as it came.
+  if (!BASE64_TEXT.test(b64)) return 'returned a base64 vector holding characters that are not base64';
   // Native decoding of a string the answer's byte cap already bounds.
   const buf = Buffer.from(b64, 'base64');
   if (buf.length % 4 !== 0) return `returned a base64 vector of ${buf.length} bytes, which is not float32 data`;
