@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timerMs } from './durations.js';
 
 /** The config's `upstreams` and `models` sections: what routing/catalog.ts is built from. Prices are in currency units. */
 export const upstreamSchema = z
@@ -12,7 +13,7 @@ export const upstreamSchema = z
     model_map: z.record(z.string()).optional(),
     priority: z.number().int().default(1),
     weight: z.number().positive().default(1),
-    timeout_ms: z.number().int().positive().default(30_000),
+    timeout_ms: timerMs().positive().default(30_000),
     enabled: z.boolean().default(true),
   })
   // Vendor-specific keys (project, location, api_version, service_account ...) are kept as options; each

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timerMs } from './durations.js';
 
 /** The config's `server` section: where the gateway listens, what it accepts, and how long it waits. */
 export const serverSchema = z
@@ -17,13 +18,13 @@ export const serverSchema = z
     max_inflight_answer_bytes: z.number().int().positive().default(256 * 1024 * 1024),
     /** Largest single upstream answer read whole; a larger one is refused with 502 `upstream_answer_too_large`. */
     max_answer_bytes: z.number().int().positive().default(64 * 1024 * 1024),
-    request_timeout_ms: z.number().int().positive().default(120_000),
+    request_timeout_ms: timerMs().positive().default(120_000),
     /** On SIGTERM, how long requests in flight get to finish before the process exits anyway. */
-    shutdown_timeout_ms: z.number().int().positive().default(25_000),
+    shutdown_timeout_ms: timerMs().positive().default(25_000),
     /** A client that has not sent its full request head by then is answered 408 and closed (slow headers). */
-    headers_timeout_ms: z.number().int().positive().default(15_000),
+    headers_timeout_ms: timerMs().positive().default(15_000),
     /** A download (video, file, upload) whose client has taken no byte for this long, its buffers full, is cut. */
-    download_stall_ms: z.number().int().positive().default(60_000),
+    download_stall_ms: timerMs().positive().default(60_000),
     /**
      * Which X-Forwarded-* entries to believe. The client address they give keys the sign-in limits, so
      * `true` (believe every entry, including those the client wrote itself) is refused: false (none,

@@ -1,28 +1,29 @@
 import { z } from 'zod';
+import { spanMs, timerMs } from './durations.js';
 
 /** The config's `video` section: polling, deadlines, media, uploads, files, thumbnails and blob storage. */
 export const videoSchema = z
   .object({
     /** A client GET refreshes from the upstream at most this often per job. */
-    poll_interval_ms: z.number().int().min(0).default(5_000),
+    poll_interval_ms: timerMs().min(0).default(5_000),
     /** How often the background refresher looks for due jobs; 0 disables it. */
-    refresher_interval_ms: z.number().int().min(0).default(2_000),
+    refresher_interval_ms: timerMs().min(0).default(2_000),
     /**
      * Vendor-callback-driven refreshes of one job per minute, across every instance sharing the
      * limiter (Redis); 0 = no shared limit (each instance still refreshes a job at most once a second).
      */
     callback_refreshes_per_minute: z.number().int().min(0).default(20),
     /** A job still processing after this long fails at no charge. */
-    deadline_ms: z.number().int().positive().default(3 * 60 * 60 * 1000),
-    lease_ms: z.number().int().positive().default(30_000),
+    deadline_ms: timerMs().positive().default(3 * 60 * 60 * 1000),
+    lease_ms: timerMs().positive().default(30_000),
     /**
      * A job still 'submitting' this long after its create began belongs to a process that died
      * mid-create: its hold is released and it is recorded for reconciliation. Must exceed the
      * longest create (every candidate's timeout_ms).
      */
-    stale_submitting_ms: z.number().int().positive().default(15 * 60 * 1000),
+    stale_submitting_ms: timerMs().positive().default(15 * 60 * 1000),
     /** Lifetime of signed output_url links. */
-    link_ttl_ms: z.number().int().positive().default(24 * 60 * 60 * 1000),
+    link_ttl_ms: spanMs().positive().default(24 * 60 * 60 * 1000),
     media: z
       .object({
         /** Allow fetching client media from any private/loopback/link-local address (tests only). */
@@ -30,7 +31,7 @@ export const videoSchema = z
         /** Origins (scheme://host:port) fetched even when private; the embedded default lists its simulators. */
         allowed_origins: z.array(z.string().url()).default([]),
         max_bytes: z.number().int().positive().default(20 * 1024 * 1024),
-        timeout_ms: z.number().int().positive().default(15_000),
+        timeout_ms: timerMs().positive().default(15_000),
       })
       .strict()
       .default({}),
@@ -42,7 +43,7 @@ export const videoSchema = z
         max_video_bytes: z.number().int().positive().default(50 * 1024 * 1024),
         max_video_seconds: z.number().positive().default(60),
         /** Kept this long after the job settles (vendors may fetch late), then removed. */
-        retention_ms: z.number().int().min(0).default(60 * 60 * 1000),
+        retention_ms: spanMs().min(0).default(60 * 60 * 1000),
       })
       .strict()
       .default({}),
@@ -51,7 +52,7 @@ export const videoSchema = z
       .object({
         max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
         /** Removed this long after upload (a shorter expires_after wins). */
-        retention_ms: z.number().int().positive().default(30 * 24 * 60 * 60 * 1000),
+        retention_ms: spanMs().positive().default(30 * 24 * 60 * 60 * 1000),
       })
       .strict()
       .default({}),
@@ -63,7 +64,7 @@ export const videoSchema = z
         ffmpeg_path: z.string().min(1).default('ffmpeg'),
         concurrency: z.number().int().positive().default(2),
         queue_limit: z.number().int().min(0).default(16),
-        timeout_ms: z.number().int().positive().default(30_000),
+        timeout_ms: timerMs().positive().default(30_000),
         max_input_bytes: z.number().int().positive().default(512 * 1024 * 1024),
         max_output_bytes: z.number().int().positive().default(2 * 1024 * 1024),
       })

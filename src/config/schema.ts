@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timerMs } from './durations.js';
 import { ADMIN_TOKEN_MIN_LENGTH } from './runtime.js';
 import { modelSchema, upstreamSchema } from './schema-catalog.js';
 import { serverSchema } from './schema-server.js';
@@ -75,18 +76,18 @@ export const configSchema = z
         /** Deliver to private/loopback/link-local addresses (tests, a receiver on the same host). */
         allow_private_networks: z.boolean().default(false),
         /** How often each instance looks at the outbox; 0 disables delivery on this instance. */
-        interval_ms: z.number().int().min(0).default(1_000),
+        interval_ms: timerMs().min(0).default(1_000),
         concurrency: z.number().int().min(1).max(256).default(8),
         /** Deliveries in flight at once to one receiver (host:port), per instance. */
         per_origin_concurrency: z.number().int().min(1).max(256).default(4),
         /** Deliveries in flight at once for one account, per instance: no account can take every slot. */
         per_account_concurrency: z.number().int().min(1).max(256).default(2),
-        timeout_ms: z.number().int().positive().default(10_000),
+        timeout_ms: timerMs().positive().default(10_000),
         /** Must be at least 2 * timeout_ms + 5 s: an attempt (with its bookkeeping) ends well within its lease. */
-        lease_ms: z.number().int().positive().default(60_000),
+        lease_ms: timerMs().positive().default(60_000),
         /** First retry after this long, doubling (with jitter) up to max_delay_ms. */
-        retry_base_ms: z.number().int().positive().default(30_000),
-        max_delay_ms: z.number().int().positive().default(4 * 60 * 60 * 1000),
+        retry_base_ms: timerMs().positive().default(30_000),
+        max_delay_ms: timerMs().positive().default(4 * 60 * 60 * 1000),
         max_attempts: z.number().int().min(1).max(50).default(12),
         /** Days a finished delivery (delivered or failed) and its attempt log are kept; 0 keeps them for ever. */
         retention_days: z.number().int().min(0).max(3650).default(30),
