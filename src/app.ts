@@ -73,7 +73,12 @@ export function buildApp(s: Services): FastifyInstance {
     return503OnClosing: false,
     // Slow headers (a client trickling its request head to hold a connection) are cut off; Node
     // checks every 30 s by default, which would let the timeout run far past its value.
-    http: { headersTimeout: server.headers_timeout_ms, connectionsCheckingInterval: Math.min(1_000, server.headers_timeout_ms) },
+    // Node's own whole-request timeout stays off, as Fastify sets it once the server exists (0, its
+    // `requestTimeout` default): server.request_timeout_ms is enforced by the request lifecycle,
+    // which answers in the error shape. Given here too, because Node checks headersTimeout <=
+    // requestTimeout when the server is made, against its 300 s default when none is given, and
+    // refused any headers_timeout_ms above that whatever request_timeout_ms said.
+    http: { requestTimeout: 0, headersTimeout: server.headers_timeout_ms, connectionsCheckingInterval: Math.min(1_000, server.headers_timeout_ms) },
     // x-request-id: the client's own when sane, else a new one; logged on every line as request_id.
     genReqId: requestIdFor,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },

@@ -15,7 +15,7 @@ type Unusable = 'replace' | 'refuse';
  * every id and link sealed under it would stop opening while their jobs still bill.
  */
 export function persistentSecret(dataDir: string, file: string, opts: { bytes?: number; minLength?: number; unusable: Unusable }): string {
-  const { bytes = 32, minLength = 16 } = opts;
+  const { bytes = 32, minLength = ID_SECRET_MIN_LENGTH } = opts;
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, file);
   const existing = readIfPresent(path);
@@ -116,11 +116,15 @@ export interface RuntimeSecrets {
 /** The shortest admin token accepted, from the config or the data dir's file (config/schema.ts says why). */
 export const ADMIN_TOKEN_MIN_LENGTH = 24;
 
+/** The shortest id-sealing secret accepted, configured (config/schema.ts) or read from the data dir. */
+export const ID_SECRET_MIN_LENGTH = 16;
+
 /** Fills in what the config left out: secrets generated once and kept in the data dir. */
 export function resolveSecrets(cfg: ConfigFile): RuntimeSecrets {
   const configured = cfg.secret === undefined ? [] : Array.isArray(cfg.secret) ? cfg.secret : [cfg.secret];
   const idSecrets = configured.length > 0 ? configured : [persistentSecret(cfg.data_dir, 'secret', { unusable: 'refuse' })];
-  for (const s of idSecrets) if (s.length < 16) throw new Error('secret: each secret must be at least 16 characters');
+  // The schema refuses a short configured one already (so `gateway check` does too); kept for configs built in code.
+  for (const s of idSecrets) if (s.length < ID_SECRET_MIN_LENGTH) throw new Error(`secret: each secret must be at least ${ID_SECRET_MIN_LENGTH} characters`);
   // A token too short to resist guessing is replaced: nothing made under it depends on it, and the
   // operator reads the new one from the same file.
   const adminToken = cfg.admin_token ?? persistentSecret(cfg.data_dir, 'admin-token', { minLength: ADMIN_TOKEN_MIN_LENGTH, unusable: 'replace' });

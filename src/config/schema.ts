@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { timerMs } from './durations.js';
-import { ADMIN_TOKEN_MIN_LENGTH } from './runtime.js';
+import { ADMIN_TOKEN_MIN_LENGTH, ID_SECRET_MIN_LENGTH } from './runtime.js';
 import { modelSchema, upstreamSchema } from './schema-catalog.js';
 import { serverSchema } from './schema-server.js';
 import { videoSchema } from './schema-video.js';
+
+/** An id-sealing secret: anyone who guesses it can forge and read job ids and output links. */
+const idSecret = z
+  .string()
+  .min(ID_SECRET_MIN_LENGTH, `must be at least ${ID_SECRET_MIN_LENGTH} characters: use a long random value (e.g. \`openssl rand -base64 32\`), or leave it unset to have one generated into data_dir/secret`);
 
 const quota = z.object({ rpm: z.number().int().min(0).optional(), tpm: z.number().int().min(0).optional() }).strict();
 
@@ -14,7 +19,7 @@ export const configSchema = z
     database: z.string().default('sqlite:./data/gateway.db'),
     data_dir: z.string().default('./data'),
     /** One secret, or a list for rotation (the last seals new ids). Generated into the data dir when absent. */
-    secret: z.union([z.string(), z.array(z.string())]).optional(),
+    secret: z.union([idSecret, z.array(idSecret)]).optional(),
     /** Long enough that guessing it (10 tries a minute per address) is hopeless; generated (43 characters) when absent. */
     admin_token: z
       .string()
