@@ -1,5 +1,7 @@
 import type { ZodTypeAny } from 'zod';
-import { ConfigError, configSource } from './config/load.js';
+import { filledFromEnv } from './config/env-refs.js';
+import { ConfigError, configEnvReferences, configSource } from './config/load.js';
+import { quoteValue } from './config/quote.js';
 import type { ConfigFile } from './config/schema.js';
 import { upstreamOptionProblems } from './config/upstream-options.js';
 import { embeddingModules, embeddingVendorIds } from './embeddings/vendors/registry.js';
@@ -12,10 +14,16 @@ import { videoModules, videoVendors } from './video/vendors/registry.js';
 export function checkVendors(cfg: ConfigFile): void {
   const file = configSource(cfg);
   const known = new Set<string>([...videoVendors.keys(), ...embeddingVendorIds]);
+  const refs = configEnvReferences(cfg);
   const problems: string[] = [];
   const videoVendorOf = new Map<string, string>();
   cfg.upstreams.forEach((u, i) => {
-    if (!known.has(u.vendor)) problems.push(`${file}: upstreams[${i}].vendor: unknown vendor '${u.vendor}' (known: ${[...known].join(', ')})`);
+    if (!known.has(u.vendor)) {
+      // Not echoed as it is: a secret put in the wrong place (`vendor: ${OPENAI_API_KEY}`) would be printed.
+      const shown = quoteValue(u.vendor, filledFromEnv(refs, ['upstreams', i, 'vendor']));
+      problems.push(`${file}: upstreams[${i}].vendor: unknown vendor ${shown} (known: ${[...known].join(', ')})`);
+      return; // its models' vendor is unknown: the one problem is enough
+    }
     for (const m of u.models) {
       if (!cfg.models[m]?.capabilities.includes('video')) continue;
       const prev = videoVendorOf.get(m);
@@ -23,7 +31,7 @@ export function checkVendors(cfg: ConfigFile): void {
       videoVendorOf.set(m, u.vendor);
     }
   });
-  problems.push(...upstreamOptionProblems(cfg, file, (vendor) => optionSchemas.get(vendor)));
+  problems.push(...upstreamOptionProblems(cfg, file, (vendor) => optionSchemas.get(vendor), refs));
   if (problems.length) throw new ConfigError(['invalid configuration', ...problems].join('\n  '));
 }
 

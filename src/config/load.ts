@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { ZodIssue } from 'zod';
+import { coerceWholeReferences, envReferences, filledFromEnv, type EnvReference } from './env-refs.js';
+import { issueMessage, quoteValue } from './quote.js';
 import { configSchema, type ConfigFile } from './schema.js';
 
 export class ConfigError extends Error {
@@ -10,6 +12,8 @@ export class ConfigError extends Error {
 /**
  * Replaces ${NAME} (and ${NAME:-default}) in every string value. An unset variable becomes the
  * empty string, so an optional secret left unset reads as "absent" and required ones fail validation.
+ * A value that is one whole reference is then made the number or boolean its setting takes
+ * (env-refs.ts), so `port: ${PORT}` works.
  */
 export function substituteEnv(value: unknown, env: NodeJS.ProcessEnv): unknown {
   if (typeof value === 'string') {
@@ -43,27 +47,38 @@ export function keyPath(path: readonly (string | number)[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[');
 }
 
-function describeIssue(file: string, issue: ZodIssue): string {
-  return `${file}: ${keyPath(issue.path) || '(root)'}: ${issue.message}`;
+function describeIssue(file: string, issue: ZodIssue, refs: readonly EnvReference[]): string {
+  return `${file}: ${keyPath(issue.path) || '(root)'}: ${issueMessage(issue, filledFromEnv(refs, issue.path))}`;
 }
 
 /** The file each validated config came from, so checks made later (vendor options) can name it. */
 const sources = new WeakMap<ConfigFile, string>();
+/** The values of each validated config that came from ${VAR} references, for the same checks. */
+const references = new WeakMap<ConfigFile, readonly EnvReference[]>();
 
 /** Where `cfg` was read from ("config" when it was built in code without `validateConfig`). */
 export function configSource(cfg: object): string {
   return sources.get(cfg as ConfigFile) ?? 'config';
 }
 
+/** The values of `cfg` its file gave as ${VAR} references (none when it was built in code). */
+export function configEnvReferences(cfg: object): readonly EnvReference[] {
+  return references.get(cfg as ConfigFile) ?? [];
+}
+
 /** Validates a parsed config object; `file` names the source in error messages. */
 export function validateConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
-  const result = configSchema.safeParse(dropEmpty(substituteEnv(raw ?? {}, env)));
+  const refs = envReferences(raw ?? {});
+  const data = dropEmpty(substituteEnv(raw ?? {}, env));
+  coerceWholeReferences(data, refs, configSchema);
+  const result = configSchema.safeParse(data);
   if (!result.success) {
-    throw new ConfigError(['invalid configuration', ...result.error.issues.map((i) => describeIssue(file, i))].join('\n  '));
+    throw new ConfigError(['invalid configuration', ...result.error.issues.map((i) => describeIssue(file, i, refs))].join('\n  '));
   }
   const cfg = result.data;
-  checkReferences(cfg, file);
+  checkReferences(cfg, file, refs);
   sources.set(cfg, file);
+  references.set(cfg, refs);
   return cfg;
 }
 
@@ -84,14 +99,14 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
 }
 
 /** Cross-field rules zod cannot express on one field. */
-function checkReferences(cfg: ConfigFile, file: string): void {
+function checkReferences(cfg: ConfigFile, file: string, refs: readonly EnvReference[]): void {
   const problems: string[] = [];
   const names = new Set<string>();
   cfg.upstreams.forEach((u, i) => {
-    if (names.has(u.name)) problems.push(`upstreams[${i}].name: duplicate upstream name '${u.name}'`);
+    if (names.has(u.name)) problems.push(`upstreams[${i}].name: duplicate upstream name ${quoteValue(u.name, filledFromEnv(refs, ['upstreams', i, 'name']))}`);
     names.add(u.name);
     u.models.forEach((m, j) => {
-      if (!cfg.models[m]) problems.push(`upstreams[${i}].models[${j}]: model '${m}' is not declared under models`);
+      if (!cfg.models[m]) problems.push(`upstreams[${i}].models[${j}]: model ${quoteValue(m, filledFromEnv(refs, ['upstreams', i, 'models', j]))} is not declared under models`);
     });
   });
   for (const [name, m] of Object.entries(cfg.models)) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { timerMs } from './durations.js';
+import { quoteValue } from './quote.js';
 
 /** The config's `server` section: where the gateway listens, what it accepts, and how long it waits. */
 export const serverSchema = z
@@ -56,7 +57,7 @@ export const serverSchema = z
             ctx.addIssue({
               code: 'custom',
               path: typeof v === 'string' ? [] : [i],
-              message: `'${a.slice(0, 60)}' is not an IP address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`,
+              message: `${quoteValue(a, false, 50)} is not an IP address, a CIDR range (10.0.0.0/8) or one of loopback, linklocal, uniquelocal`,
             });
         });
       })

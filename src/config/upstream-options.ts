@@ -1,5 +1,7 @@
 import type { ZodTypeAny } from 'zod';
+import { coerceWholeReferences, filledFromEnv, type EnvReference } from './env-refs.js';
 import { keyPath } from './load.js';
+import { issueMessage } from './quote.js';
 import { COMMON_UPSTREAM_KEYS } from './schema-catalog.js';
 import type { ConfigFile } from './schema.js';
 
@@ -7,12 +9,14 @@ import type { ConfigFile } from './schema.js';
  * Checks each upstream's vendor options (the keys of an upstream entry beyond the common ones) against
  * the schema its vendor declares, so a mistyped or misspelt option stops the gateway at start, named by
  * file and key path, instead of being ignored or failing the first request. Knows no vendor: the caller
- * passes each vendor's schema.
+ * passes each vendor's schema. An option given as one whole ${VAR} (`refs`) is made the number or
+ * boolean the vendor's schema takes, in `cfg` itself, as the config's own settings are at load.
  */
 export function upstreamOptionProblems(
   cfg: Pick<ConfigFile, 'upstreams'>,
   file: string,
   schemaOf: (vendor: string) => ZodTypeAny | undefined,
+  refs: readonly EnvReference[] = [],
 ): string[] {
   const problems: string[] = [];
   cfg.upstreams.forEach((u, i) => {
@@ -20,6 +24,8 @@ export function upstreamOptionProblems(
     if (!schema) return; // an unknown vendor is reported on its own
     const options: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(u)) if (!COMMON_UPSTREAM_KEYS.has(k)) options[k] = v;
+    coerceWholeReferences(options, refs, schema, ['upstreams', i]);
+    Object.assign(u, options);
     const result = schema.safeParse(options);
     if (result.success) return;
     const at = `upstreams[${i}]`;
@@ -33,7 +39,8 @@ export function upstreamOptionProblems(
           );
       } else {
         const path = keyPath(issue.path);
-        problems.push(`${file}: ${at}${path ? `.${path}` : ''}: ${issue.message} (vendor '${u.vendor}' option)`);
+        const message = issueMessage(issue, filledFromEnv(refs, ['upstreams', i, ...issue.path]));
+        problems.push(`${file}: ${at}${path ? `.${path}` : ''}: ${message} (vendor '${u.vendor}' option)`);
       }
     }
   });
