@@ -60,9 +60,17 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     closeServices,
   });
   try {
-    await app.listen({ host: cfg.server.host, port: cfg.server.port });
+    const own = { host: host ? 'HOST / --host' : 'server.host', port: port ? 'PORT / --port' : 'server.port' };
+    await app.listen({ host: cfg.server.host, port: cfg.server.port }).catch((e: unknown) => {
+      throw cannotListen(e, own, cfg.server.host, cfg.server.port);
+    });
+    const m = cfg.metrics;
     metricsApp =
-      cfg.metrics.enabled && cfg.metrics.port !== undefined ? await startMetricsListener(services, cfg.metrics.host, cfg.metrics.port) : undefined;
+      m.enabled && m.port !== undefined
+        ? await startMetricsListener(services, m.host, m.port).catch((e: unknown) => {
+            throw cannotListen(e, { host: 'metrics.host', port: 'metrics.port' }, m.host, m.port!);
+          })
+        : undefined;
   } catch (e) {
     // A port already taken, say. What is open would keep the process alive serving nothing: the
     // PostgreSQL pool's kept connections never time out, and the demo's simulators listen.
@@ -91,4 +99,26 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   await stopped;
   // Everything is closed; a handle some library forgot must not keep a stopped gateway alive.
   setTimeout(() => process.exit(0), 2_000).unref();
+}
+
+/**
+ * A listener that could not start, named by the setting to change and the address it tried: Node's
+ * "listen EADDRINUSE: address already in use 127.0.0.1:8080" says neither which setting nor (for
+ * the metrics port) which listener.
+ */
+function cannotListen(e: unknown, settings: { host: string; port: string }, host: string, port: number): Error {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const why =
+    code === 'EADDRINUSE'
+      ? [settings.port, 'another process is listening on it']
+      : code === 'EACCES'
+        ? [settings.port, 'not permitted (ports below 1024 need privileges)']
+        : code === 'EADDRNOTAVAIL'
+          ? [settings.host, 'the address is not one of this host']
+          : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+            ? [settings.host, 'the host name does not resolve']
+            : [`${settings.host}, ${settings.port}`, (e as Error)?.message ?? String(e)];
+  const tag = code && !why[1]!.includes(code) ? ` (${code})` : '';
+  return new Error(`${why[0]}: cannot listen on ${address}: ${why[1]}${tag}`, { cause: e });
 }

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { errors } from '../core/errors.js';
 import type { SqlDriver } from './driver.js';
 import { openSqlite } from './sqlite-driver.js';
@@ -23,14 +23,44 @@ export interface OpenStoreOptions {
  *    schema (created when missing).
  */
 export async function openStore(url: string, opts: OpenStoreOptions): Promise<SqlStore> {
-  const store = createSqlStore(await openDriver(url, opts));
+  // Named by the setting and what it points at: "unable to open database file" alone says neither.
+  const cannot = (e: unknown) => new Error(`database: cannot open ${databaseNamed(url, opts)}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
+  let store: SqlStore;
+  try {
+    store = createSqlStore(await openDriver(url, opts));
+  } catch (e) {
+    throw cannot(e);
+  }
   try {
     await store.migrate();
   } catch (e) {
     await store.close().catch(() => {});
-    throw e;
+    throw cannot(e);
   }
   return store;
+}
+
+/** The database `url` names, for an error: a SQLite file by its full path, a PostgreSQL URL without its password or parameters. */
+export function databaseNamed(url: string, opts: OpenStoreOptions): string {
+  if (url.startsWith('sqlite:')) {
+    const path = sqlitePath(url, opts);
+    return path === ':memory:' ? 'the in-memory SQLite database' : `the SQLite file ${resolve(path)}`;
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    try {
+      const u = new URL(url);
+      return `the PostgreSQL database ${u.protocol}//${u.username ? `${u.username}@` : ''}${u.host}${u.pathname}`;
+    } catch {
+      return 'the PostgreSQL database (its URL does not parse)';
+    }
+  }
+  return 'the database';
+}
+
+function sqlitePath(url: string, opts: OpenStoreOptions): string {
+  let path = url.slice('sqlite:'.length);
+  if (path.startsWith('//')) path = path.slice(2);
+  return path === '' ? join(opts.dataDir, 'gateway.db') : path;
 }
 
 /** A whole number of milliseconds from the database URL's query string (the gateway's own parameters). */
@@ -42,11 +72,7 @@ function msParam(url: URL, name: string): number | undefined {
 }
 
 export async function openDriver(url: string, opts: OpenStoreOptions): Promise<SqlDriver> {
-  if (url.startsWith('sqlite:')) {
-    let path = url.slice('sqlite:'.length);
-    if (path.startsWith('//')) path = path.slice(2);
-    return openSqlite(path === '' ? join(opts.dataDir, 'gateway.db') : path);
-  }
+  if (url.startsWith('sqlite:')) return openSqlite(sqlitePath(url, opts));
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;
