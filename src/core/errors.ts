@@ -193,16 +193,29 @@ export class StoreUnavailableError extends Error {
 }
 
 const SQLITE_LOCKED = /^SQLITE_(BUSY|LOCKED)(_|$)/;
+/**
+ * better-sqlite3's codes (extended ones too: SQLITE_IOERR_WRITE, SQLITE_READONLY_DBMOVED ...) for a
+ * database that cannot be written: the disk is full, the file or its filesystem turned read-only,
+ * the device fails. Like a lock, it ends the statement with nothing applied.
+ */
+const SQLITE_CANNOT_WRITE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)(_|$)/;
 
 /**
  * Whether `e` is the database's moment of outage, answered 503 store_unavailable: a lost or refused
- * connection (StoreUnavailableError), or SQLite locked by another process past the busy timeout.
- * Nothing of the statement or transaction it ended was applied, and a retry may succeed.
+ * connection (StoreUnavailableError), SQLite locked by another process past the busy timeout, or
+ * SQLite unable to write its files (`isSqliteWriteFailure`). Nothing of the statement or
+ * transaction it ended was applied, and a retry may succeed (once the lock or the room is back).
  */
 export function isStoreOutage(e: unknown): boolean {
   if (e instanceof StoreUnavailableError) return true;
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && SQLITE_LOCKED.test(code);
+  return typeof code === 'string' && (SQLITE_LOCKED.test(code) || SQLITE_CANNOT_WRITE.test(code));
+}
+
+/** SQLite could not write its files (disk full, read-only, I/O error): what `/ready` reports until a write succeeds again. */
+export function isSqliteWriteFailure(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && SQLITE_CANNOT_WRITE.test(code);
 }
 
 export function isGatewayError(e: unknown): e is GatewayError {

@@ -3,8 +3,6 @@ import { errors, GatewayError, isGatewayError, isStoreOutage } from '../core/err
 import { toTransportError } from './executor.js';
 import { TransportError } from './types.js';
 
-/** better-sqlite3's codes for a database another connection holds locked (SQLITE_BUSY_SNAPSHOT and the like too). */
-
 /** Errors an upstream body can fail with after its headers (undici's own, or the socket's). */
 const UPSTREAM_STREAM_CODES = /^(UND_ERR_|ECONNRESET$|EPIPE$|ERR_STREAM_PREMATURE_CLOSE$)/;
 
@@ -21,7 +19,8 @@ export function toGatewayError(err: unknown, bodyLimit: number): GatewayError {
   if (err instanceof TransportError) return fromTransport(err);
   // Before the stream codes below: a database connection reset is not an upstream's failure.
   // Also SQLite locked by another process (a backup, a `sqlite3` shell in a write transaction) past
-  // the busy timeout: the statement was not applied, and a retry after the lock is let go works.
+  // the busy timeout, or unable to write (a full disk): the statement was not applied, and a retry
+  // after the lock is let go, or room is made, works.
   if (isStoreOutage(err)) return errors.storeUnavailable();
   if (typeof e?.code === 'string' && UPSTREAM_STREAM_CODES.test(e.code)) return fromTransport(toTransportError(err, true));
   switch (e?.code) {

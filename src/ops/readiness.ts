@@ -28,7 +28,8 @@ type Check = () => Promise<string | undefined>;
 
 /**
  * Readiness (`GET /ready`): the store answers (on SQLite, its write lock can also be taken: another
- * process holding it fails every write while reads still answer), every migration this build knows
+ * process holding it fails every write while reads still answer; and its writes have not been
+ * failing lately for a full disk or an I/O error, which taking the lock does not show), every migration this build knows
  * is applied, Redis answers when the limiter uses it, and the process is not shutting down. Liveness (`/health`)
  * stays a constant answer that touches nothing.
  */
@@ -42,7 +43,7 @@ export class Readiness {
   private ping?: Promise<string | undefined>;
 
   constructor(
-    private readonly store: Pick<Store, 'appliedMigrations' | 'canTakeWriteLock'>,
+    private readonly store: Pick<Store, 'appliedMigrations' | 'canTakeWriteLock' | 'writesFailing'>,
     private readonly shutdown: Pick<ShutdownState, 'isShuttingDown'>,
     redisUrl?: string,
   ) {
@@ -53,6 +54,7 @@ export class Readiness {
     let applied: number[] | undefined;
     const storeCheck = timed(async () => {
       applied = await this.store.appliedMigrations();
+      if (this.store.writesFailing()) return 'writes failing (disk full or I/O error)';
       return (await this.store.canTakeWriteLock(WRITE_LOCK_WAIT_MS)) ? undefined : 'write lock held by another process';
     });
     const redis = this.redis ? await this.redis : undefined;

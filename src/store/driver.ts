@@ -43,6 +43,12 @@ export interface SqlDriver extends SqlExecutor {
    * `BEGIN IMMEDIATE`) fails every write while reads go on. PostgreSQL has no such lock.
    */
   canTakeWriteLock?(maxWaitMs: number): Promise<boolean>;
+  /**
+   * SQLite only: whether a write failed lately because the file cannot be written (disk full,
+   * read-only, I/O error) and none has succeeded since (sqlite-write-health.ts). PostgreSQL's
+   * outages surface as failed connections instead.
+   */
+  writesFailing?(): boolean;
   close(): Promise<void>;
 }
 

@@ -2,7 +2,7 @@ import type { SqlDriver } from './driver.js';
 import { int } from './rows.js';
 import type { Store } from './types.js';
 
-export type OperationsOps = Pick<Store, 'appliedMigrations' | 'canTakeWriteLock' | 'countJobsByState' | 'outboxBacklog'>;
+export type OperationsOps = Pick<Store, 'appliedMigrations' | 'canTakeWriteLock' | 'writesFailing' | 'countJobsByState' | 'outboxBacklog'>;
 
 /** The queries behind readiness probes and state gauges: cheap, read-only, never on a request path. */
 export function operationsOps(db: SqlDriver): OperationsOps {
@@ -12,6 +12,9 @@ export function operationsOps(db: SqlDriver): OperationsOps {
     },
     async canTakeWriteLock(maxWaitMs) {
       return db.canTakeWriteLock ? db.canTakeWriteLock(maxWaitMs) : true;
+    },
+    writesFailing() {
+      return db.writesFailing?.() ?? false;
     },
     async countJobsByState(states, countCap) {
       // One capped count per state, each off the index (state, next_poll_at) from the state's first

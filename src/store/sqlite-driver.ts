@@ -4,17 +4,12 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Row, SqlDriver, SqlExecutor, SqlSession, SqlValue } from './driver.js';
-import { Mutex } from './mutex.js';
+import type { Mutex } from './mutex.js';
+import { acquireFileLock, releaseFileLock } from './sqlite-file-locks.js';
+import { WriteHealth } from './sqlite-write-health.js';
 
 type Db = InstanceType<typeof Database>;
 type Statement = Database.Statement<unknown[]>;
-
-/**
- * One mutex per database file for the whole process: two connections to the same file in one
- * process would otherwise block each other inside SQLite's busy handler, which runs on the
- * very thread the other connection needs in order to finish.
- */
-const fileLocks = new Map<string, { mutex: Mutex; users: number }>();
 
 /** The per-connection page cache (KiB); see openSqlite. */
 const SQLITE_CACHE_KIB = 4096;
@@ -88,6 +83,8 @@ class SqliteDriver implements SqlDriver {
   /** Statement runner that ignores the mutex; handed to transaction bodies, which own it. */
   private readonly inside: SqlExecutor;
   private closed = false;
+  /** Whether writes have been failing for want of room or a working file (see writesFailing). */
+  private readonly health = new WriteHealth();
 
   constructor(
     private readonly db: Db,
@@ -100,10 +97,7 @@ class SqliteDriver implements SqlDriver {
     this.inside = {
       query: (sql, params) => attempt(() => this.all(sql, params)),
       run: (sql, params) => attempt(() => this.change(sql, params)),
-      exec: (script) => attempt(() => {
-        this.db.exec(script);
-        this.checkpointer?.wrote();
-      }),
+      exec: (script) => attempt(() => this.script(script)),
     };
   }
 
@@ -116,10 +110,12 @@ class SqliteDriver implements SqlDriver {
   }
 
   exec(script: string): Promise<void> {
-    return this.guarded(() => {
-      this.db.exec(script);
-      this.checkpointer?.wrote();
-    });
+    return this.guarded(() => this.script(script));
+  }
+
+  /** A full disk fails every write while the write lock can still be taken: /ready asks this too. */
+  writesFailing(): boolean {
+    return this.health.failing();
   }
 
   /** One statement under the lock; one that meets another process's lock is tried again off the loop. */
@@ -170,14 +166,18 @@ class SqliteDriver implements SqlDriver {
       try {
         this.db.exec('BEGIN IMMEDIATE');
       } catch (e) {
+        this.health.failed(e);
         if (!isBusy(e)) throw e;
         await this.untilFree(() => this.db.exec('BEGIN IMMEDIATE'));
       }
       try {
         const result = await fn(this.inside);
         this.db.exec('COMMIT');
+        this.health.succeeded();
         return result;
       } catch (e) {
+        // A full disk may show only at COMMIT, when the WAL grows.
+        this.health.failed(e);
         // Some errors (and a failed COMMIT) may already have ended the transaction.
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw e;
@@ -240,21 +240,32 @@ class SqliteDriver implements SqlDriver {
   }
 
   private all(sql: string, params: readonly SqlValue[] = []): Row[] {
-    const stmt = this.prepared(sql);
-    const args = bindable(params);
-    // A write (INSERT ... RETURNING reads too) gives the checkpoint passes something to do.
-    if (!stmt.readonly) this.checkpointer?.wrote();
-    if (stmt.reader) return stmt.all(...args) as Row[];
-    stmt.run(...args);
-    return [];
+    return this.noted(sql, params, (stmt, args) => {
+      if (stmt.reader) return stmt.all(...args) as Row[];
+      stmt.run(...args);
+      return [];
+    });
   }
 
   private change(sql: string, params: readonly SqlValue[] = []): number {
-    const stmt = this.prepared(sql);
-    const args = bindable(params);
-    if (!stmt.readonly) this.checkpointer?.wrote();
-    if (stmt.reader) return stmt.all(...args).length;
-    return stmt.run(...args).changes;
+    return this.noted(sql, params, (stmt, args) => (stmt.reader ? stmt.all(...args).length : stmt.run(...args).changes));
+  }
+
+  /** One statement, its outcome told to the write health: a write outside a transaction is on disk once it returns. */
+  private noted<T>(sql: string, params: readonly SqlValue[], run: (stmt: Statement, args: ReturnType<typeof bindable>) => T): T {
+    return this.health.watch(() => {
+      const stmt = this.prepared(sql);
+      // A write (INSERT ... RETURNING reads too) gives the checkpoint passes something to do.
+      if (!stmt.readonly) this.checkpointer?.wrote();
+      const out = run(stmt, bindable(params));
+      if (!stmt.readonly && !this.db.inTransaction) this.health.succeeded();
+      return out;
+    });
+  }
+
+  private script(script: string): void {
+    this.health.watch(() => this.db.exec(script));
+    this.checkpointer?.wrote();
   }
 }
 
@@ -272,23 +283,6 @@ function attempt<T>(fn: () => T): Promise<T> {
   } catch (e) {
     return Promise.reject(e);
   }
-}
-
-function acquireFileLock(key: string | undefined): Mutex {
-  if (key === undefined) return new Mutex();
-  let entry = fileLocks.get(key);
-  if (!entry) {
-    entry = { mutex: new Mutex(), users: 0 };
-    fileLocks.set(key, entry);
-  }
-  entry.users++;
-  return entry.mutex;
-}
-
-function releaseFileLock(key: string | undefined): void {
-  if (key === undefined) return;
-  const entry = fileLocks.get(key);
-  if (entry && --entry.users <= 0) fileLocks.delete(key);
 }
 
 function takeAndDropWriteLock(db: Database.Database): true {

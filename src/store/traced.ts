@@ -17,6 +17,7 @@ export function tracedTransactions(inner: SqlDriver): SqlDriver {
     transaction: (fn) => traced('store transaction', attributes, () => inner.transaction(fn), SpanKind.CLIENT),
     session: (fn) => inner.session(fn),
     ...(inner.canTakeWriteLock ? { canTakeWriteLock: (ms: number) => inner.canTakeWriteLock!(ms) } : {}),
+    ...(inner.writesFailing ? { writesFailing: () => inner.writesFailing!() } : {}),
     close: () => inner.close(),
   };
 }

@@ -204,6 +204,11 @@ export interface Store extends JobStore, WebhookStore, FileStore, IdempotencySto
    * `maxWaitMs` (nothing is written); on PostgreSQL always true, its readiness being that it answers.
    */
   canTakeWriteLock(maxWaitMs: number): Promise<boolean>;
+  /**
+   * On SQLite, whether writes have been failing lately for want of room or a working file (a full
+   * disk still lets the write lock be taken); on PostgreSQL always false.
+   */
+  writesFailing(): boolean;
   /** Jobs in each of `states`, each count stopping at `countCap` (a larger count reads `countCap`). */
   countJobsByState(states: readonly string[], countCap: number): Promise<Record<string, number>>;
   /**
