@@ -66,14 +66,16 @@ export async function openPostgres(opts: PostgresOptions): Promise<SqlDriver> {
   pool.on('error', () => {});
   const driver = new PostgresDriver(pool, connection);
   try {
-    if (schema) {
+    // Looked up first: PostgreSQL checks CREATE SCHEMA IF NOT EXISTS against the database's CREATE
+    // right even when the schema exists, which a role with rights on its own schema alone lacks.
+    if (schema && (await driver.query('SELECT 1 FROM pg_namespace WHERE nspname = ?', [schema])).length === 0) {
       // CREATE SCHEMA IF NOT EXISTS is not safe against itself: two instances starting together
       // can both decide to create it. The advisory lock lets one go first.
       await driver.transaction(async (tx) => {
         await tx.query("SELECT pg_advisory_xact_lock(hashtext('gateway-schema:' || ?::text))", [schema]);
         await tx.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
       });
-    } else {
+    } else if (!schema) {
       await driver.query('SELECT 1');
     }
   } catch (e) {
