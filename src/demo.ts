@@ -4,6 +4,7 @@ import type { AdminService } from './admin/service.js';
 import type { ConfigFile, ModelConfig, UpstreamConfig } from './config/schema.js';
 import { validateConfig } from './config/load.js';
 import type { SimServer } from './sim/framework.js';
+import { listenerUrl } from './http/listener-url.js';
 import { videoModules } from './video/vendors/registry.js';
 import { embeddingModules } from './embeddings/vendors/registry.js';
 
@@ -56,7 +57,8 @@ export async function startDemo(opts: { host: string; port: number; dataDir: str
   const config = validateConfig(
     {
       // Set explicitly (to what it would default to) so the simulators call back into the gateway.
-      server: { host: opts.host, port: opts.port, public_url: `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}` },
+      // With port 0 it takes the port the OS chose once the server listens (Services.listening).
+      server: { host: opts.host, port: opts.port, public_url: listenerUrl(opts.host, opts.port) },
       database: `sqlite:${join(opts.dataDir, 'gateway.db')}`,
       data_dir: opts.dataDir,
       // Only the simulators' own loopback origins are reachable by the media fetcher, never private

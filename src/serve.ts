@@ -4,6 +4,7 @@ import type { ConfigFile } from './config/schema.js';
 import { join } from 'node:path';
 import { startBanner } from './banner.js';
 import { closeListener } from './http/close-listener.js';
+import { listenerUrl } from './http/listener-url.js';
 import { ensureDemoKey, startDemo, type Demo } from './demo.js';
 import { startMetricsListener } from './ops/routes.js';
 import { buildServices } from './services.js';
@@ -59,11 +60,16 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     },
     closeServices,
   });
+  let boundPort = cfg.server.port;
   try {
     const own = { host: host ? 'HOST / --host' : 'server.host', port: port ? 'PORT / --port' : 'server.port' };
     await app.listen({ host: cfg.server.host, port: cfg.server.port }).catch((e: unknown) => {
       throw cannotListen(e, own, cfg.server.host, cfg.server.port);
     });
+    // At once, before any request is served: with port 0 the OS chose it.
+    const addr = app.server.address();
+    if (typeof addr === 'object' && addr) boundPort = addr.port;
+    services.listening(boundPort);
     const m = cfg.metrics;
     metricsApp =
       m.enabled && m.port !== undefined
@@ -80,8 +86,7 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   }
   services.poller.start();
   services.webhooks.dispatcher.start();
-  const addr = app.server.address();
-  const base = `http://${cfg.server.host}:${typeof addr === 'object' && addr ? addr.port : cfg.server.port}`;
+  const base = listenerUrl(cfg.server.host, boundPort);
   const demoInfo = demo
     ? { keyFile: join(cfg.data_dir, 'demo-key'), key: await ensureDemoKey(services.admin, cfg.data_dir), models: [...services.catalog.models.keys()] }
     : undefined;

@@ -56,6 +56,11 @@ export interface Services {
   shutdown: ShutdownState;
   /** Webhook endpoints (admin) and the outbox delivery loop (started by `serve`). */
   webhooks: { admin: WebhookAdmin; dispatcher: WebhookDispatcher };
+  /**
+   * Called once the server listens, with the port it got: output URLs and vendor callbacks made from
+   * the listener's own address (no `public_url`) name that port, not 0 when the OS chose it.
+   */
+  listening(port: number): void;
   /** Waits for background work, flushes batched charges, then closes pools, limiter and store. */
   close(): Promise<void>;
 }
@@ -94,7 +99,7 @@ export async function buildServices(
   // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw
   // (video holds taken here leave it covered too).
   const reservations = new Reservations(store);
-  const { video, poller, media, blobs } = await buildVideoServices(cfg, {
+  const { video, poller, media, blobs, listening } = await buildVideoServices(cfg, {
     store,
     catalog,
     client,
@@ -166,6 +171,7 @@ export async function buildServices(
     startedAt: clock.now(),
     shutdown,
     webhooks,
+    listening,
     async close() {
       video.stopRefreshes();
       await poller.stop();

@@ -6,6 +6,7 @@ import type { Clock } from './core/clock.js';
 import { IdSealer } from './core/sealed-id.js';
 import { FilesService } from './files/service.js';
 import type { BodyBudget } from './http/body-budget.js';
+import { listenerUrl } from './http/listener-url.js';
 import { MediaFetcher } from './http/media.js';
 import type { UpstreamClient } from './http/upstream-client.js';
 import type { RateLimiter } from './limits/types.js';
@@ -42,6 +43,8 @@ export interface VideoServices {
   poller: VideoPoller;
   media: MediaFetcher;
   blobs: BlobStore & { close?(): void };
+  /** Tells the video side the port the server listens on (`serve`, once bound): see Services.listening. */
+  listening(port: number): void;
 }
 
 /** Builds the video service (media fetcher, blobs, thumbnails, links, uploads, files) and its poller from the config. */
@@ -54,7 +57,8 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
     timeoutMs: cfg.video.media.timeout_ms,
     budget: answerBudget,
   });
-  const publicUrl = (cfg.server.public_url ?? `http://${cfg.server.host}:${cfg.server.port}`).replace(/\/+$/, '');
+  const ownUrl = listenerUrl(cfg.server.host, cfg.server.port);
+  const publicUrl = (cfg.server.public_url ?? ownUrl).replace(/\/+$/, '');
   const blobs = await blobStoreFor(cfg);
   const frames = frameExtractorFor(cfg, logger);
   // Looked for once at start, so the models list can say whether the gateway makes thumbnails.
@@ -97,7 +101,12 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
     settings,
   });
   const poller = new VideoPoller(video, cfg.video.refresher_interval_ms, cfg.video.stale_submitting_ms);
-  return { video, poller, media, blobs };
+  // A public URL that is the listener's own address (the default, or the embedded default's) names
+  // the port asked for; with port 0 that is the one the OS chose, known only once bound.
+  const listening = (port: number) => {
+    if (settings.publicUrl === ownUrl) settings.publicUrl = listenerUrl(cfg.server.host, port);
+  };
+  return { video, poller, media, blobs, listening };
 }
 
 /** The S3 client (about 20 MB of RSS) is imported only by a gateway configured for S3. */
