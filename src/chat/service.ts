@@ -112,8 +112,11 @@ export class ChatService {
       async (up) => {
         const req = this.requestFor(call, up, false);
         const res = await this.client.sendRaw(up, STATIC_AUTH, req, signal);
-        const json = parseJson(res.raw);
-        if (res.status >= 200 && res.status < 300) {
+        const ok = res.status >= 200 && res.status < 300;
+        // An error envelope is a few hundred bytes: a larger error answer is classified by its status
+        // alone, not parsed (as for a stream's error answer, of which MAX_ERROR_BODY is read).
+        const json = ok || res.raw.length <= MAX_ERROR_BODY ? parseJson(res.raw) : undefined;
+        if (ok) {
           const failed = notACompletion(json);
           return failed ? { ok: false, verdict: failed } : { ok: true, value: { raw: res.raw, json: json as JsonObject } };
         }

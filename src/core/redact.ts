@@ -3,6 +3,7 @@ import { configuredHosts, configuredSecrets, type AddressBearer, type Credential
 import { compileNames, configuredNames, MIN_NAME_LENGTH, type NameBearer, replaceNames } from './redact-names.js';
 import { compileSecrets, MIN_SECRET_LENGTH, NO_SECRETS, removeSecrets, type Secrets } from './redact-secrets.js';
 import { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
+import { clip } from './redact-cut.js';
 import { redactInternalUrls } from './redact-urls.js';
 
 /**
@@ -25,9 +26,16 @@ import { redactInternalUrls } from './redact-urls.js';
 
 export { configuredHosts, configuredSecrets } from './redact-config.js';
 export { compileNames, configuredNames } from './redact-names.js';
-export { clip } from './redact-cut.js';
+export { clip };
 export { compileSecrets } from './redact-secrets.js';
 export { applyShape, mayHoldShape, SHAPES } from './redact-shapes.js';
+
+/**
+ * The longest upstream text kept as a message (a job's failure reason, a vendor's refusal passed on):
+ * longer text is cut before it is redacted, so that a vendor's megabyte of message costs no more to
+ * redact than this (the redaction is linear, but ~1 us a character on text made to be hard for it).
+ */
+export const MAX_UPSTREAM_MESSAGE = 4096;
 
 /**
  * Removes `secrets` (exact values in any case, also in their JSON-escaped form, the hex or base64
@@ -111,8 +119,14 @@ export class UpstreamRedactor {
     return redactJson(v, this.secrets, this.hosts, this.names);
   }
 
+  /** An optional message (a vendor's `param`): as `message`. */
   optional(s: string | undefined): string | undefined {
-    return s === undefined ? undefined : this.text(s);
+    return s === undefined ? undefined : this.message(s);
+  }
+
+  /** A message from the upstream, cut to MAX_UPSTREAM_MESSAGE (where the redaction then looks for what a cut leaves of a credential), redacted. */
+  message(s: string): string {
+    return this.text(clip(s, MAX_UPSTREAM_MESSAGE));
   }
 }
 

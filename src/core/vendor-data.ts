@@ -15,6 +15,17 @@ export const VENDOR_DATA_MAX_BYTES = 64 * 1024;
  */
 export const VENDOR_DATA_TRUNCATED = 'vendor_data_truncated';
 
+/**
+ * The vendor_data to keep and show, given the redaction of its upstream: bounded first, so that only
+ * what is kept is redacted (redaction is linear in the text, but ~1 us a character on hostile text:
+ * a 63 MB field cost 8 s redacted whole), then bounded again, since a replacement may be longer than
+ * what it replaced. The bound keeps or leaves out whole fields, and the names it lists of those left
+ * out are redacted with the rest, so nothing a redaction would hide is kept in part.
+ */
+export function keptVendorData(data: JsonObject, redact: (v: JsonObject) => JsonObject): JsonObject {
+  return boundVendorData(redact(boundVendorData(data)));
+}
+
 /** Nesting deeper than this is not kept: no vendor object needs it, and walking it is the cost. */
 const MAX_DEPTH = 64;
 /** Room left for the marker, so the cut object with its marker stays within the bound. */

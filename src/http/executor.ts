@@ -46,7 +46,7 @@ export class Executor {
   async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<UpstreamResponse> {
     const res = await this.dispatch(req, timeoutMs, signal, false, target);
     const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal, req.maxAnswerBytes, req.meterAll);
-    return upstreamAnswer(res.statusCode, flatHeaders(res.headers), raw);
+    return upstreamAnswer(res.statusCode, flatHeaders(res.headers), raw, req);
   }
 
   /**

@@ -34,6 +34,12 @@ export interface UpstreamRequest {
   maxAnswerBytes?: number;
   /** Count every byte of the answer against the answer budget, a small answer's too (one call of a fan-out). */
   meterAll?: boolean;
+  /**
+   * The answer may carry media inline (a video as a base64 string): it is read under the configured
+   * cap, its media strings are lifted out before it is parsed, and the rest may be at most
+   * `maxRestBytes` (http/upstream-answer.ts). `send` only.
+   */
+  inlineMedia?: { maxRestBytes: number };
 }
 
 /** What the executor hands back to an adapter's parser. */

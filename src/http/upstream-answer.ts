@@ -1,7 +1,8 @@
 import type { Json } from '../core/json.js';
 import { clip } from '../core/redact-cut.js';
+import { liftMedia } from './inline-media.js';
 import { jsonNestsDeeper } from './json-depth.js';
-import type { UpstreamResponse } from './types.js';
+import { TransportError, type UpstreamRequest, type UpstreamResponse } from './types.js';
 
 /** Deepest nesting of an upstream's JSON answer that is parsed (vendor objects nest a dozen levels at most). */
 export const MAX_UPSTREAM_JSON_DEPTH = 256;
@@ -16,9 +17,24 @@ const MAX_ANSWER_TEXT = 1_000_000;
  * An answer nested deeper than any vendor object is left unparsed: parsing a hostile nesting is
  * itself seconds of the event loop (64 MB are allowed), and every later walk of it (redaction,
  * storage, presentation) recurses, so a hostile upstream could exhaust the stack.
+ *
+ * An answer that may carry media inline (`inlineMedia`, a vendor returning the video in its poll
+ * answer) is read under the configured cap, but only its media may be large: the media strings are
+ * lifted out before anything is parsed (inline-media.ts), and an answer whose rest is over
+ * `maxRestBytes` is refused unparsed, as an answer over the read cap is (`too_large`).
  */
-export function upstreamAnswer(status: number, headers: Record<string, string>, raw: Buffer): UpstreamResponse {
-  const text = raw.toString('utf8');
+export function upstreamAnswer(status: number, headers: Record<string, string>, raw: Buffer, shape: Pick<UpstreamRequest, 'inlineMedia'> = {}): UpstreamResponse {
+  let body = raw;
+  let restore: ((v: Json) => Json) | undefined;
+  const cap = shape.inlineMedia?.maxRestBytes;
+  if (cap !== undefined && raw.length > cap) {
+    const lifted = liftMedia(raw);
+    const rest = lifted?.rest.length ?? raw.length;
+    if (rest > cap) throw new TransportError('too_large', `upstream answer of ${raw.length} bytes holds ${rest} bytes besides inline media, over ${cap}`, true);
+    body = lifted!.rest;
+    restore = lifted!.restore;
+  }
+  const text = body.toString('utf8');
   let json: Json | undefined;
   if (text.length > 0) {
     const c = text.charCodeAt(0);
@@ -31,5 +47,6 @@ export function upstreamAnswer(status: number, headers: Record<string, string>, 
       }
     }
   }
+  if (json !== undefined && restore) json = restore(json);
   return { status, headers, json, text: clip(text, MAX_ANSWER_TEXT) };
 }

@@ -50,7 +50,7 @@ export async function withFailover<T>(
       // every account's traffic off a healthy upstream. The next candidate is still tried.
       if (e.reason !== 'too_large') opts.circuits?.failure(up.name);
       failovers.inc({ upstream: up.name, reason: e.reason });
-      opts.onAttemptFailed?.(up, `${e.reason}: ${redactorFor(up).text(e.message)}`);
+      opts.onAttemptFailed?.(up, `${e.reason}: ${redactorFor(up).message(e.message)}`);
       if (e.maybeSent) await opts.onMaybeSent?.(up, e);
       // A connection failure does not hide that an earlier upstream answered (too much, or with an error).
       if (e.reason === 'timeout' || e.reason === 'too_large') last = e.reason;
@@ -65,7 +65,7 @@ export async function withFailover<T>(
     const v = outcome.verdict;
     // Whatever the upstream said reaches the client or the log from here: never its credentials.
     const redactor = redactorFor(up);
-    const message = redactor.text(v.message);
+    const message = redactor.message(v.message);
     switch (v.kind) {
       case 'client':
         opts.circuits?.success(up.name);

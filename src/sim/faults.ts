@@ -3,7 +3,8 @@ import type { SimRequest } from './framework.js';
 
 /** Failure injected into the next matching request(s). */
 export type Fault =
-  | { kind: 'status'; status: number; json?: unknown; headers?: Record<string, string> }
+  // `body`, when given, is sent as it is instead of `json` (an answer rendered once, however large).
+  | { kind: 'status'; status: number; json?: unknown; body?: string | Buffer; headers?: Record<string, string> }
   | { kind: 'timeout' } // accept the request and never answer
   | { kind: 'reset' } // destroy the connection without an answer
   | { kind: 'malformed' } // 200 with a body that is not JSON
@@ -77,7 +78,7 @@ export async function answerFault(fault: Fault, req: IncomingMessage, res: Serve
       return true;
     case 'status':
       res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.headers ?? {}) });
-      res.end(JSON.stringify(fault.json ?? { error: { message: `injected ${fault.status}` } }));
+      res.end(fault.body ?? JSON.stringify(fault.json ?? { error: { message: `injected ${fault.status}` } }));
       return true;
     case 'latency':
       await new Promise((r) => setTimeout(r, fault.ms));

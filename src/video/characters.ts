@@ -12,7 +12,7 @@ import { VideoAdmission } from './create-admission.js';
 import type { VideoDeps } from './deps.js';
 import { jobUpstream } from './job-upstream.js';
 import type { UploadedVideo, VendorCharacter, VideoCharacters, VideoVendor } from './types.js';
-import { boundVendorData, POLL_ANSWER_MAX_BYTES } from './vendors/answers.js';
+import { boundedAnswer, keptVendorData } from './vendors/answers.js';
 
 /**
  * Characters (OpenAI's POST /videos/characters, GET /videos/characters/{id}). The gateway keeps no
@@ -42,7 +42,7 @@ const MAX_VENDOR_ID = 512;
 
 /** One call to one upstream: its answer read as a character (under the poll answers' small cap), or its refusal. */
 async function attempt(deps: VideoDeps, vendor: VideoVendor, calls: VideoCharacters, up: Upstream, req: UpstreamRequest, signal?: AbortSignal) {
-  const res = await deps.client.send(up, vendor, { ...req, maxAnswerBytes: POLL_ANSWER_MAX_BYTES }, signal);
+  const res = await deps.client.send(up, vendor, boundedAnswer(req), signal);
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   let value: VendorCharacter | undefined;
   try {
@@ -57,7 +57,7 @@ async function attempt(deps: VideoDeps, vendor: VideoVendor, calls: VideoCharact
 /** The client's view: the sealed id, and what the vendor said, redacted (its own id left out). */
 function present(id: string, c: VendorCharacter, up: Upstream): JsonObject {
   const r = redactorFor(up);
-  return { id, created_at: c.createdAt, name: c.name === null ? null : r.text(c.name), vendor_data: boundVendorData(r.json(c.vendorData)) };
+  return { id, created_at: c.createdAt, name: c.name === null ? null : r.message(c.name), vendor_data: keptVendorData(c.vendorData, (v) => r.json(v)) };
 }
 
 /**

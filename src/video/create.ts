@@ -15,6 +15,7 @@ import type { JobDialect, JobRecord, NewJob } from '../store/job-types.js';
 import type { IdempotencyClaim } from '../store/idempotency-types.js';
 import { checkCapabilities } from './capabilities.js';
 import { taskRefOf } from './refresh.js';
+import { boundedAnswer } from './vendors/answers.js';
 import type { VideoDeps } from './deps.js';
 import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
@@ -259,7 +260,8 @@ async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream,
       : vendor.buildCreate(input, up);
   // A vendor that takes a client request id gets ours, so its logs and ours can be matched.
   if (requestId && vendor.requestIdHeader) built.headers = { ...built.headers, [vendor.requestIdHeader]: requestId };
-  const res = await deps.client.send(up, vendor, built);
+  // Under the small cap of every video answer that carries no video (vendors/answers.ts).
+  const res = await deps.client.send(up, vendor, boundedAnswer(built));
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   try {
     const value = derive ? parseDerive(vendor, derive, res, input.model, input.upstreamModel, up) : vendor.parseCreate(res, input, up);

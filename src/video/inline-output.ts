@@ -13,21 +13,22 @@ import type { VideoOutput } from './types.js';
  * the vendor's failure, not a result.
  */
 
-const STANDARD = /^[A-Za-z0-9+/]*={0,2}$/;
-const URL_SAFE = /^[A-Za-z0-9_-]*={0,2}$/;
-
 /**
  * The bytes of strict base64, or undefined: one alphabet (standard or URL-safe, not mixed), padding
  * only at the end and only to complete the last group, and nothing else. Node's decoder does not
- * fail on what it cannot read: it skips it, so `!!!!` decodes to no bytes at all. The decoded length
- * is compared with what the text's length promises as well.
+ * fail on what it cannot read: it skips it (`!!!!` decodes to no bytes at all) or stops there (at an
+ * "=" inside the text), so every character was read as base64 exactly when the decoded length is
+ * the one the text's length promises. Checked so rather than with a pattern over the whole text: a
+ * video of 40 MB of base64 took ~180 ms to match, against a few ms for the searches and ~50 ms for
+ * the decoding it needs anyway.
  */
 export function strictBase64(text: string): Buffer | undefined {
-  if (!STANDARD.test(text) && !URL_SAFE.test(text)) return undefined;
   const pad = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
   const data = text.length - pad;
   // Padded: whole groups of four. Unpadded: a last group of one character holds no whole byte.
   if (pad > 0 ? text.length % 4 !== 0 : data % 4 === 1) return undefined;
+  // The decoder reads both alphabets at once; a text of both is neither.
+  if ((text.includes('-') || text.includes('_')) && (text.includes('+') || text.includes('/'))) return undefined;
   const bytes = Buffer.from(text, 'base64');
   return bytes.length === Math.floor((data * 6) / 8) ? bytes : undefined;
 }

@@ -7,6 +7,7 @@ import type { VideoDeps } from './deps.js';
 import { parseJobFilter, type JobFilterQuery } from './list-filter.js';
 import { jobUpstream } from './job-upstream.js';
 import { taskRefOf } from './refresh.js';
+import { boundedAnswer } from './vendors/answers.js';
 import { thumbnailBlob } from './thumbnail.js';
 import { releaseHold } from './release.js';
 
@@ -60,7 +61,7 @@ export async function cancelUpstream(deps: VideoDeps, job: JobRecord): Promise<b
   const vendor = deps.vendors.get(job.vendor)!;
   const up = jobUpstream(deps, job)!;
   try {
-    const res = await deps.client.send(up, vendor, vendor.buildCancel!(taskRefOf(job), up));
+    const res = await deps.client.send(up, vendor, boundedAnswer(vendor.buildCancel!(taskRefOf(job), up)));
     if (res.status < 200 || res.status >= 300) {
       deps.log.info({ job: job.id, status: res.status }, 'upstream refused to cancel; the job settles as the vendor decides');
       return false;

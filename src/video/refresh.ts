@@ -9,7 +9,7 @@ import type { VideoDeps } from './deps.js';
 import { settleSeconds } from './duration.js';
 import { videoMediaType } from './media-type.js';
 import type { FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from './types.js';
-import { boundVendorData, pollAnswerLimit } from './vendors/answers.js';
+import { keptVendorData, pollAnswerBounds } from './vendors/answers.js';
 import { releaseHold } from './release.js';
 import { jobUpstream } from './job-upstream.js';
 import { takeInlineVideos } from './inline-output.js';
@@ -118,26 +118,24 @@ async function pollOnce(
 }
 
 /**
- * One poll request. A vendor whose poll answers never carry video bytes has them read under a small
- * cap (vendors/answers.ts): a larger answer is abandoned unread, a transport failure like any other,
- * and the job is polled again later (until its deadline, which releases the hold at no charge).
- * Vendors that can return a video inline keep the configured cap. The executor reads either way,
- * with the process's answer-memory budget and its JSON nesting bound.
+ * One poll request, its answer bounded as the vendor's can legitimately be (vendors/answers.ts): a
+ * larger answer is a transport failure like any other, and the job is polled again later (until its
+ * deadline, which releases the hold at no charge). The executor reads either way with the process's
+ * answer-memory budget and its JSON nesting bound.
  */
 function sendPoll(deps: VideoDeps, vendor: VideoVendor, up: Upstream, req: UpstreamRequest, signal: AbortSignal | undefined): Promise<UpstreamResponse> {
-  const maxBytes = pollAnswerLimit(vendor);
-  return deps.client.send(up, vendor, maxBytes === undefined ? req : { ...req, maxAnswerBytes: maxBytes }, signal);
+  return deps.client.send(up, vendor, { ...req, ...pollAnswerBounds(vendor) }, signal);
 }
 
 /**
  * What a poll learnt is stored and shown to the client (message, vendor_data): never the upstream's
- * credentials, and never more vendor_data than its bound. Redacted first, then bounded: the bound
- * keeps or leaves out whole fields, so it cannot bring back part of something redaction replaced.
+ * credentials, and never more vendor_data than its bound. Bounded before it is redacted, so that the
+ * redaction only reads what is kept (vendors/answers.ts keptVendorData); the message likewise.
  */
 function storableStatus(status: VendorStatus, up: Parameters<typeof redactorFor>[0]): VendorStatus {
   const r = redactorFor(up);
-  const vendorData = boundVendorData(r.json(status.vendorData));
-  return status.state === 'failed' ? { ...status, message: r.text(status.message), vendorData } : { ...status, vendorData };
+  const vendorData = keptVendorData(status.vendorData, (v) => r.json(v));
+  return status.state === 'failed' ? { ...status, message: r.message(status.message), vendorData } : { ...status, vendorData };
 }
 
 /** A non-2xx poll answer: the caller's or content problems end the job; the rest is retried. */
@@ -165,6 +163,8 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
     return;
   }
   // Checked before anything is kept or captured: an inline video that is no video is the vendor's failure.
+  // Decoding tens of MB is a turn of the event loop of its own, not one more step of the poll's.
+  if (status.outputs.some((o) => o.inlineBase64 !== undefined)) await new Promise((r) => setImmediate(r));
   const inline = takeInlineVideos(deps, job, status.outputs);
   if (!inline) {
     const message = 'The vendor reported the job finished but the video it returned is not a video file; nothing was charged.';

@@ -209,7 +209,8 @@ export interface VideoVendor {
   /**
    * The vendor's poll answers can carry the finished video itself (Veo's base64 bytes without a
    * storageUri, fal's `data:` URL in sync mode): its polls are read under the configured
-   * `server.max_answer_bytes`. Every other vendor's are read under a 1 MiB cap (vendors/answers.ts).
+   * `server.max_answer_bytes`, the base64 strings lifted out before parsing and the rest held to
+   * 1 MiB. Every other vendor's are read under a 1 MiB cap (vendors/answers.ts).
    */
   inlineVideo?: boolean;
   /**

@@ -22,6 +22,13 @@ describe('strictBase64', () => {
     for (const text of ['!!!!****', 'AA AA', 'AA\nAA', 'AAAA=AAA', '+/-_', 'A', 'AAAAA', 'AA=', 'AAA==', 'A===', '====', 'AA%3D']) {
       expect(strictBase64(text), JSON.stringify(text)).toBeUndefined();
     }
+    // A long text (checked by its decoded length, not a pattern) with one character out of place.
+    const long = Buffer.alloc(3 * 100_000, 0xfb).toString('base64');
+    expect(strictBase64(long)?.length).toBe(300_000);
+    for (const bad of ['!', ' ', '=', '\n', '\u00e9', '-']) {
+      const text = `${long.slice(0, 200_000)}${bad}${long.slice(200_001)}`;
+      expect(strictBase64(text), JSON.stringify(bad)).toBeUndefined();
+    }
   });
 });
 
