@@ -9,6 +9,7 @@ import { discard } from '../http/streams.js';
 import type { Upstream, UpstreamRequest } from '../http/types.js';
 import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
+import { downloadRules, refusedLocation, route } from './download-rules.js';
 import { contentRangeOf, forwardedRange, parseRange, sliceBody } from './range.js';
 import { jobUpstream } from './job-upstream.js';
 import { answeredRange, checkedImage, checkedVideo, notVideo } from './media-check.js';
@@ -138,7 +139,7 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: 
         throw errors.upstreamError('The vendor gave an unreadable location for the video download.');
       }
       const way = route(url, rules);
-      if (typeof way === 'object') throw refuse(url, way.reason, way.error);
+      if (typeof way === 'object') throw refuse(url, way.reason, refusedLocation(way.why));
       let res: StreamResponse;
       if (way === 'direct') res = await deps.client.follow(req, up.timeoutMs, signal, up);
       else {
@@ -168,57 +169,6 @@ async function followRedirects(deps: VideoDeps, first: UpstreamRequest, signal: 
   } finally {
     own?.close().catch(() => undefined);
   }
-}
-
-/**
- * Where a video download may go. The upstream's base URL, and any other base URL its options name
- * (Veo's storage_base_url), were chosen by the operator: their origins are fetched as they are.
- * Every other URL came from a vendor (the download URL in its answer, a redirect's Location) and
- * follows the client-media rules of video.media: an origin listed in allowed_origins is fetched as
- * it is; any other must not be a loopback, private, link-local or metadata address unless
- * allow_private_networks is on (checked on the address actually connected to), and when the
- * upstream itself is https it must be https too, so a vendor cannot move the download, and the
- * signed URL in it, onto plain http.
- */
-interface DownloadRules {
-  chosen: ReadonlySet<string>;
-  listed: ReadonlySet<string>;
-  allowPrivate: boolean;
-  httpsOnly: boolean;
-}
-
-function downloadRules(deps: VideoDeps, up: Upstream): DownloadRules {
-  const chosen = new Set<string>();
-  for (const raw of [up.baseUrl, ...Object.entries(up.options).filter(([k]) => k.endsWith('base_url')).map(([, v]) => v)]) {
-    if (typeof raw !== 'string') continue;
-    try {
-      chosen.add(new URL(raw).origin);
-    } catch {
-      // Not a URL: nothing chosen by it.
-    }
-  }
-  // Client media and video downloads follow the one configuration, which the media fetcher holds.
-  const policy = deps.media?.policy;
-  return { chosen, listed: policy?.trusted ?? new Set(), allowPrivate: policy?.allowPrivateNetworks === true, httpsOnly: new URL(up.baseUrl).protocol === 'https:' };
-}
-
-/**
- * How one hop is sent: 'direct' through the upstream client (an origin the operator chose or
- * listed, or any address when private networks are allowed), 'checked' through an agent that
- * refuses private addresses at connect time (a name can resolve differently on every lookup), or
- * refused outright.
- */
-function route(url: URL, rules: DownloadRules): 'direct' | 'checked' | { reason: string; error: GatewayError } {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { reason: 'not http(s)', error: refusedLocation('it is not an http(s) URL') };
-  if (rules.chosen.has(url.origin) || rules.listed.has(url.origin)) return 'direct';
-  if (rules.httpsOnly && url.protocol !== 'https:') return { reason: 'plain http', error: refusedLocation('it is plain http while the upstream is https') };
-  if (rules.allowPrivate) return 'direct';
-  // The guarded agent refuses a private address before any connection: a literal at once, a name on what it resolves to.
-  return 'checked';
-}
-
-function refusedLocation(why: string): GatewayError {
-  return errors.upstreamError(`The vendor pointed the video download at a location the gateway does not fetch from: ${why}.`);
 }
 
 /**

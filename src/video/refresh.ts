@@ -13,6 +13,7 @@ import { keptVendorData, pollAnswerBounds } from './vendors/answers.js';
 import { releaseHold } from './release.js';
 import { jobUpstream } from './job-upstream.js';
 import { takeInlineVideos } from './inline-output.js';
+import { unreachableOutput } from './download-rules.js';
 import { CHECKED_WHEN_STORED } from './stored-copy.js';
 
 const FAILURE_CODES: ReadonlySet<string> = new Set<FailureCode>([
@@ -89,7 +90,7 @@ export async function refreshJob(deps: VideoDeps, job: JobRecord, stopping?: Abo
       await settleFailed(deps, job, { code: status.code, message: status.message }, status.vendorData);
       return;
     case 'completed':
-      await settleCompleted(deps, job, status);
+      await settleCompleted(deps, job, status, vendor, up);
       return;
   }
 }
@@ -156,7 +157,7 @@ function verdictToStatus(vendor: VideoVendor, res: UpstreamResponse): VendorStat
  * duration at all settles the job at the held seconds instead of failing every poll. Any adjustment
  * is recorded for reconciliation with the vendor's own bill.
  */
-async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<VendorStatus, { state: 'completed' }>): Promise<void> {
+async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<VendorStatus, { state: 'completed' }>, vendor: VideoVendor, up: Upstream): Promise<void> {
   if (status.outputs.length === 0) {
     // Completed without a video is no result to pay for.
     await settleFailed(deps, job, { code: 'generation_failed', message: 'The vendor reported the job finished but returned no video; nothing was charged.' }, status.vendorData);
@@ -168,6 +169,15 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
   const inline = takeInlineVideos(deps, job, status.outputs);
   if (!inline) {
     const message = 'The vendor reported the job finished but the video it returned is not a video file; nothing was charged.';
+    await settleFailed(deps, job, { code: 'generation_failed', message }, status.vendorData);
+    return;
+  }
+  // A video at a location no download will ever fetch from is no video either (download-rules.ts).
+  const unreachable = unreachableOutput(deps, vendor, up, taskRefOf(job), status.outputs, inline);
+  if (unreachable) {
+    const { index: output, why, refused } = unreachable;
+    deps.log.warn({ job: job.id, upstream: up.name, output, refused, reason: why }, 'video result: the vendor gave a download location the gateway never fetches from; the job fails, nothing charged');
+    const message = `The vendor reported the job finished but gave a download location the gateway does not fetch from (${why}); nothing was charged.`;
     await settleFailed(deps, job, { code: 'generation_failed', message }, status.vendorData);
     return;
   }

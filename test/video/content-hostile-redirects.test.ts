@@ -52,6 +52,7 @@ let svgHost: Target;
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>fetch("/console/api/keys")</script></svg>';
 let gw: TestGateway;
 let key: string;
+let account: string;
 let soraJob: string;
 const lines: string[] = [];
 
@@ -73,7 +74,7 @@ beforeAll(async () => {
     },
     { logSink: { write: (line: string) => lines.push(line) } },
   );
-  ({ key } = await gw.newKey(100));
+  ({ key, account } = await gw.newKey(100));
   const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a red fox in snow' } });
   expect(created.status, created.text).toBe(200);
   const done = await pollUntilDone(gw, key, created.json.id);
@@ -218,7 +219,8 @@ describe('wan: the download URL comes from the vendor answer itself', () => {
     expect(r.bytes.length).toBeGreaterThan(0);
   });
 
-  it('a video_url on a loopback address: refused, the internal server is never hit', async () => {
+  it('a video_url on a loopback address: the job fails when it settles, nothing charged, the internal server is never hit', async () => {
+    const before = await gw.balance(account);
     const id = await wanJob();
     await new Promise((r) => setTimeout(r, 60));
     const url = `http://127.0.0.1:${internal.port}/admin/secrets?Signature=${SIGNATURE}`;
@@ -229,10 +231,19 @@ describe('wan: the download URL comes from the vendor answer itself', () => {
       /^\/api\/v1\/tasks\//,
     );
     const done = await pollUntilDone(gw, key, id);
-    expect(done.status).toBe('completed');
+    // No download could ever fetch it (an address literal is refused whatever it resolves to): no video to pay for.
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'generation_failed' });
+    expect(done.error.message).toMatch(/does not fetch from \(it is a private or local network address\); nothing was charged/);
+    expect(JSON.stringify(done)).not.toContain('/admin/secrets');
+    expect(await gw.balance(account)).toBe(before);
     const r = await call(gw, 'GET', `/v1/videos/${id}/content`, { key });
-    expectRefused(r);
+    expect(r.status).toBe(400);
+    expect(r.json.error.code).toBe('video_not_ready');
     expect(internal.hits).toEqual([]);
-    expectLogged(`http://127.0.0.1:${internal.port}`);
+    const refused = lines.map((l) => JSON.parse(l)).filter((l) => /never fetches from/.test(l.msg));
+    expect(refused, lines.join('\n')).toHaveLength(1);
+    expect(refused[0].refused).toBe(`http://127.0.0.1:${internal.port}`);
+    expect(lines.join('\n')).not.toContain(SIGNATURE);
   });
 });
