@@ -1,6 +1,7 @@
 import type { AdminService } from '../admin/service.js';
 import { loadConfigFile, validateConfig } from '../config/load.js';
 import type { ConfigFile } from '../config/schema.js';
+import { writeOut } from './output.js';
 
 /** The options of a command that works on the configured database: `--config`, else GATEWAY_CONFIG. */
 export type WithConfig = { config?: string };
@@ -30,9 +31,7 @@ export async function withAdmin<T>(configPath: string | undefined, fn: (admin: A
   }
 }
 
-export const printJson = (v: unknown): void => {
-  process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
-};
+export { printJson } from './output.js';
 
 /**
  * Writes a JSON array item by item, byte for byte as printJson would write the whole array: for a
@@ -43,10 +42,10 @@ export function jsonArrayWriter(): { item(v: unknown): void; end(): void } {
   const indent = (text: string) => text.replace(/\n/g, '\n  ');
   return {
     item(v) {
-      process.stdout.write(`${count++ === 0 ? '[\n' : ',\n'}  ${indent(JSON.stringify(v, null, 2))}`);
+      writeOut(`${count++ === 0 ? '[\n' : ',\n'}  ${indent(JSON.stringify(v, null, 2))}`);
     },
     end() {
-      process.stdout.write(count === 0 ? '[]\n' : '\n]\n');
+      writeOut(count === 0 ? '[]\n' : '\n]\n');
     },
   };
 }

@@ -3,12 +3,18 @@ import { isGatewayError } from '../core/errors.js';
 import { commands } from './commands/index.js';
 import type { Runner } from './command.js';
 import { CliError, EXIT, exitCodeForStatus } from './exit.js';
+import { OutputClosed, settleOutput, watchOutput, writeOut } from './output.js';
 
 /**
  * Builds the `gateway` program and runs it on `argv` (without node and script). Returns the exit
  * code; never calls process.exit, so tests can run it in-process.
  */
 export async function runProgram(argv: readonly string[]): Promise<number> {
+  watchOutput();
+  return settleOutput(await runCommand(argv));
+}
+
+async function runCommand(argv: readonly string[]): Promise<number> {
   let code: number = EXIT.ok;
   const run: Runner =
     (action) =>
@@ -21,7 +27,7 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => process.stdout.write(s),
+      writeOut: (s) => writeOut(s),
       writeErr: (s) => process.stderr.write(s),
     });
   for (const c of commands) c.register(program, run);
@@ -33,7 +39,7 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
   program.commands.forEach(override);
 
   if (argv.length === 0) {
-    process.stdout.write(program.helpInformation());
+    writeOut(program.helpInformation());
     return EXIT.usage;
   }
   try {
@@ -46,6 +52,8 @@ export async function runProgram(argv: readonly string[]): Promise<number> {
 
 /** One line on stderr and the documented exit code; never a stack trace. */
 function report(e: unknown): number {
+  // The verdict on a closed stdout is settleOutput's.
+  if (e instanceof OutputClosed) return EXIT.ok;
   if (e instanceof CommanderError) {
     // Help and version are successful exits; commander has already printed the message otherwise.
     return e.exitCode === 0 ? EXIT.ok : EXIT.usage;

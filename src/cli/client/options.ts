@@ -30,6 +30,4 @@ export function apiClient(flags: ClientFlags): ApiClient {
   return new ApiClient(url, key, clientTiming());
 }
 
-export const printJson = (v: unknown): void => {
-  process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
-};
+export { printJson } from '../output.js';

@@ -3,6 +3,7 @@ import { loadConfigFile } from '../../config/load.js';
 import type { CliCommand } from '../command.js';
 import { printJson } from '../client/options.js';
 import { CliError, EXIT } from '../exit.js';
+import { writeOut } from '../output.js';
 
 /**
  * ${NAME} references (without a :-default) to unset variables. The loader reads those as empty, so
@@ -48,13 +49,13 @@ export const checkCommand: CliCommand = {
             const { probeUpstreams, probeTable } = await import('../probe/probe.js');
             const rows = await probeUpstreams(cfg);
             if (o.json) printJson({ valid: true, upstreams, models: Object.keys(cfg.models), probe: rows });
-            else process.stdout.write(probeTable(rows));
+            else writeOut(probeTable(rows));
             const down = rows.filter((r) => r.result !== 'answers');
             if (down.length > 0) throw new CliError(`${down.length} of ${rows.length} upstreams did not answer: ${down.map((r) => `${r.name} ${r.result}`).join(', ')}`, down.some((r) => r.result === 'refused') ? EXIT.auth : EXIT.failure);
             return;
           }
           if (o.json) return printJson({ valid: true, upstreams, models: Object.keys(cfg.models) });
-          for (const u of upstreams) process.stdout.write(`${u.name}\t${u.vendor}\t${u.base_url}\t${u.models.join(',')}\n`);
+          for (const u of upstreams) writeOut(`${u.name}\t${u.vendor}\t${u.base_url}\t${u.models.join(',')}\n`);
           process.stderr.write(`${o.config} is valid: ${upstreams.length} upstreams, ${Object.keys(cfg.models).length} models\n`);
         }),
       );

@@ -4,6 +4,7 @@ import { apiClient, clientOptions, printJson, type ClientFlags } from '../client
 import { npyFloat32 } from '../client/npy.js';
 import { positiveNumber } from '../client/params.js';
 import { CliError, EXIT } from '../exit.js';
+import { writeOut } from '../output.js';
 
 interface EmbedFlags extends ClientFlags {
   model: string;
@@ -37,14 +38,14 @@ async function embed(texts: string[], o: EmbedFlags): Promise<void> {
     if (buffers.some((b) => b.length !== columns * 4)) throw new CliError('the embeddings have different lengths; cannot write one matrix', EXIT.failure);
     const file = npyFloat32(buffers, columns);
     if (o.output) writeFileSync(o.output, file);
-    else process.stdout.write(file);
+    else writeOut(file);
     return;
   }
   if (format === 'json') return printJson(res);
   for (const r of rows) {
     const v = r.embedding as number[];
     const head = v.slice(0, PREVIEW).map((x) => x.toFixed(6)).join(', ');
-    process.stdout.write(`${r.index}\t${v.length} dims\t[${head}${v.length > PREVIEW ? ', ...' : ''}]\n`);
+    writeOut(`${r.index}\t${v.length} dims\t[${head}${v.length > PREVIEW ? ', ...' : ''}]\n`);
   }
   if (res.usage?.total_tokens !== undefined) process.stderr.write(`${res.usage.total_tokens} tokens\n`);
 }

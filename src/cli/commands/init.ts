@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { CliCommand } from '../command.js';
 import { CliError, EXIT } from '../exit.js';
 import { renderConfig, VENDOR_IDS } from '../init/templates.js';
+import { writeOut } from '../output.js';
 
 async function askVendors(): Promise<string> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -36,7 +37,7 @@ export const initCommand: CliCommand = {
           if (existsSync(o.output) && !o.force) throw new CliError(`${o.output} exists; pass --force to overwrite it`, EXIT.usage);
           writeFileSync(o.output, renderConfig(vendors));
           process.stderr.write(`wrote ${o.output}; fill in the prices, export the variables it names, then: gateway check --config ${o.output}\n`);
-          process.stdout.write(`${o.output}\n`);
+          writeOut(`${o.output}\n`);
         }),
       );
   },

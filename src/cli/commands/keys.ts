@@ -2,6 +2,7 @@ import { KEY_LIST_MAX_LIMIT, view } from '../../admin/service.js';
 import type { KeyAction } from '../../store/types.js';
 import type { CliCommand } from '../command.js';
 import { CONFIG_OPTION, csv, jsonArrayWriter, printJson, withAdmin, type WithConfig } from '../local.js';
+import { writeOut } from '../output.js';
 
 /** API key administration straight on the configured database (the same operations as /admin/keys). */
 export const keysCommand: CliCommand = {
@@ -28,7 +29,7 @@ export const keysCommand: CliCommand = {
             });
             printJson(view.key(record));
             // The key alone on the last line, shown this once, so scripts can take `tail -n1`.
-            process.stdout.write(`${key}\n`);
+            writeOut(`${key}\n`);
           }),
         ),
       );

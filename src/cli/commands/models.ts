@@ -1,6 +1,7 @@
 import type { CliCommand } from '../command.js';
 import { apiClient, clientOptions, printJson, type ClientFlags } from '../client/options.js';
 import { printable } from '../client/progress.js';
+import { writeOut } from '../output.js';
 
 interface Model {
   id: string;
@@ -15,7 +16,7 @@ export const modelsCommand: CliCommand = {
         const list = await apiClient(o).json<{ data: Model[] }>('GET', '/v1/models');
         if (o.json) return printJson(list);
         for (const m of list.data) {
-          process.stdout.write(`${[m.id, m.owned_by ?? '-', (m.capabilities ?? []).join(',')].map((s) => printable(s)).join('\t')}\n`);
+          writeOut(`${[m.id, m.owned_by ?? '-', (m.capabilities ?? []).join(',')].map((s) => printable(s)).join('\t')}\n`);
         }
       }),
     );

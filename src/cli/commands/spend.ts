@@ -2,6 +2,7 @@ import { view, type BudgetInput } from '../../admin/service.js';
 import { adminUsage } from '../../routes/usage.js';
 import type { CliCommand } from '../command.js';
 import { CONFIG_OPTION, printJson, withAdmin, type WithConfig } from '../local.js';
+import { writeOut } from '../output.js';
 
 /** `gateway usage` (the admin report) and `gateway budget` (a key's budget), straight on the configured database. */
 export const spendCommand: CliCommand = {
@@ -21,7 +22,7 @@ export const spendCommand: CliCommand = {
         run(async (o: WithConfig & { account?: string; key?: string; model?: string; from?: string; to?: string; groupBy: string; csv?: boolean }) =>
           withAdmin(o.config, async (admin) => {
             const report = await adminUsage(admin, admin.store, { ...o, group_by: o.groupBy }, Date.now());
-            if (o.csv) process.stdout.write(report.csv());
+            if (o.csv) writeOut(report.csv());
             else printJson(report.json);
           }),
         ),

@@ -7,6 +7,7 @@ import { printable } from '../client/progress.js';
 import { clientTiming } from '../client/timing.js';
 import { failedJobError, videoPath, waitForJob, type VideoJob } from '../client/wait.js';
 import { EXIT } from '../exit.js';
+import { writeOut } from '../output.js';
 
 interface CreateFlags extends ClientFlags {
   model: string;
@@ -20,7 +21,7 @@ interface CreateFlags extends ClientFlags {
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
-const out = (line: string) => process.stdout.write(`${line}\n`);
+const out = (line: string) => writeOut(`${line}\n`);
 const note = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Human summary of a job: one "field: value" line each, nothing a terminal would interpret. */

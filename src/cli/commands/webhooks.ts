@@ -2,6 +2,7 @@ import { WebhookAdmin, webhookView } from '../../webhooks/admin.js';
 import { systemClock } from '../../core/clock.js';
 import type { CliCommand } from '../command.js';
 import { CONFIG_OPTION, csv, localConfig, printJson, withAdmin, type WithConfig } from '../local.js';
+import { writeOut } from '../output.js';
 
 /** Runs `fn` with webhook administration over the configured store (same rules as /admin/webhooks). */
 function withWebhooks<T>(configPath: string | undefined, fn: (w: WebhookAdmin) => Promise<T>): Promise<T> {
@@ -25,7 +26,7 @@ export const webhooksCommand: CliCommand = {
             const e = await w.register({ account: o.account, url: o.url, events: csv(o.events) });
             printJson(webhookView.endpoint(e));
             // The secret alone on the last line, shown this once.
-            process.stdout.write(`${e.secret}\n`);
+            writeOut(`${e.secret}\n`);
           }),
         ),
       );
