@@ -2,6 +2,7 @@ import type { AdminService } from '../admin/service.js';
 import { loadConfigFile, validateConfig } from '../config/load.js';
 import type { ConfigFile } from '../config/schema.js';
 import { writeOut } from './output.js';
+import { jsonText } from './text.js';
 
 /** The options of a command that works on the configured database: `--config`, else GATEWAY_CONFIG. */
 export type WithConfig = { config?: string };
@@ -42,7 +43,7 @@ export function jsonArrayWriter(): { item(v: unknown): void; end(): void } {
   const indent = (text: string) => text.replace(/\n/g, '\n  ');
   return {
     item(v) {
-      writeOut(`${count++ === 0 ? '[\n' : ',\n'}  ${indent(JSON.stringify(v, null, 2))}`);
+      writeOut(`${count++ === 0 ? '[\n' : ',\n'}  ${indent(jsonText(v))}`);
     },
     end() {
       writeOut(count === 0 ? '[]\n' : '\n]\n');

@@ -1,4 +1,5 @@
 import { EXIT } from './exit.js';
+import { jsonText } from './text.js';
 
 /**
  * Standard output cut short: the reader went away (`gateway keys list | head -1`: EPIPE) or the
@@ -49,4 +50,4 @@ export async function settleOutput(code: number): Promise<number> {
 }
 
 /** A JSON document on stdout, as `--json` and the administration commands print it. */
-export const printJson = (v: unknown): void => writeOut(`${JSON.stringify(v, null, 2)}\n`);
+export const printJson = (v: unknown): void => writeOut(`${jsonText(v)}\n`);

@@ -4,6 +4,7 @@ import { commands } from './commands/index.js';
 import type { Runner } from './command.js';
 import { CliError, EXIT, exitCodeForStatus } from './exit.js';
 import { OutputClosed, settleOutput, watchOutput, writeOut } from './output.js';
+import { printable } from './text.js';
 
 /**
  * Builds the `gateway` program and runs it on `argv` (without node and script). Returns the exit
@@ -50,7 +51,10 @@ async function runCommand(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** One line on stderr and the documented exit code; never a stack trace. */
+/**
+ * One line on stderr and the documented exit code; never a stack trace. Messages carry text from
+ * the server (the gateway relays upstream errors), so they are made printable here, once.
+ */
 function report(e: unknown): number {
   // The verdict on a closed stdout is settleOutput's.
   if (e instanceof OutputClosed) return EXIT.ok;
@@ -59,13 +63,13 @@ function report(e: unknown): number {
     return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   if (e instanceof CliError) {
-    process.stderr.write(`error: ${e.message}\n`);
+    process.stderr.write(`error: ${printable(e.message)}\n`);
     return e.exitCode;
   }
   if (isGatewayError(e)) {
-    process.stderr.write(`error: ${e.message}${e.param ? ` (${e.param})` : ''}\n`);
+    process.stderr.write(`error: ${printable(`${e.message}${e.param ? ` (${e.param})` : ''}`)}\n`);
     return exitCodeForStatus(e.status);
   }
-  process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stderr.write(`error: ${printable(e instanceof Error ? e.message : String(e))}\n`);
   return EXIT.failure;
 }

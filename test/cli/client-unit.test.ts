@@ -102,7 +102,7 @@ describe('progress output', () => {
     expect(lines.map((l) => l.replace(/ elapsed \d+s$/, '').replace(/ after \d+s$/, ''))).toEqual([
       'status processing',
       'status processing progress 50%',
-      'status completed [2J progress 100%',
+      'status completed progress 100%',
       'download: resuming at 400 of 1000 bytes',
       'download: 1000 of 1000 bytes',
     ]);

@@ -7,6 +7,8 @@ import { clientTiming, sleep, type ClientTiming } from './timing.js';
 const RETRYABLE = new Set([429, 503]);
 const MAX_TRIES = 5;
 const MAX_ERROR_BODY = 64 * 1024;
+/** The largest JSON answer read: far above any real one (a page of jobs, a batch of vectors), far below what would exhaust memory. */
+export const MAX_JSON_BODY = 64 * 1024 * 1024;
 
 type Headers = Record<string, string>;
 
@@ -21,7 +23,7 @@ export class ApiClient {
   /** A JSON call; answers the parsed body of a 2xx, or throws a CliError carrying the gateway's message. */
   async json<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.send(method, path, body === undefined ? {} : { 'content-type': 'application/json' }, body === undefined ? undefined : JSON.stringify(body));
-    const text = await res.body.text();
+    const text = await readBounded(res, `${method} ${path.split('?')[0]}`);
     try {
       return JSON.parse(text) as T;
     } catch {
@@ -69,6 +71,28 @@ export class ApiClient {
     const seconds = retryAfterSeconds(flatHeaders(res.headers)) ?? 2 ** (attempt - 1);
     return Math.min(seconds, 60) * this.timing.backoffMs;
   }
+}
+
+/** A 2xx body as text, refused past MAX_JSON_BODY (declared or counted) rather than held whole. */
+async function readBounded(res: Dispatcher.ResponseData, what: string): Promise<string> {
+  const tooLarge = () => {
+    res.body.destroy();
+    return new CliError(`${what}: the gateway's answer is larger than ${MAX_JSON_BODY / 1024 / 1024} MiB; not reading it`, EXIT.failure);
+  };
+  if (Number(res.headers['content-length']) > MAX_JSON_BODY) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_JSON_BODY) throw tooLarge();
+      chunks.push(chunk as Buffer);
+    }
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`${what}: the answer was cut short (${(e as { code?: string }).code ?? (e as Error).message})`, EXIT.failure);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function flatHeaders(h: Dispatcher.ResponseData['headers']): Headers {

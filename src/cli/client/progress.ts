@@ -1,4 +1,5 @@
 import { Presets, SingleBar } from 'cli-progress';
+import { printable } from '../text.js';
 
 /**
  * Progress on stderr: a live bar when stderr is a terminal, otherwise plain lines (no carriage
@@ -17,8 +18,6 @@ export interface ByteProgress {
 
 type Out = NodeJS.WritableStream & { isTTY?: boolean };
 
-/** Strips control characters from text that came over the network before it reaches a terminal or a log. */
-export const printable = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
 
 const seconds = (since: number) => Math.round((Date.now() - since) / 1000);
 

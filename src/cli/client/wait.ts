@@ -1,6 +1,7 @@
 import { CliError, EXIT } from '../exit.js';
 import type { ApiClient } from './api.js';
-import { jobProgress, printable, type JobProgress } from './progress.js';
+import { printable } from '../text.js';
+import { jobProgress, type JobProgress } from './progress.js';
 import { sleep } from './timing.js';
 
 export interface VideoJob {

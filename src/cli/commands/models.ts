@@ -1,6 +1,6 @@
 import type { CliCommand } from '../command.js';
 import { apiClient, clientOptions, printJson, type ClientFlags } from '../client/options.js';
-import { printable } from '../client/progress.js';
+import { printable } from '../text.js';
 import { writeOut } from '../output.js';
 
 interface Model {

@@ -3,7 +3,7 @@ import type { CliCommand, Runner } from '../command.js';
 import { apiClient, clientOptions, printJson, type ClientFlags } from '../client/options.js';
 import { downloadVideo } from '../client/download.js';
 import { applyParam, imageUrl, positiveNumber } from '../client/params.js';
-import { printable } from '../client/progress.js';
+import { printable } from '../text.js';
 import { clientTiming } from '../client/timing.js';
 import { failedJobError, videoPath, waitForJob, type VideoJob } from '../client/wait.js';
 import { EXIT } from '../exit.js';
