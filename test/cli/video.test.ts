@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../../src/cli/client/api.js';
+import { downloadVideo } from '../../src/cli/client/download.js';
+import { clientTiming } from '../../src/cli/client/timing.js';
 import { cli, clientEnv, CONTROL, startDemoGateway, type DemoGateway } from './harness.js';
+
+const quiet = { start() {}, advance() {}, stop() {} };
 
 let gw: DemoGateway;
 let restoreEnv: () => void;
@@ -109,7 +114,15 @@ describe('gateway video (client CLI against the embedded default)', () => {
     const whole = await content(id);
     const file = join(work, 'earlier.mp4');
     const have = Math.floor(whole.length / 2);
-    writeFileSync(`${file}.part`, whole.subarray(0, have));
+    // The earlier run: cut mid-body and given no retry, it leaves the partial file and its record.
+    const cutting = await cuttingProxy(have);
+    try {
+      const timing = { ...clientTiming(), downloadRetries: 0 };
+      await expect(downloadVideo(new ApiClient(cutting.url, gw.key, timing), id, file, { timing, progress: quiet })).rejects.toThrow(/interrupted at/);
+    } finally {
+      await cutting.close();
+    }
+    expect(readFileSync(`${file}.part`).length).toBe(have);
     const proxy = await cuttingProxy(Number.MAX_SAFE_INTEGER);
     try {
       const r = await cli('video', 'download', id, '--output', file, '--url', proxy.url);

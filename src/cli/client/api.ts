@@ -55,6 +55,9 @@ export class ApiClient {
         const code = (e as { code?: string }).code ?? (e as Error).message;
         throw new CliError(`cannot reach the gateway at ${this.baseUrl} (${code})`, EXIT.failure);
       }
+      // Whoever reads the body hears its errors (a rejected read, a listener of their own); this one
+      // keeps a body destroyed unread (undici then emits RequestAbortedError) from ending the process.
+      res.body.on('error', () => {});
       if ((res.statusCode >= 200 && res.statusCode < 300) || alsoOk.includes(res.statusCode)) return res;
       const retry = RETRYABLE.has(res.statusCode) || (res.statusCode === 504 && method === 'GET');
       if (retry && attempt < MAX_TRIES) {
