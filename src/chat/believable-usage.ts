@@ -1,5 +1,5 @@
 import { isObject, type JsonObject } from '../core/json.js';
-import type { OutputAllowance } from './tokens.js';
+import { choicesOf, UNCAPPED_OUTPUT_CEILING, type OutputAllowance } from './tokens.js';
 import type { ChatUsage } from './usage.js';
 
 /** Per message, tokens a vendor's chat template may add beyond its text: role markers, separators, a name. */
@@ -56,7 +56,7 @@ export function boundUsage(usage: ChatUsage, b: UsageBounds): BoundedUsage {
       promptTokens = b.promptEstimate;
     }
   }
-  const cap = b.output.billable;
+  const cap = outputCap(usage, b);
   if (completionTokens > cap) {
     const what = usage.reported ? `the upstream reported ${completionTokens} output tokens` : `the stream carried ${completionTokens} events of generated output and no usage`;
     const held = !b.output.defaulted
@@ -69,6 +69,21 @@ export function boundUsage(usage: ChatUsage, b: UsageBounds): BoundedUsage {
   }
   if (notes.length === 0) return { usage };
   return { usage: { ...usage, promptTokens, completionTokens }, adjusted: `billed tokens adjusted: ${notes.join('; ')}` };
+}
+
+/**
+ * The most output tokens the answer may be billed: the allowance, and unless the request set
+ * max_completion_tokens, on top of it the reasoning tokens the vendor reports, up to the ceiling of
+ * an uncapped request. OpenAI defines max_completion_tokens as covering reasoning and answer alike;
+ * some vendors' max_tokens (and a model's output limit) caps only the final answer while
+ * completion_tokens also counts the reasoning before it (DeepSeek's reasoner, for one).
+ */
+function outputCap(usage: ChatUsage, b: UsageBounds): number {
+  const cap = b.output.billable;
+  const ceiling = UNCAPPED_OUTPUT_CEILING * choicesOf(b.body);
+  const coversReasoning = typeof b.body.max_completion_tokens === 'number' && b.body.max_completion_tokens > 0;
+  if (!usage.reasoningTokens || coversReasoning || cap >= ceiling) return cap;
+  return Math.min(ceiling, cap + usage.reasoningTokens);
 }
 
 /**

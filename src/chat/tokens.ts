@@ -131,13 +131,18 @@ export const UNCAPPED_OUTPUT_CEILING = 131_072;
  */
 export function reservedCompletionTokens(body: JsonObject, limits: OutputLimits): OutputAllowance {
   const cap = positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens);
-  const choices = positiveInt(body.n) ?? 1;
+  const choices = choicesOf(body);
   if (cap === undefined) {
     const tokens = (limits.modelMax ?? limits.fallback) * choices;
     return { tokens, defaulted: true, billable: limits.modelMax !== undefined ? tokens : Math.max(limits.fallback, UNCAPPED_OUTPUT_CEILING) * choices };
   }
   const tokens = Math.min(cap, limits.modelMax ?? cap) * choices;
   return { tokens, defaulted: false, billable: tokens };
+}
+
+/** How many choices the request asks for (`n`, default 1). */
+export function choicesOf(body: JsonObject): number {
+  return positiveInt(body.n) ?? 1;
 }
 
 function positiveInt(v: Json | undefined): number | undefined {

@@ -8,6 +8,8 @@ export interface ChatUsage {
   completionTokens: number;
   /** False when the vendor reported nothing and the numbers are our own estimate. */
   reported: boolean;
+  /** Of completionTokens, those the vendor says went to reasoning (completion_tokens_details), when it says. */
+  reasoningTokens?: number;
 }
 
 /**
@@ -21,7 +23,9 @@ export function readUsage(v: Json | undefined): ChatUsage | undefined {
   const c = v.completion_tokens;
   const completionTokens = c === undefined || c === null ? 0 : reportedTokens(c, Math.ceil);
   if (completionTokens === undefined) return undefined;
-  return { promptTokens, completionTokens, reported: true };
+  const details = v.completion_tokens_details;
+  const reasoningTokens = isObject(details) ? reportedTokens(details.reasoning_tokens, Math.ceil) : undefined;
+  return { promptTokens, completionTokens, reported: true, ...(reasoningTokens ? { reasoningTokens } : {}) };
 }
 
 /** Input tokens at the input price plus output tokens at the output price; a missing price is 0. */

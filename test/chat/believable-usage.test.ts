@@ -85,6 +85,22 @@ describe('output tokens are billed up to the allowance held', () => {
     expect(b.reasons).toEqual([expect.stringMatching(/^billed tokens adjusted: the upstream reported 100000000 output tokens, more than the 5 of the max_tokens held .*; billed 5$/)]);
   });
 
+  it('max_tokens, which some vendors apply to the final answer alone: the reported reasoning is billed on top, up to the ceiling', async () => {
+    const { key, account } = await gw.newKey(10);
+    reports({ prompt_tokens: 5, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: 40 } });
+    await chat(key, { max_tokens: 10 });
+    const honest = await billed(account);
+    expect(honest.micros).toBe(5 * IN + 50 * OUT);
+    expect(honest.reasons).toEqual([]);
+
+    const hostile = await gw.newKey(1_000);
+    reports({ prompt_tokens: 5, completion_tokens: 100_000_000, completion_tokens_details: { reasoning_tokens: 99_999_990 } });
+    await chat(hostile.key, { max_tokens: 10 });
+    const b = await billed(hostile.account);
+    expect(b.micros).toBe(5 * IN + UNCAPPED_OUTPUT_CEILING * OUT);
+    expect(b.reasons).toHaveLength(1);
+  });
+
   it('max_completion_tokens times n, reasoning included: 50 reported for 2 x 3 is billed 6; a count within it is billed as reported, with no record', async () => {
     const { key, account } = await gw.newKey(10);
     reports({ prompt_tokens: 5, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: 40 } });
