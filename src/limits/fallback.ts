@@ -4,10 +4,20 @@ import { MemoryRateLimiter } from './memory.js';
 import type { LimitFamily, LimitScope } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
 
-/** Per second: requests and tokens admitted locally that the shared windows have not seen. */
+/**
+ * Per second: requests and tokens admitted (positive) or given back (negative) locally that the
+ * shared windows have not seen. A give-back is kept under its admission's second, where it is taken
+ * from (as a correction sent to Redis would be); one whose admission's second is unknown under
+ * `looseSecond(the second it was made)`, taken from the newest buckets up to then.
+ */
 type Unshared = Map<number, { r: number; t: number }>;
 
-/** What the shared windows are told when Redis answers again: per scope key, [second, requests, tokens]. */
+/** The key of a give-back made in `second` whose admission's second is unknown (RECORD_LUA reads it so). */
+const looseSecond = (second: number): number => -1 - second;
+/** The second an Unshared key is about: when it was admitted or given back. */
+const secondOf = (key: number): number => (key < 0 ? -1 - key : key);
+
+/** What the shared windows are told when Redis answers again: per scope key, [second, requests, tokens] (RECORD_LUA). */
 export interface UnsharedUsage {
   key: string;
   buckets: [number, number, number][];
@@ -30,12 +40,12 @@ const MAX_TURNS = 1_000;
  *   of that scope, so an outage continues the current minute instead of starting from zero;
  * - each instance takes its share: the quota divided by the number of live instances Redis last
  *   reported (at least one request);
- * - what it admits alone is remembered and handed to Redis when it answers again (before Redis
- *   decides another of this instance's admissions, and at its first heartbeat after the outage),
- *   so the minute after the outage counts it too;
+ * - what it admits alone, and the corrections and give-backs it makes, are remembered and handed
+ *   to Redis when it answers again (before Redis decides another of this instance's admissions,
+ *   and at its first heartbeat after the outage), so the minute after the outage counts them too;
  * - so are the turns (script calls, redis-batch.ts) whose operations it took over when their call
  *   failed: Redis may have run them all the same (a timed-out command whose bytes were sent), and
- *   the hand-over then takes back what they changed there, so that each admission counts once
+ *   the hand-over then undoes what they changed there, so that each operation counts once
  *   (RECORD_LUA).
  */
 export class LocalFallback {
@@ -70,14 +80,17 @@ export class LocalFallback {
 
   adjust(family: LimitFamily, scopes: readonly LimitScope[], delta: number, keyOf: (s: LimitScope) => string, from?: number): void {
     this.windows.adjustNow(family, scopes, delta, from);
-    for (const s of scopes) this.note(keyOf(s), 0, delta);
+    // More tokens land in the current second; fewer come out of the admission's (redis-scripts.ts).
+    const at = delta > 0 ? undefined : this.givenBackAt(from);
+    for (const s of scopes) this.note(keyOf(s), 0, delta, at);
   }
 
   /** Gives an admission back; returns the headers after it, on this instance's shares as an admission here shows them. */
   release(family: LimitFamily, scopes: readonly LimitScope[], tokensIn: number, keyOf: (s: LimitScope) => string, from?: number): Record<string, string> {
     const tokens = cleanTokens(tokensIn);
     this.windows.releaseNow(family, scopes, tokens, from);
-    for (const s of scopes) if (isLimited(s)) this.note(keyOf(s), -1, -tokens);
+    const at = this.givenBackAt(from);
+    for (const s of scopes) if (isLimited(s)) this.note(keyOf(s), -1, -tokens, at);
     return this.windows.headersNow(family, scopes.map((s) => this.share(s, tokens)));
   }
 
@@ -102,9 +115,9 @@ export class LocalFallback {
     };
     for (const [key, seconds] of this.unshared) {
       const buckets: [number, number, number][] = [];
-      for (const [sec, u] of seconds) {
-        if (sec >= oldest && (u.r > 0 || u.t > 0)) buckets.push([sec, Math.max(0, u.r), Math.max(0, u.t)]);
-      }
+      // Signed: a give-back counts as surely as an admission. Left out, one that a taken-over turn
+      // made in Redis too would be undone there and never redone.
+      for (const [sec, u] of seconds) if (secondOf(sec) >= oldest && (u.r !== 0 || u.t !== 0)) buckets.push([sec, u.r, u.t]);
       if (buckets.length > 0) usage(key).buckets = buckets;
     }
     // Kept whatever their age: Redis may have run a turn long after it was sent (a Redis that
@@ -145,21 +158,30 @@ export class LocalFallback {
     };
   }
 
-  private note(key: string, requests: number, tokens: number): void {
+  /** Where a give-back is kept (see Unshared): its admission's second, or the loose key of now. */
+  private givenBackAt(from: number | undefined): number {
+    return from !== undefined && from >= 0 ? from : looseSecond(Math.floor(this.now() / 1000));
+  }
+
+  /** Counts an operation under `at` (see Unshared; by default the current second). */
+  private note(key: string, requests: number, tokens: number, at?: number): void {
     if (requests === 0 && tokens === 0) return;
     const sec = Math.floor(this.now() / 1000);
+    const where = at ?? sec;
+    // A give-back of an admission that left the window takes nothing, here as in Redis.
+    if (secondOf(where) <= sec - WINDOW_SECONDS) return;
     this.prune(sec);
     let seconds = this.unshared.get(key);
     if (!seconds) {
       seconds = new Map();
       this.unshared.set(key, seconds);
     }
-    const u = seconds.get(sec) ?? { r: 0, t: 0 };
+    const u = seconds.get(where) ?? { r: 0, t: 0 };
     u.r += requests;
     u.t += tokens;
-    seconds.set(sec, u);
+    seconds.set(where, u);
     // Bounded: seconds that left the window are dropped as new ones arrive.
-    if (seconds.size > WINDOW_SECONDS) for (const old of seconds.keys()) if (old <= sec - WINDOW_SECONDS) seconds.delete(old);
+    if (seconds.size > 2 * WINDOW_SECONDS) for (const old of seconds.keys()) if (secondOf(old) <= sec - WINDOW_SECONDS) seconds.delete(old);
   }
 
   /** At most once a window: forgets scopes with nothing left inside it (a long outage stays bounded). */
@@ -167,7 +189,7 @@ export class LocalFallback {
     if (sec - this.lastPrune < WINDOW_SECONDS) return;
     this.lastPrune = sec;
     for (const [key, seconds] of this.unshared) {
-      for (const old of seconds.keys()) if (old <= sec - WINDOW_SECONDS) seconds.delete(old);
+      for (const old of seconds.keys()) if (secondOf(old) <= sec - WINDOW_SECONDS) seconds.delete(old);
       if (seconds.size === 0) this.unshared.delete(key);
     }
   }

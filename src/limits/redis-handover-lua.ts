@@ -7,45 +7,74 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
 
 /**
  * KEYS[1]: one scope hash; KEYS[2..]: the keys of the turns that touched it and whose calls failed
- * (TURN_LUA): they may have run all the same. ARGV[1]: clock (ms, or -1). ARGV[2]: window seconds.
- * ARGV[3]: how many such turns, then per turn this scope's place in its record (0: the first scope
- * key of its call). Then triples (second, requests, tokens): what one instance admitted on its own
- * while Redis was away, those turns' operations included (decided again on the local windows),
- * added to the shared window so the minute after an outage counts it. Seconds that left the window
- * are skipped; a second ahead of the server's clock counts as now.
+ * (TURN_LUA): they may have run all the same.
+ * ARGV[1]: clock (ms, or -1). ARGV[2]: window seconds. ARGV[3]: how many such turns, then per turn
+ * this scope's place in its record (0: the first scope key of its call). Then triples (second,
+ * requests, tokens): what one instance decided on its own while Redis was away, those turns'
+ * operations included (decided again on the local windows), so the minute after an outage counts
+ * it. Positive: added in that second (admissions, corrections that add; one ahead of the server's
+ * clock counts as now). Negative:
+ * given back (corrections, releases) from that second, the admission's, only; a negative second s
+ * stands for "from second -1 - s and older, newest first" (a give-back whose admission's second is
+ * unknown, made in second -1 - s). Seconds that left the window are skipped.
  *
- * A turn that ran has what it changed in this window taken back first: the triples hold what the
- * clients were told instead. One that did not is marked so that it changes nothing if it still
- * arrives (its bytes on their way, or in a Redis that resumes). A turn touching several scopes is
- * handled by the record of each, each taking back its own part.
+ * A turn that ran has what it changed in this window undone first, bucket by bucket: the triples
+ * hold what the clients were told instead, and each correction once. One that did not is marked so
+ * that it changes nothing if it still arrives (its bytes on their way, or in a Redis that resumes).
+ * A turn touching several scopes is handled by the record of each, each undoing its own part.
  */
 export const RECORD_LUA = `${CLOCK}
 local W = tonumber(ARGV[2])
 ${WINDOW}
 local w = open(KEYS[1])
 local turns = tonumber(ARGV[3])
+
+-- Puts back what a turn took from second s, or takes back what it added there.
+local function undo(prefix, s, n)
+  if n > 0 then take_back(w, prefix, n, s) elseif n < 0 and s > sec - W then add(w, prefix, math.min(s, sec), -n) end
+end
+
 for j = 1, turns do
-  local rec = redis.call('GET', KEYS[1 + j])
+  local key = KEYS[1 + j]
+  local rec = redis.call('GET', key)
   if not rec then
-    redis.call('SET', KEYS[1 + j], 'void', 'EX', 2 * W)
+    redis.call('SET', key, 'void', 'EX', 2 * W)
   elseif rec ~= 'void' then
-    local f = {}
-    for x in string.gmatch(rec, '%S+') do f[#f + 1] = tonumber(x) end
-    local at, place = f[1], tonumber(ARGV[3 + j])
-    local r, t = f[2 + 2 * place] or 0, f[3 + 2 * place] or 0
-    if r > 0 then take_back(w, 'r', r, at) end
-    -- Tokens a correction of the turn took back are put back (its local copy is in the triples).
-    if t > 0 then take_back(w, 't', t, at) elseif t < 0 and at > sec - W then add(w, 't', math.min(at, sec), -t) end
+    -- "sec;part;part...": this scope's part is the (place + 2)th, a list of (seconds before sec, requests, tokens).
+    local want, i, at, part = tonumber(ARGV[3 + j]) + 2, 0, nil, nil
+    for piece in string.gmatch(rec .. ';', '([^;]*);') do
+      i = i + 1
+      if i == 1 then at = tonumber(piece) elseif i == want then part = piece end
+    end
+    if part then
+      local f = {}
+      for x in string.gmatch(part, '%S+') do f[#f + 1] = tonumber(x) end
+      for k = 1, #f - 2, 3 do
+        undo('r', at - f[k], f[k + 1])
+        undo('t', at - f[k], f[k + 2])
+      end
+    end
   end
 end
-for i = 4 + turns, #ARGV, 3 do
-  local s = math.min(tonumber(ARGV[i]), sec)
-  local r = tonumber(ARGV[i + 1])
-  local t = tonumber(ARGV[i + 2])
-  if s > sec - W then
+
+local first = 4 + turns
+-- What was admitted first, then what was given back: a give-back never misses its own admission.
+for i = first, #ARGV, 3 do
+  local s = tonumber(ARGV[i])
+  if s >= 0 and s > sec - W then
+    s = math.min(s, sec)
+    local r, t = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
     if r > 0 then add(w, 'r', s, r) end
     if t > 0 then add(w, 't', s, t) end
   end
+end
+for i = first, #ARGV, 3 do
+  local s = tonumber(ARGV[i])
+  local down = s < 0
+  if down then s = -1 - s end
+  local r, t = tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  if r < 0 then take_back(w, 'r', -r, s, down) end
+  if t < 0 then take_back(w, 't', -t, s, down) end
 end
 save(w)
 return 1

@@ -24,12 +24,12 @@ export interface HandOverDeps {
  * What an instance owes the shared windows when Redis answers again after an outage, so that the
  * minute of the outage is not admitted twice:
  *
- * - what it admitted alone meanwhile (LocalFallback's unshared usage), added to the shared windows;
- *   with it, the turns whose calls failed and whose operations it decided locally instead: one
- *   Redis ran all the same (a timed-out call whose bytes it had received, run at once or when a
- *   hung Redis resumed) has what it changed taken back, one it did not run is voided so that it
- *   changes nothing if it still arrives (TURN_LUA, RECORD_LUA). Each of those admissions then
- *   counts once, as the client was told;
+ * - what it decided alone meanwhile (LocalFallback's unshared usage): its admissions added to the
+ *   shared windows, its corrections and give-backs taken from them; with it, the turns whose calls
+ *   failed and whose operations it decided locally instead: one Redis ran all the same (a timed-out
+ *   call whose bytes it had received, run at once or when a hung Redis resumed) has what it changed
+ *   undone, one it did not run is voided so that it changes nothing if it still arrives (TURN_LUA,
+ *   RECORD_LUA). Each of those operations then counts once, as the client was told;
  * - when Redis came back without the writes it had taken (a restart without persistence or from an
  *   older snapshot, a flush, a failover to a replica that lagged), the current minute as this
  *   instance knows it: its local windows, which mirror what Redis last reported plus what was
@@ -114,7 +114,7 @@ export class HandOver {
   }
 
   /**
-   * Sends what is owed, once: the outage's unshared usage first (added), then, when due, the local
+   * Sends what is owed, once: the outage's unshared usage first (added, or given back), then, when due, the local
    * windows (a raise to at least them, which already hold that usage). Both go out in this order on
    * one connection, so Redis applies them in it. Callers that come while it is under way wait for
    * the same one.

@@ -30,11 +30,12 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  *
  * Idempotent turns: a call whose caller timed out may still run, its bytes sent before Redis hung,
  * while the caller's local windows took its operations over and will hand them over too
- * (redis-handover.ts). So each turn leaves, under its key, what it changed in each scope's window:
- * "second r2 t2 r3 t3 ..." (requests and net tokens, per KEYS index from 2), kept two windows
- * (long enough for any hand-over that can still find its changes inside the window). The hand-over
- * takes that back before adding what was admitted locally, or, finding no key, leaves one that
- * makes the turn, if it still arrives, change nothing: either way each admission counts once.
+ * (redis-handover.ts). So each turn leaves, under its key, what it changed in each scope's window,
+ * bucket by bucket (a correction's take-back lands in its admission's second, not the turn's). The
+ * hand-over undoes exactly that before adding what was decided locally, or, finding no key, leaves
+ * one that makes the turn, if it still arrives, change nothing: either way each operation counts
+ * once. The record is kept one window: by then every bucket it names has left the window, and a
+ * hand-over that finds no record has nothing to undo.
  */
 export const TURN_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {} end
@@ -60,8 +61,6 @@ local function window(i)
   local w = windows[i]
   if not w then
     w = open(KEYS[i])
-    -- The sums before this turn: what it changed is recorded under the turn's key.
-    w.r0, w.t0 = w.R, w.T
     windows[i] = w
   end
   return w
@@ -146,13 +145,28 @@ for _ = 1, tonumber(ARGV[3]) do
 end
 
 for _, w in pairs(windows) do save(w) end
-local changed = { sec }
+-- What the turn changed, bucket by bucket: "sec;part;part..." with one part per scope key (KEYS
+-- order from 2), each a list of (seconds before sec, requests, tokens), negative where taken back.
+local record = { sec }
 for i = 2, #KEYS do
-  local w = windows[i]
-  changed[#changed + 1] = w and w.R - w.r0 or 0
-  changed[#changed + 1] = w and w.T - w.t0 or 0
+  local w, by, part = windows[i], {}, {}
+  if w then
+    for f, n in pairs(w.changed) do
+      if n ~= 0 then
+        local s = tonumber(string.sub(f, 2))
+        local e = by[s]
+        if not e then
+          e = { 0, 0 }
+          by[s] = e
+        end
+        if string.sub(f, 1, 1) == 'r' then e[1] = e[1] + n else e[2] = e[2] + n end
+      end
+    end
+  end
+  for s, e in pairs(by) do part[#part + 1] = (sec - s) .. ' ' .. e[1] .. ' ' .. e[2] end
+  record[#record + 1] = table.concat(part, ' ')
 end
-redis.call('SET', KEYS[1], table.concat(changed, ' '), 'EX', 2 * W)
+redis.call('SET', KEYS[1], table.concat(record, ';'), 'EX', W)
 return out
 `;
 

@@ -23,8 +23,10 @@ local sec = math.floor(now / 1000)
 `;
 
 /**
- * open(key) -> window table; add(w, prefix, second, n); take_back(w, prefix, amount);
+ * open(key) -> window table; add(w, prefix, second, n); take_back(w, prefix, amount, from, down);
  * bucket_values(w, prefix) -> {second = value} over the window; save(w) writes what changed.
+ * w.changed holds what the script changed per bucket field (r<second>, t<second>), so that a turn
+ * can record exactly what it did (TURN_LUA) and a hand-over can undo exactly that (RECORD_LUA).
  * Needs `now`, `sec` and `W` (window seconds) defined before it.
  */
 export const WINDOW = `
@@ -61,7 +63,7 @@ end
 local function open(key)
   local v = redis.call('HMGET', key, 'R', 'T', 'o', 'nr', 'nt')
   local w = { key = key, R = tonumber(v[1]) or 0, T = tonumber(v[2]) or 0, o = tonumber(v[3]),
-              nr = tonumber(v[4]) or -1, nt = tonumber(v[5]) or -1, pending = {} }
+              nr = tonumber(v[4]) or -1, nt = tonumber(v[5]) or -1, pending = {}, changed = {} }
   if w.o == nil then
     if redis.call('EXISTS', key) == 1 then
       rebuild(w)
@@ -95,6 +97,7 @@ end
 local function add(w, prefix, s, n)
   local f = prefix .. s
   w.pending[f] = (w.pending[f] or 0) + n
+  w.changed[f] = (w.changed[f] or 0) + n
   -- Requests ('r') and tokens ('t') keep the same summary fields under their own names.
   local sum, newest = 'T', 'nt'
   if prefix == 'r' then sum, newest = 'R', 'nr' end
@@ -130,11 +133,12 @@ end
 
 -- Removes 'amount', never below zero, within the window: from second 'from' only (the corrected
 -- admission's; nothing once it left the window) when it is given and >= 0, else from the newest
--- buckets first.
-local function take_back(w, prefix, amount, from)
-  local only = from ~= nil and from >= 0
+-- buckets first; with 'down', from the newest buckets at or before 'from' (a give-back whose
+-- admission's second is unknown, made in second 'from').
+local function take_back(w, prefix, amount, from, down)
+  local only = from ~= nil and from >= 0 and not down
   local top = sec
-  if only then top = math.min(from, sec) end
+  if from ~= nil and from >= 0 then top = math.min(from, sec) end
   if top <= sec - W then return end
   -- What this script added to that second covers it and more: the bucket keeps something, so
   -- taking it from the additions not yet written ends the same and costs no Redis command (a
@@ -143,6 +147,7 @@ local function take_back(w, prefix, amount, from)
   local p = w.pending[f]
   if amount > 0 and p ~= nil and p > amount then
     w.pending[f] = p - amount
+    w.changed[f] = w.changed[f] - amount
     if prefix == 'r' then w.R = w.R - amount else w.T = w.T - amount end
     w.dirty = true
     return
@@ -163,6 +168,7 @@ local function take_back(w, prefix, amount, from)
         redis.call('HINCRBY', w.key, f, -n)
       end
       left = left - n
+      w.changed[f] = (w.changed[f] or 0) - n
       if prefix == 'r' then w.R = w.R - n else w.T = w.T - n end
       w.dirty = true
     end

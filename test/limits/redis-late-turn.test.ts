@@ -196,4 +196,28 @@ describe('RedisRateLimiter: a turn that runs in Redis after its call timed out',
       await relay.stop();
     }
   });
+
+  it('counts a give-back once whether the turn holding it arrives before the hand-over or after', async () => {
+    const relay = new HoldingRelay();
+    await relay.start();
+    const clock = { t: T0 };
+    const l = limiter(relay.url, 'late-back:', clock);
+    const s: LimitScope[] = [{ id: 'key:k3', quota: { rpm: 10, tpm: 10_000 } }];
+    try {
+      await waitFor(() => l.connected, 'the limiter to connect', 5_000);
+      const a = await l.admit('chat', s, 1000);
+      relay.hold();
+      // The answer used 600 tokens fewer than estimated: the correction's call times out.
+      await l.adjustTokens('chat', s, -600, a.second);
+      expect(l.isDegraded).toBe(true);
+
+      relay.reopen();
+      await backInRedis(l);
+      expect(await shared('late-back:', 'chat', 'key:k3')).toEqual([1, 400]);
+      expect(await relay.deliverHeld()).toBeGreaterThanOrEqual(1);
+      expect(await shared('late-back:', 'chat', 'key:k3')).toEqual([1, 400]);
+    } finally {
+      await relay.stop();
+    }
+  });
 });
