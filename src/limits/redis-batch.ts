@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { LimitDecision } from './decision.js';
 import type { LimitScope } from './types.js';
 import { WINDOW_SECONDS } from './window.js';
@@ -166,5 +167,31 @@ class KeyList {
       this.positions.set(key, i);
     }
     return i;
+  }
+}
+
+/**
+ * Ids of this instance's script calls, each a key in its family's Redis Cluster hash slot like the
+ * windows the call changes: a turn's (TURN_LUA) and a hand-over call's (RECORD_LUA). Short, since
+ * Redis keeps one for each turn (redis-scripts.ts).
+ */
+export class CallIds {
+  private readonly instance = randomBytes(9).toString('base64url');
+  private seq = 0;
+
+  constructor(private readonly prefix: string) {}
+
+  turn(family: string): string {
+    return `${this.prefix}rl:{${family}}:turn:${this.next()}`;
+  }
+
+  /** For a call on the window `windowKey` (`<prefix>rl:{family}:...`): under the same hash tag. */
+  record(windowKey: string): string {
+    const tag = /\{[^}]*\}/.exec(windowKey.slice(this.prefix.length))?.[0] ?? '';
+    return `${this.prefix}rl:${tag}:record:${this.next()}`;
+  }
+
+  private next(): string {
+    return `${this.instance}.${(++this.seq).toString(36)}`;
   }
 }

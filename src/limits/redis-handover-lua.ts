@@ -6,8 +6,8 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  */
 
 /**
- * KEYS[1]: one scope hash; KEYS[2..]: the keys of the turns that touched it and whose calls failed
- * (TURN_LUA): they may have run all the same.
+ * KEYS[1]: one scope hash; KEYS[2]: this call's own key (its id); KEYS[3..]: the keys of the turns
+ * that touched the scope and whose calls failed (TURN_LUA): they may have run all the same.
  * ARGV[1]: clock (ms, or -1). ARGV[2]: window seconds. ARGV[3]: how many such turns, then per turn
  * this scope's place in its record (0: the first scope key of its call). Then triples (second,
  * requests, tokens): what one instance decided on its own while Redis was away, those turns'
@@ -22,9 +22,15 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  * hold what the clients were told instead, and each correction once. One that did not is marked so
  * that it changes nothing if it still arrives (its bytes on their way, or in a Redis that resumes).
  * A turn touching several scopes is handled by the record of each, each undoing its own part.
+ *
+ * A call that finds its own key already set changes nothing: ioredis sends a command again after a
+ * reconnect when its answer did not come (with a client that keeps them, autoResendUnfulfilledCommands),
+ * though Redis may have run it. The key is kept two windows, like a voided turn's mark: a call that
+ * runs later than that finds every second it names out of the window.
  */
 export const RECORD_LUA = `${CLOCK}
 local W = tonumber(ARGV[2])
+if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', 2 * W) then return 0 end
 ${WINDOW}
 local w = open(KEYS[1])
 local turns = tonumber(ARGV[3])
@@ -35,7 +41,7 @@ local function undo(prefix, s, n)
 end
 
 for j = 1, turns do
-  local key = KEYS[1 + j]
+  local key = KEYS[2 + j]
   local rec = redis.call('GET', key)
   if not rec then
     redis.call('SET', key, 'void', 'EX', 2 * W)

@@ -11,6 +11,8 @@ export interface HandOverDeps {
   clock(): number;
   /** The shared window's key of a scope. */
   windowKey(family: LimitFamily, scopeId: string): string;
+  /** A fresh id for one hand-over call on a window (RECORD_LUA), in the window's Redis Cluster hash slot. */
+  recordKey(windowKey: string): string;
   /** The sorted set of live instances, and this instance's member in it. */
   registryKey: string;
   instanceId: string;
@@ -124,10 +126,12 @@ export class HandOver {
     if (!this.sharing && (fallback.hasUnshared || this.raiseDue)) {
       const clock = this.d.clock();
       // A record Redis did not take is lost: it went away again, and the windows moved on meanwhile.
+      // Each carries an id, so that one ioredis sends again after a reconnect counts once.
       const records = fallback.takeUnshared().map((u) =>
         redis.rlRecord(
-          1 + u.turns.length,
+          2 + u.turns.length,
           u.key,
+          this.d.recordKey(u.key),
           ...u.turns.map(([turnKey]) => turnKey),
           clock,
           WINDOW_SECONDS,

@@ -35,7 +35,9 @@ import { CLOCK, WINDOW } from './redis-window-lua.js';
  * hand-over undoes exactly that before adding what was decided locally, or, finding no key, leaves
  * one that makes the turn, if it still arrives, change nothing: either way each operation counts
  * once. The record is kept one window: by then every bucket it names has left the window, and a
- * hand-over that finds no record has nothing to undo.
+ * hand-over that finds no record has nothing to undo. A turn that finds its key (a call ioredis
+ * sent again after a reconnect, its first answer lost) answers nothing: its caller decides it as a
+ * failed call (redis.ts), and the hand-over undoes the first run.
  */
 export const TURN_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {} end

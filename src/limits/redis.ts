@@ -1,9 +1,9 @@
 import { elapsedMs } from '../core/clock.js';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { admittedUnlimited, cleanTokens, findTooLarge, isLimited, tooLargeDecision, type LimitDecision } from './decision.js';
 import { LocalFallback } from './fallback.js';
 import { HandOver } from './redis-handover.js';
-import { answerAll, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation, type ScriptCall } from './redis-batch.js';
+import { answerAll, CallIds, CORRECTION_WAIT_MS, MAX_BATCH, turnCall, TurnQueue, type PendingOperation, type ScriptCall } from './redis-batch.js';
 import { decide, releasedHeaders, usedPerScope } from './redis-reply.js';
 import { firstAttempt, scriptClient } from './redis-client.js';
 import type { LimitFamily, LimitScope, RateLimiter } from './types.js';
@@ -41,9 +41,7 @@ export class RedisRateLimiter implements RateLimiter {
   private everReady = false;
   private skipUntil = 0;
   private readonly instanceId = randomUUID();
-  /** Turn ids: this instance's (short: Redis keeps a key per turn for two windows) and a counter. */
-  private readonly turnPrefix = randomBytes(9).toString('base64url');
-  private turnSeq = 0;
+  private readonly ids: CallIds;
   private readonly heartbeatMs: number;
   private heartbeatTimer?: NodeJS.Timeout;
   private readonly keyOf = (family: LimitFamily) => (s: LimitScope) => this.key(family, s.id);
@@ -61,6 +59,7 @@ export class RedisRateLimiter implements RateLimiter {
       opts.correctionWaitMs ?? CORRECTION_WAIT_MS,
     );
     this.prefix = opts.keyPrefix ?? 'gw:';
+    this.ids = new CallIds(this.prefix);
     this.registryKey = `${this.prefix}rl:instances`;
     this.now = opts.now;
     this.coolDownMs = opts.coolDownMs ?? 1_000;
@@ -77,6 +76,7 @@ export class RedisRateLimiter implements RateLimiter {
       fallback: this.fallback,
       clock: () => this.clock(),
       windowKey: (family, id) => this.key(family, id),
+      recordKey: (windowKey) => this.ids.record(windowKey),
       registryKey: this.registryKey,
       instanceId: this.instanceId,
       generationKey: `${this.prefix}rl:generation`,
@@ -205,9 +205,17 @@ export class RedisRateLimiter implements RateLimiter {
         // minute as known here): decided without it, the first admissions after the outage would
         // spend the minute's quota a second time.
         if (this.handOver.pending) await this.handOver.settled();
-        call = turnCall(items, keyOf, this.clock(), this.turnKey(family));
-        replies = await this.redis.rlTurn(call.keys.length, ...call.keys, ...call.args);
-        this.succeeded();
+        call = turnCall(items, keyOf, this.clock(), this.ids.turn(family));
+        const answers = await this.redis.rlTurn(call.keys.length, ...call.keys, ...call.args);
+        if (answers.length < items.filter((it) => it.kind === 'admission').length) {
+          // The turn found its key set and changed nothing: a call ioredis sent again after a
+          // reconnect, whose first run's answers were lost with the connection. Its operations are
+          // decided below as a failed call's, and the hand-over undoes the first run (TURN_LUA).
+          this.fallback.tookOver(call.keys[0]!, call.keys.slice(1));
+        } else {
+          replies = answers;
+          this.succeeded();
+        }
       } catch (e) {
         // A call that timed out or lost its connection may have run in Redis all the same, or may
         // still run there (a hung Redis that resumes reads what was sent before): the hand-over
@@ -234,11 +242,6 @@ export class RedisRateLimiter implements RateLimiter {
         it.resolve(this.fallback.admit(family, it.scopes, it.tokens, keyOf));
       }
     }
-  }
-
-  /** A fresh turn's key, in its family's hash slot like the windows it changes. */
-  private turnKey(family: LimitFamily): string {
-    return `${this.prefix}rl:{${family}}:turn:${this.turnPrefix}.${(++this.turnSeq).toString(36)}`;
   }
 
   /** The window clock sent with each script: ours when one was given, else -1 (the server's). */

@@ -8,7 +8,8 @@ import { REDIS_URL, RedisRelay, redisTestKeys } from './redis-helper.js';
 /**
  * What an outage's hand-over gives the shared windows, operation by operation: every admission the
  * clients were told of, every token correction and every give-back counts once, in either
- * direction, whether Redis ran the timed-out call before the hand-over or never.
+ * direction, whether Redis ran the timed-out call before the hand-over or never, and however often
+ * ioredis sends a call again after a reconnect.
  */
 const T0 = 1_700_000_000_000;
 const { prefix, open } = redisTestKeys<RedisRateLimiter>();
@@ -148,6 +149,70 @@ describe('RedisRateLimiter: give-backs across an outage count once', () => {
       expect(await shared('seconds:', 'key:k3')).toEqual([2, 1400]);
     } finally {
       await relay.stop();
+    }
+  });
+});
+
+describe('RedisRateLimiter: calls ioredis sends again after a reconnect count once', () => {
+  it('a hand-over that ran, sent again, changes nothing the second time', async () => {
+    const relay = new RedisRelay();
+    await relay.start();
+    const clock = { t: T0 };
+    const l = limiter(relay.url, 'record:', clock, resendingClient(relay.url, 300));
+    // Another instance: it admits what this one does not learn of, and halves this one's share.
+    const other = limiter(REDIS_URL, 'record:', clock);
+    const s: LimitScope[] = [{ id: 'key:k4', quota: { rpm: 10 } }];
+    try {
+      await waitFor(() => l.connected && other.connected && l.instances === 2, 'both instances to register', 5_000);
+      expect((await l.admit('chat', s, 0)).allowed).toBe(true);
+      for (let i = 0; i < 8; i++) expect((await other.admit('chat', s, 0)).allowed).toBe(true);
+
+      relay.stall({ newConnectionsToo: true });
+      // Redis has room for one of the two (9 used); this instance's share (5, 1 known used) admits both.
+      const first = await Promise.all([l.admit('chat', s, 0), l.admit('chat', s, 0)]);
+      expect(first.map((d) => d.allowed)).toEqual([true, true]);
+      expect(await shared('record:', 'key:k4')).toEqual([10, 0]);
+      // After the cool-down the next admission hands over first: Redis runs the hand-over (the turn
+      // taken back, the two admitted here added), then the admission (refused there, admitted here).
+      await new Promise((r) => setTimeout(r, 60));
+      expect((await l.admit('chat', s, 0)).allowed).toBe(true);
+      await waitFor(async () => (await shared('record:', 'key:k4'))[0] === 11, 'the hand-over to run', 5_000);
+
+      // The connection drops and comes back: ioredis sends every unanswered command again.
+      await relay.stop();
+      relay.resume();
+      await relay.start();
+      await backInRedis(l);
+      // Once each: 1 + 8 before, 2 and 1 admitted here during the outage.
+      expect(await shared('record:', 'key:k4')).toEqual([12, 0]);
+    } finally {
+      await relay.stop();
+      await closeClients();
+    }
+  });
+
+  it('an admission call that ran, sent again, is decided once', async () => {
+    const relay = new RedisRelay();
+    await relay.start();
+    const clock = { t: T0 };
+    const l = limiter(relay.url, 'turn:', clock, resendingClient(relay.url, 5_000));
+    const s: LimitScope[] = [{ id: 'key:k5', quota: { rpm: 10, tpm: 10_000 } }];
+    try {
+      await waitFor(() => l.connected, 'the limiter to connect', 5_000);
+      expect((await l.admit('chat', s, 100)).allowed).toBe(true);
+      relay.stall({ newConnectionsToo: true });
+      const pending = l.admit('chat', s, 100);
+      await waitFor(async () => (await shared('turn:', 'key:k5'))[0] === 2, 'Redis to run the admission', 5_000);
+      // Its answer is lost with the connection; ioredis sends the call again on the new one.
+      await relay.stop();
+      relay.resume();
+      await relay.start();
+      expect((await pending).allowed).toBe(true);
+      await backInRedis(l);
+      expect(await shared('turn:', 'key:k5')).toEqual([2, 200]);
+    } finally {
+      await relay.stop();
+      await closeClients();
     }
   });
 });
