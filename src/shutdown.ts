@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { ConfigFile } from './config/schema.js';
 import { errors } from './core/errors.js';
 import { closeListener } from './http/close-listener.js';
 import type { ShutdownState } from './http/shutdown-state.js';
+import { LOG_EXIT_FLUSH_MS, logSinkOf } from './ops/logger.js';
 
 export interface GracefulShutdownOptions {
   app: FastifyInstance;
@@ -66,10 +67,12 @@ export function shutdownTimeoutWarning(cfg: Pick<ConfigFile, 'server' | 'upstrea
  * twice, or an orchestrator about to SIGKILL, should not wait on a slow client.
  */
 export function handleShutdownSignals(opts: GracefulShutdownOptions): Promise<number> {
+  // When the drain must be over; set by the first signal.
+  let deadlineAt: number | undefined;
   const exit =
     opts.exit ??
     ((code: number) => {
-      flushLogs(opts.logger);
+      flushLogs(opts.logger, deadlineAt);
       process.exit(code);
     });
   const signals = opts.signals ?? ['SIGTERM', 'SIGINT'];
@@ -80,6 +83,7 @@ export function handleShutdownSignals(opts: GracefulShutdownOptions): Promise<nu
         exit(1);
         return;
       }
+      deadlineAt = Date.now() + opts.deadlineMs;
       opts.logger.info({ signal, deadline_ms: opts.deadlineMs }, 'shutting down: no new connections, finishing requests in flight');
       const margin = cutMarginMs(opts.deadlineMs);
       let cut = 0;
@@ -106,6 +110,8 @@ export function handleShutdownSignals(opts: GracefulShutdownOptions): Promise<nu
             return;
           }
           opts.logger.info('shutdown complete');
+          // A log reader that stopped taking lines must not hold the exit past the deadline.
+          logSinkOf(opts.logger)?.settle?.(logTimeLeft(deadlineAt));
           for (const s of signals) process.off(s, onSignal);
           resolve(0);
         },
@@ -133,12 +139,26 @@ function cutRequests(app: FastifyInstance): number {
   return typeof app.cutRequestsInFlight === 'function' ? app.cutRequestsInFlight(errors.shuttingDown()) : 0;
 }
 
-/** The logger buffers its writes; an exit that cannot wait must still leave its last lines behind. */
-function flushLogs(logger: unknown): void {
+/**
+ * The logger buffers its writes; an exit that cannot wait must still leave its last lines behind.
+ * Bounded (ops/log-destination.ts): a reader that stopped taking them holds the exit at most
+ * LOG_EXIT_FLUSH_MS, and not past the drain's deadline.
+ */
+function flushLogs(logger: unknown, deadlineAt: number | undefined): void {
   try {
-    const stream = (logger as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
-    stream?.flushSync?.();
+    const sink = logSinkOf(logger);
+    if (deadlineAt !== undefined) sink?.settle?.(logTimeLeft(deadlineAt));
+    sink?.flushSync?.();
   } catch {
     // Not ready yet or not a buffered stream: nothing to flush.
   }
 }
+
+/** What the log's last lines may still take: LOG_EXIT_FLUSH_MS, cut to what is left of the drain (a pipe's moment at least). */
+function logTimeLeft(deadlineAt: number | undefined): number {
+  const left = deadlineAt === undefined ? LOG_EXIT_FLUSH_MS : deadlineAt - Date.now();
+  return Math.min(LOG_EXIT_FLUSH_MS, Math.max(LOG_LAST_MOMENT_MS, left));
+}
+
+/** Enough for a reader that is there to take the last lines of a full pipe; nothing next to an orchestrator's margin. */
+const LOG_LAST_MOMENT_MS = 50;

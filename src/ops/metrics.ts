@@ -138,3 +138,9 @@ export const webhookOldestPending = new Gauge({
   help: `Age of the oldest webhook delivery still waiting in the outbox; 0 when none is (read at scrape time, at most every ${BACKLOG_SHARED_MS / 1000} s).`,
   registers: [registry],
 });
+
+export const logLinesDropped = new Counter({
+  name: 'gateway_log_lines_dropped_total',
+  help: 'Log lines not written: standard output failed (a full disk, a reader that went away), or its reader stopped taking lines and the buffer was full, or the exit could not write them.',
+  registers: [registry],
+});

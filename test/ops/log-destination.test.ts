@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createLogger, LOG_FLUSH_MS } from '../../src/ops/logger.js';
+import { createLogger, LOG_EXIT_FLUSH_MS, LOG_FLUSH_MS } from '../../src/ops/logger.js';
 
 /**
  * The logger's own destination (standard output, buffered and written asynchronously) in a real
@@ -62,6 +62,43 @@ setTimeout(() => process.exit(0), 20_000);
       expect(JSON.parse(line)).toMatchObject({ marker: 'quiet', msg: 'one line' });
       // A generous bound for a loaded machine: the interval plus a few seconds, far under the 20 s.
       if (loggedAt) expect(Date.now() - loggedAt).toBeLessThan(LOG_FLUSH_MS + 5_000);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 90_000);
+
+  it('ends an exit within its bound when the reader of stdout stopped reading (the rest dropped, counted on stderr)', async () => {
+    // 400 KB of lines, far more than a pipe holds, then an exit that must flush what is buffered.
+    const probe = `
+import { createLogger } from './src/ops/logger.ts';
+const logger = createLogger('info', {});
+for (let i = 0; i < 2000; i++) logger.info({ i, pad: 'x'.repeat(200) }, 'line');
+setTimeout(() => {
+  process.stderr.write('exiting\\n');
+  process.exit(0);
+}, 500);
+`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', probe], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      // stdout is never read: it fills and stays full.
+      let stderr = '';
+      let exitingAt = 0;
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (!exitingAt && stderr.includes('exiting')) exitingAt = Date.now();
+      });
+      const code = await new Promise<number | string>((resolve) => {
+        const timer = setTimeout(() => resolve('still running'), 30_000);
+        child.once('exit', (c, signal) => {
+          clearTimeout(timer);
+          resolve(c ?? signal ?? -1);
+        });
+      });
+      expect(code).toBe(0);
+      expect(exitingAt).toBeGreaterThan(0);
+      // The bound, plus a few seconds for a loaded machine.
+      expect(Date.now() - exitingAt).toBeLessThan(LOG_EXIT_FLUSH_MS + 3_000);
+      expect(stderr).toMatch(/log lines dropped \(writing to standard output at exit failed: EAGAIN\); \d+ so far/);
     } finally {
       child.kill('SIGKILL');
     }
