@@ -7,7 +7,7 @@ import { closeListener } from './http/close-listener.js';
 import { listenerUrl } from './http/listener-url.js';
 import { ensureDemoKey, startDemo, type Demo } from './demo.js';
 import { startMetricsListener } from './ops/routes.js';
-import { buildServices } from './services.js';
+import { buildServices, type Services } from './services.js';
 import { handleShutdownSignals, shutdownTimeoutWarning } from './shutdown.js';
 
 /**
@@ -17,21 +17,52 @@ import { handleShutdownSignals, shutdownTimeoutWarning } from './shutdown.js';
  */
 export async function serve(opts: { configPath?: string; host?: string; port?: string }): Promise<void> {
   const host = opts.host ?? process.env.HOST;
-  const port = opts.port ?? process.env.PORT;
-  let demo: Demo | undefined;
-  let cfg: ConfigFile;
-  if (opts.configPath) cfg = loadConfigFile(opts.configPath);
-  else {
-    demo = await startDemo({ host: host ?? '127.0.0.1', port: port ? Number(port) : 8080, dataDir: './data' });
-    cfg = demo.config;
+  // Checked before anything starts: nothing is left running when it is wrong.
+  const port = portNumber(opts.port ?? process.env.PORT);
+  // What start-up has opened so far, closed in reverse should a later step fail: a simulator
+  // listening or a PostgreSQL pool (whose kept connections never time out) would otherwise keep the
+  // process alive serving nothing, after the error was printed.
+  const opened: Array<() => Promise<unknown>> = [];
+  try {
+    let demo: Demo | undefined;
+    let cfg: ConfigFile;
+    if (opts.configPath) cfg = loadConfigFile(opts.configPath);
+    else {
+      demo = await startDemo({ host: host ?? '127.0.0.1', port: port ?? 8080, dataDir: './data' });
+      const sims = demo.sims;
+      opened.push(() => Promise.all(sims.map((s) => s.close())));
+      cfg = demo.config;
+    }
+    if (host) cfg.server.host = host;
+    if (port !== undefined) cfg.server.port = port;
+    const services = await buildServices(cfg);
+    opened.push(() => services.close());
+    // Which settings a listener's error names: the ones given to this command, else the config's.
+    const own = { host: host ? 'HOST / --host' : 'server.host', port: port !== undefined ? 'PORT / --port' : 'server.port' };
+    await run({ cfg, services, demo, own }, opened);
+  } catch (e) {
+    for (const close of opened.reverse()) await close().catch(() => undefined);
+    throw e;
   }
-  if (host) cfg.server.host = host;
-  if (port) {
-    const p = Number(port);
-    if (!Number.isInteger(p) || p < 0 || p > 65535) throw new Error(`PORT: '${port}' is not a port number`);
-    cfg.server.port = p;
-  }
-  const services = await buildServices(cfg);
+}
+
+/** The PORT setting as a port number; undefined when not set. */
+function portNumber(port: string | undefined): number | undefined {
+  if (!port) return undefined;
+  const p = Number(port);
+  if (!Number.isInteger(p) || p < 0 || p > 65535) throw new Error(`PORT: '${port}' is not a port number`);
+  return p;
+}
+
+interface Startup {
+  cfg: ConfigFile;
+  services: Services;
+  demo: Demo | undefined;
+  own: { host: string; port: string };
+}
+
+/** Listens, then serves until a signal's drain is done. What it opens goes on `opened`, for serve to close if it fails. */
+async function run({ cfg, services, demo, own }: Startup, opened: Array<() => Promise<unknown>>): Promise<void> {
   // Info, not a warning: the default upstream timeout (30 s) already reaches past the default cut
   // (24 s), and a drain rarely meets a call that slow; the line says what such a call costs.
   const slowUpstreams = shutdownTimeoutWarning(cfg);
@@ -60,30 +91,25 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
     },
     closeServices,
   });
-  let boundPort = cfg.server.port;
-  try {
-    const own = { host: host ? 'HOST / --host' : 'server.host', port: port ? 'PORT / --port' : 'server.port' };
-    await app.listen({ host: cfg.server.host, port: cfg.server.port }).catch((e: unknown) => {
-      throw cannotListen(e, own, cfg.server.host, cfg.server.port);
-    });
-    // At once, before any request is served: with port 0 the OS chose it.
-    const addr = app.server.address();
-    if (typeof addr === 'object' && addr) boundPort = addr.port;
-    services.listening(boundPort);
-    const m = cfg.metrics;
-    metricsApp =
-      m.enabled && m.port !== undefined
-        ? await startMetricsListener(services, m.host, m.port).catch((e: unknown) => {
-            throw cannotListen(e, { host: 'metrics.host', port: 'metrics.port' }, m.host, m.port!);
-          })
-        : undefined;
-  } catch (e) {
-    // A port already taken, say. What is open would keep the process alive serving nothing: the
-    // PostgreSQL pool's kept connections never time out, and the demo's simulators listen.
-    await app.close().catch(() => undefined);
-    await closeServices().catch(() => undefined);
-    throw e;
-  }
+  // A port already taken, say: what listens is closed before the services under it.
+  opened.push(async () => {
+    if (metricsApp) await closeListener(metricsApp);
+    await app.close();
+  });
+  await app.listen({ host: cfg.server.host, port: cfg.server.port }).catch((e: unknown) => {
+    throw cannotListen(e, own, cfg.server.host, cfg.server.port);
+  });
+  // At once, before any request is served: with port 0 the OS chose it.
+  const addr = app.server.address();
+  const boundPort = typeof addr === 'object' && addr ? addr.port : cfg.server.port;
+  services.listening(boundPort);
+  const m = cfg.metrics;
+  metricsApp =
+    m.enabled && m.port !== undefined
+      ? await startMetricsListener(services, m.host, m.port).catch((e: unknown) => {
+          throw cannotListen(e, { host: 'metrics.host', port: 'metrics.port' }, m.host, m.port!);
+        })
+      : undefined;
   services.poller.start();
   services.webhooks.dispatcher.start();
   const base = listenerUrl(cfg.server.host, boundPort);
@@ -101,6 +127,8 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
       hasConsole: app.hasRoute({ method: 'GET', url: '/console' }),
     }),
   );
+  // Started: from here on a signal's drain closes everything.
+  opened.length = 0;
   await stopped;
   // Everything is closed; a handle some library forgot must not keep a stopped gateway alive.
   setTimeout(() => process.exit(0), 2_000).unref();

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,8 +36,12 @@ afterAll(async () => {
 });
 
 /** Runs `gateway serve` with these arguments; the exit code, or 'hung' if it is still alive after `ms`. */
-function serve(args: string[], ms = 8_000): Promise<{ code: number | string; output: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+function serve(args: string[], ms = 8_000, opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number | string; output: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    cwd: opts.cwd ?? dir,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -75,5 +79,23 @@ describe('a gateway that cannot listen', () => {
     const r = await serve(['--host', '127.0.0.1', '--port', String(port)]);
     expect(r.output).toContain('EADDRINUSE');
     expect(r.code).toBe(1);
+  }, 30_000);
+});
+
+describe('the demo (no config) when a start-up step fails', () => {
+  it('exits 1 with the error on a PORT that is not a port number', async () => {
+    const r = await serve([], 8_000, { env: { PORT: 'abc' } });
+    expect(r.code).toBe(1);
+    expect(r.output).toContain("PORT: 'abc' is not a port number");
+  }, 30_000);
+
+  it('exits 1 with the error, its simulators closed, when ./data cannot be the data directory', async () => {
+    // The simulators are already listening when the data directory turns out to be a file.
+    const cwd = join(dir, 'data-is-a-file');
+    mkdirSync(cwd);
+    writeFileSync(join(cwd, 'data'), '');
+    const r = await serve(['--host', '127.0.0.1', '--port', '0'], 8_000, { cwd });
+    expect(r.code).toBe(1);
+    expect(r.output).toContain('EEXIST');
   }, 30_000);
 });
