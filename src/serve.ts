@@ -11,9 +11,9 @@ import { buildServices, type Services } from './services.js';
 import { handleShutdownSignals, shutdownTimeoutWarning } from './shutdown.js';
 
 /**
- * Runs the gateway until SIGINT/SIGTERM, then drains (see shutdown.ts). With no config file: the
- * embedded default (simulators, SQLite in ./data, a demo account and key). The start banner goes
- * to stderr: stdout is the JSON log stream.
+ * Runs the gateway until SIGINT/SIGTERM/SIGHUP, then drains (see shutdown.ts). With no config file:
+ * the embedded default (simulators, SQLite in ./data, a demo account and key). The start banner
+ * goes to stderr: stdout is the JSON log stream.
  */
 export async function serve(opts: { configPath?: string; host?: string; port?: string }): Promise<void> {
   const host = opts.host ?? process.env.HOST;

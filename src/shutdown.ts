@@ -53,10 +53,12 @@ export function shutdownTimeoutWarning(cfg: Pick<ConfigFile, 'server' | 'upstrea
 }
 
 /**
- * Turns the first SIGTERM/SIGINT into a drain: readiness flips (ShutdownState), the listener
+ * Turns the first SIGTERM/SIGINT/SIGHUP into a drain: readiness flips (ShutdownState), the listener
  * closes so new connections are refused, requests already in flight are answered, then charges
  * are flushed and every service closed. The returned promise resolves with exit code 0 once that
- * is done.
+ * is done. SIGHUP too, since its default kills the process on the spot (a closed terminal, a
+ * supervisor's hang-up), requests in flight unanswered and acknowledged charges unwritten; the
+ * gateway has no configuration to reload on it.
  *
  * Requests still in flight when only `cutMarginMs` of the deadline is left are cut as a client
  * hanging up would cut them (http/lifecycle.ts: a 503 shutting_down, or a stream's last event
@@ -75,7 +77,7 @@ export function handleShutdownSignals(opts: GracefulShutdownOptions): Promise<nu
       flushLogs(opts.logger, deadlineAt);
       process.exit(code);
     });
-  const signals = opts.signals ?? ['SIGTERM', 'SIGINT'];
+  const signals = opts.signals ?? ['SIGTERM', 'SIGINT', 'SIGHUP'];
   return new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       if (!opts.state.begin()) {

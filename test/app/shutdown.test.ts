@@ -9,8 +9,8 @@ import { call } from '../helpers/gateway.js';
 import { startGatewayProcess, waitFor, type GatewayProcess } from '../helpers/process.js';
 
 /**
- * SIGTERM on the real process (bin/gateway.js): in-flight requests are answered and billed, new
- * connections are refused, the exit code is 0; a second SIGTERM ends it at once, and requests still
+ * SIGTERM (and SIGHUP, SIGINT) on the real process (bin/gateway.js): in-flight requests are answered
+ * and billed, new connections are refused, the exit code is 0; a second SIGTERM ends it at once, and requests still
  * in flight near the deadline are cut (exit code 1; test/app/shutdown-cut.test.ts for a stream).
  */
 const ADMIN = 'shutdown-admin-token-0123456789';
@@ -138,6 +138,20 @@ describe('graceful shutdown of the real process', () => {
     const answer = (await slow) as Awaited<ReturnType<typeof embed>>;
     expect(answer.status, answer.text).toBe(503);
     expect(answer.json.error.code).toBe('shutting_down');
+  }, 30_000);
+
+  it('SIGHUP drains as SIGTERM does: the request in flight is answered, exit code 0', async () => {
+    const { gw: g, key } = await start();
+    sim.latencyMs = 1_500;
+    const inflight = embed(g, key);
+    await waitFor(() => sim.received('POST', '/v1/embeddings').length === 1, 'the request to reach the upstream');
+    g.child.kill('SIGHUP');
+    await waitFor(() => refused(g), 'new connections to be refused', 5_000);
+    expect((await inflight).status).toBe(200);
+    expect(await g.exited).toBe(0);
+    const out = g.output.join('\n');
+    expect(out).toMatch(/"signal":"SIGHUP".*shutting down/);
+    expect(out).toMatch(/shutdown complete/);
   }, 30_000);
 
   it('with nothing in flight, SIGTERM exits 0 promptly', async () => {
