@@ -87,7 +87,7 @@ export async function buildServices(
   // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).
   const tracing = await startTracing(cfg.tracing, { exporter: opts.spanExporter });
   const clock = opts.clock ?? systemClock;
-  const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
+  const store = await openStore(cfg.database, { dataDir: cfg.data_dir, onLockWait: (m) => logger.warn(m) });
   // Upstream answers read whole share one process-wide memory budget (http/answer-budget.ts).
   const answerBudget = new BodyBudget(cfg.server.max_inflight_answer_bytes);
   const executor = new Executor({ answers: { budget: answerBudget, maxBytes: cfg.server.max_answer_bytes } });

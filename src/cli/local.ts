@@ -24,7 +24,7 @@ export async function withAdmin<T>(configPath: string | undefined, fn: (admin: A
     import('../admin/service.js'),
     import('../core/clock.js'),
   ]);
-  const store = await openStore(cfg.database, { dataDir: cfg.data_dir });
+  const store = await openStore(cfg.database, { dataDir: cfg.data_dir, onLockWait: (m) => process.stderr.write(`${m}\n`) });
   try {
     return await fn(new AdminService(store, undefined, systemClock));
   } finally {

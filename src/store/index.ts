@@ -8,11 +8,13 @@ export type { Store } from './types.js';
 export type { SqlDriver, SqlExecutor, Dialect } from './driver.js';
 export { createSqlStore, type SqlStore } from './sql-store.js';
 export { MIGRATIONS } from './migrations.js';
-export { migrate } from './migrate.js';
+export { migrate, MIGRATION_LOCK_TIMEOUT_MS } from './migrate.js';
 
 export interface OpenStoreOptions {
   /** Where `sqlite:` with no path puts its file (gateway.db). */
   dataDir: string;
+  /** PostgreSQL: told while start-up waits for another session's migration lock (store/migrate.ts). */
+  onLockWait?: (message: string) => void;
 }
 
 /**
@@ -20,19 +22,22 @@ export interface OpenStoreOptions {
  *  - `sqlite:PATH` (relative to the process cwd; parent directories are created),
  *    `sqlite::memory:`, or bare `sqlite:` for `<dataDir>/gateway.db`;
  *  - `postgres://...` / `postgresql://...`, optionally `?schema=NAME` to keep every table in that
- *    schema (created when missing).
+ *    schema (created when missing), and `migration_lock_timeout_ms` for how long to wait for
+ *    another session's migration lock.
  */
 export async function openStore(url: string, opts: OpenStoreOptions): Promise<SqlStore> {
   // Named by the setting and what it points at: "unable to open database file" alone says neither.
   const cannot = (e: unknown) => new Error(`database: cannot open ${databaseNamed(url, opts)}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
   let store: SqlStore;
+  let lockTimeoutMs: number | undefined;
   try {
+    lockTimeoutMs = isPostgres(url) ? msParam(new URL(url), 'migration_lock_timeout_ms') : undefined;
     store = createSqlStore(await openDriver(url, opts));
   } catch (e) {
     throw cannot(e);
   }
   try {
-    await store.migrate();
+    await store.migrate({ lockTimeoutMs, onLockWait: opts.onLockWait });
   } catch (e) {
     await store.close().catch(() => {});
     throw cannot(e);
@@ -46,7 +51,7 @@ export function databaseNamed(url: string, opts: OpenStoreOptions): string {
     const path = sqlitePath(url, opts);
     return path === ':memory:' ? 'the in-memory SQLite database' : `the SQLite file ${resolve(path)}`;
   }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+  if (isPostgres(url)) {
     try {
       const u = new URL(url);
       return `the PostgreSQL database ${u.protocol}//${u.username ? `${u.username}@` : ''}${u.host}${u.pathname}`;
@@ -63,6 +68,8 @@ function sqlitePath(url: string, opts: OpenStoreOptions): string {
   return path === '' ? join(opts.dataDir, 'gateway.db') : path;
 }
 
+const isPostgres = (url: string) => url.startsWith('postgres://') || url.startsWith('postgresql://');
+
 /** A whole number of milliseconds from the database URL's query string (the gateway's own parameters). */
 function msParam(url: URL, name: string): number | undefined {
   const raw = url.searchParams.get(name);
@@ -73,12 +80,12 @@ function msParam(url: URL, name: string): number | undefined {
 
 export async function openDriver(url: string, opts: OpenStoreOptions): Promise<SqlDriver> {
   if (url.startsWith('sqlite:')) return openSqlite(sqlitePath(url, opts));
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+  if (isPostgres(url)) {
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;
     const connectTimeoutMs = msParam(parsed, 'connect_timeout_ms');
     const queryTimeoutMs = msParam(parsed, 'query_timeout_ms');
-    for (const own of ['schema', 'connect_timeout_ms', 'query_timeout_ms']) parsed.searchParams.delete(own);
+    for (const own of ['schema', 'connect_timeout_ms', 'query_timeout_ms', 'migration_lock_timeout_ms']) parsed.searchParams.delete(own);
     // pg (about 16 MB of RSS) is imported only by a gateway configured for PostgreSQL.
     const { openPostgres } = await import('./pg-driver.js');
     return openPostgres({ connectionString: parsed.toString(), schema, connectTimeoutMs, queryTimeoutMs });

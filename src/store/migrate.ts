@@ -1,3 +1,4 @@
+import { errors } from '../core/errors.js';
 import type { Dialect, SqlDriver, SqlExecutor, SqlSession } from './driver.js';
 import { MIGRATIONS, TYPES, type Backfill, type IndexBuild, type Migration } from './migrations.js';
 import { int } from './rows.js';
@@ -8,6 +9,18 @@ const RECORD_VERSION = 'INSERT INTO schema_migrations (version, name, applied_at
 const PG_LOCK_KEY = "hashtext('gateway-migrate:' || current_schema())";
 /** How often an instance that finds the migration lock taken asks again (see `lockMigrations`). */
 const PG_LOCK_POLL_MS = 100;
+/** How long an instance waits for another's migration lock before it gives up, unless told otherwise. */
+export const MIGRATION_LOCK_TIMEOUT_MS = 5 * 60_000;
+/** How often a wait for the migration lock is told about. */
+const LOCK_NOTICE_EVERY_MS = 10_000;
+
+export interface MigrateOptions {
+  /** PostgreSQL: the longest to wait for the migration lock another session holds (MIGRATION_LOCK_TIMEOUT_MS). */
+  lockTimeoutMs?: number;
+  /** PostgreSQL: told, at once and then every `lockNoticeEveryMs` (10 s), that the lock is waited for and who holds it. */
+  onLockWait?: (message: string) => void;
+  lockNoticeEveryMs?: number;
+}
 
 /**
  * Applies every migration not yet recorded in schema_migrations, in version order, and returns the
@@ -25,12 +38,12 @@ const PG_LOCK_POLL_MS = 100;
  * committed first; a failure then leaves the schema at the last recorded version, and the next start
  * carries on from there.
  */
-export async function migrate(db: SqlDriver, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+export async function migrate(db: SqlDriver, migrations: readonly Migration[] = MIGRATIONS, opts: MigrateOptions = {}): Promise<number[]> {
   const ordered = [...migrations].sort((a, b) => a.version - b.version);
   if (db.dialect === 'sqlite') {
     return db.transaction(async (tx) => applyInTransaction(tx, 'sqlite', (await pending(tx, ordered)).todo));
   }
-  return db.session((s) => migratePostgres(s, ordered));
+  return db.session((s) => migratePostgres(s, ordered, opts));
 }
 
 async function pending(db: SqlExecutor, ordered: readonly Migration[]): Promise<{ todo: Migration[]; fresh: boolean }> {
@@ -57,8 +70,8 @@ async function applyInTransaction(tx: SqlExecutor, dialect: Dialect, steps: read
   return steps.map((m) => m.version);
 }
 
-async function migratePostgres(s: SqlSession, ordered: readonly Migration[]): Promise<number[]> {
-  await lockMigrations(s);
+async function migratePostgres(s: SqlSession, ordered: readonly Migration[], opts: MigrateOptions): Promise<number[]> {
+  await lockMigrations(s, opts);
   try {
     const { todo, fresh } = await pending(s, ordered);
     const applied: number[] = [];
@@ -112,14 +125,61 @@ async function backfillInParts(s: SqlSession, m: Migration, backfill: Backfill):
  * pg_advisory_lock, which waits inside one statement: a statement holds a snapshot while it waits,
  * and a concurrent index build in the lock's holder waits for every older snapshot to go, so the
  * two would wait for each other (PostgreSQL would end one of them as a deadlock).
+ *
+ * Not for ever, nor silently: a session that took the lock and never lets it go (a stuck gateway,
+ * an operator's psql) would hold every start-up at this point with nothing said. The wait is told
+ * about (`onLockWait`, with the holder's pid) at once and every 10 s, and given up after
+ * `lockTimeoutMs` with an error that says which lock, who holds it and how to wait longer.
  */
-async function lockMigrations(s: SqlSession): Promise<void> {
+async function lockMigrations(s: SqlSession, opts: MigrateOptions): Promise<void> {
+  const started = Date.now();
+  const timeoutMs = opts.lockTimeoutMs ?? MIGRATION_LOCK_TIMEOUT_MS;
+  const noticeEveryMs = opts.lockNoticeEveryMs ?? LOCK_NOTICE_EVERY_MS;
+  let noticeAt = started;
   for (;;) {
     const [r] = await s.query(`SELECT pg_try_advisory_lock(${PG_LOCK_KEY}) AS locked`);
     if (r?.locked === true) return;
+    const waited = Date.now() - started;
+    if (waited >= timeoutMs) {
+      const lock = await describeLock(s);
+      throw errors.internal(
+        `Gave up after ${seconds(waited)} waiting for the PostgreSQL migration lock (${lock}): another gateway is ` +
+          'migrating this schema, or a session took the lock and has not let it go (pg_terminate_backend(pid) ends it). ' +
+          'To wait longer, set migration_lock_timeout_ms in the database URL.',
+      );
+    }
+    if (opts.onLockWait && Date.now() >= noticeAt) {
+      noticeAt += noticeEveryMs;
+      const lock = await describeLock(s);
+      opts.onLockWait(
+        `waiting for the PostgreSQL migration lock (${lock}): another gateway is migrating this schema, or a session ` +
+          `holds the lock; waited ${seconds(waited)}, gives up after ${seconds(timeoutMs)}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, PG_LOCK_POLL_MS));
   }
 }
+
+/** The migration lock and its holder, as a message names them: schema, advisory lock key and the holder's pid. */
+async function describeLock(s: SqlSession): Promise<string> {
+  try {
+    // A bigint advisory lock shows in pg_locks as its high and low 32 bits (classid, objid), objsubid 1.
+    const [r] = await s.query(
+      `SELECT current_schema() AS schema, (${PG_LOCK_KEY})::bigint AS key,
+              (SELECT l.pid FROM pg_locks l
+                WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND ((l.classid::bigint << 32) | l.objid::bigint) = (${PG_LOCK_KEY})::bigint
+                LIMIT 1) AS holder`,
+    );
+    const holder = r?.holder === null || r?.holder === undefined ? 'its holder no longer listed' : `held by pid ${String(r.holder)}`;
+    return `schema ${String(r?.schema)}, advisory lock ${String(r?.key)}, ${holder}`;
+  } catch {
+    return 'its holder unknown';
+  }
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 /**
  * CREATE INDEX CONCURRENTLY, after what an earlier attempt may have left. A build that failed or was

@@ -28,8 +28,8 @@ export function createSqlStore(raw: SqlDriver): SqlStore {
   return {
     kind: driver.dialect,
     driver,
-    async migrate() {
-      await migrate(driver);
+    async migrate(opts) {
+      await migrate(driver, undefined, opts);
     },
     close: () => driver.close(),
     ...accountOps(driver),

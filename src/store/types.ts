@@ -3,6 +3,7 @@ import type { WebhookStore } from './webhook-types.js';
 import type { FileStore } from './file-types.js';
 import type { JobStore } from './job-types.js';
 import type { IdempotencyStore } from './idempotency-types.js';
+import type { MigrateOptions } from './migrate.js';
 
 /** Per-minute quotas; undefined means "use the configured default". */
 export interface RateLimits {
@@ -141,8 +142,8 @@ export interface OutboxBacklog {
 }
 
 export interface Store extends JobStore, WebhookStore, FileStore, IdempotencyStore {
-  /** Runs pending versioned migrations. */
-  migrate(): Promise<void>;
+  /** Runs pending versioned migrations (on PostgreSQL under a lock: see store/migrate.ts). */
+  migrate(opts?: MigrateOptions): Promise<void>;
   close(): Promise<void>;
   readonly kind: 'sqlite' | 'postgres';
 
