@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { embeddingsAnswer, MODEL } from './lib/embeddings-answer.js';
+import { embeddingsAnswer, MODEL } from './children/embeddings-answer.js';
 
 /**
  * What the embeddings fast path's check of an answer costs, alone and in-process: `forwardOpenAIBody`

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { embeddingsAnswer as answer, MODEL } from '../lib/embeddings-answer.js';
+import { embeddingsAnswer as answer, MODEL } from './embeddings-answer.js';
 import { childOptions, runChild } from './child.js';
 
 /**
