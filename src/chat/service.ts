@@ -47,7 +47,11 @@ export class ChatService {
       deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now(), (e) => this.log.error(`key budget correction failed: ${(e as Error).message}`));
   }
 
-  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal, requestId?: string): Promise<ChatResult> {
+  /**
+   * `commit`: called when a non-streamed answer is about to be billed, so that the request is not
+   * answered with an error (its deadline, a shutdown's cut) while the charge is being written.
+   */
+  async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: AbortSignal, requestId?: string, commit?: () => void): Promise<ChatResult> {
     validateChatBody(body);
     const { limiter, catalog } = this.deps;
     const promptEstimate = await estimatePromptTokens(body);
@@ -69,7 +73,7 @@ export class ChatService {
       const candidates = catalog.candidates(model.name, ctx.account).filter((u) => CHAT_VENDORS.has(u.vendor));
       if (candidates.length === 0) throw errors.upstreamUnavailable(`No chat upstream is configured for '${model.name}'.`);
       if (body.stream !== true) {
-        const out = await this.complete({ r, candidates, body, limitHeaders: admission.headers, signal });
+        const out = await this.complete({ r, candidates, body, limitHeaders: admission.headers, signal, commit });
         release(r.charged);
         await settleBudget(r.charged ?? 0);
         return out;
@@ -127,6 +131,8 @@ export class ChatService {
     const usage = readUsage(value.json.usage) ?? { promptTokens: r.promptEstimate, completionTokens: await generatedText(value.json), reported: false };
     // The client hung up or timed out before the answer: it receives nothing and is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
+    // From here the answer is owed: billed, it must also be delivered.
+    call.commit?.();
     await this.billing.settle(r, usage, upstream);
     // usage.cost is added to the vendor's usage; every other field is passed on as it came, but for
     // the upstream's own credentials, removed as from a stream (generated text may otherwise look

@@ -91,4 +91,6 @@ export interface ChatCall {
   /** The rate-limit headers of the admission, returned with the answer. */
   limitHeaders: Record<string, string>;
   signal?: AbortSignal;
+  /** The request is past its point of no return (ChatService.create's `commit`). */
+  commit?: () => void;
 }

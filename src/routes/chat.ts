@@ -21,7 +21,7 @@ export function registerChatRoutes(app: FastifyInstance, deps: ChatRouteDeps): v
     const signal = request.abortSignal;
     let result: ChatResult;
     try {
-      result = await deps.chat.create(request.auth, model, body, signal, request.id);
+      result = await deps.chat.create(request.auth, model, body, signal, request.id, () => request.commit());
     } catch (e) {
       // Nobody is left to read an answer; say so in the log rather than as an upstream failure.
       if (signal.aborted && !reply.sent) throw errors.requestTimeout('The client closed the connection before the answer was ready.');
