@@ -31,10 +31,12 @@ export interface AnswerLayout {
   /** The top-level `model` string, quotes included: [modelStart, modelEnd); -1 when there is none. */
   modelStart: number;
   modelEnd: number;
+  /** The vectors' size, in floats, the same for all (a request's `dimensions` is checked against it, run.ts). */
+  vectorSize: number;
 }
 
 /** What the walk has seen so far: one per answer. */
-interface Walk extends AnswerLayout, JsonCursor {
+interface Walk extends Omit<AnswerLayout, 'vectorSize'>, JsonCursor {
   format: EncodingFormat;
   inputs: number;
   sawData: boolean;
@@ -94,7 +96,7 @@ export function scanAnswer(raw: Buffer, format: EncodingFormat, inputs: number):
   if (end < 0 || skipSpace(raw, end) !== raw.length || !w.sawData) return undefined;
   // The usage shown is the one billed: whole counts, the total (of an embedding: its input) the same.
   if (w.promptTokens < 0 || w.totalTokens !== w.promptTokens) return undefined;
-  return { open, usageOpen: w.usageOpen, promptTokens: w.promptTokens, modelStart: w.modelStart, modelEnd: w.modelEnd };
+  return { open, usageOpen: w.usageOpen, promptTokens: w.promptTokens, modelStart: w.modelStart, modelEnd: w.modelEnd, vectorSize: w.size };
 }
 
 /** A repeated top-level key is refused: the client's parser would keep the last, the walk has read the first. */

@@ -15,6 +15,8 @@ export interface RawAnswer {
   /** The upstream's bytes as received; `forwardedBody` applies the changes below in one copy. */
   raw: Buffer;
   promptTokens: number;
+  /** The size of every vector, in floats (base64: decoded bytes / 4). */
+  vectorSize: number;
   /** Index of the `{` that opens the top-level `usage` object (which holds at least `prompt_tokens`). */
   usageOpen: number;
   /**
@@ -33,7 +35,13 @@ export interface RawAnswer {
 export function forwardOpenAIBody(raw: Buffer, publicModel: string, format: EncodingFormat, inputs: number): RawAnswer | undefined {
   const layout = scanAnswer(raw, format, inputs);
   if (!layout) return undefined;
-  return { raw, promptTokens: layout.promptTokens, usageOpen: layout.usageOpen, model: modelSplice(raw, layout, publicModel) };
+  return {
+    raw,
+    promptTokens: layout.promptTokens,
+    vectorSize: layout.vectorSize,
+    usageOpen: layout.usageOpen,
+    model: modelSplice(raw, layout, publicModel),
+  };
 }
 
 /**

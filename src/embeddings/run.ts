@@ -136,6 +136,8 @@ async function callOnce(
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
     const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat, batch.inputs.length);
+    const wrong = forward && wrongDimensions(vendor, forward.vectorSize, ctx.req.dimensions);
+    if (wrong) return wrong;
     // A count the bill cannot rest on goes to the full parse, which shows the count billed instead.
     if (forward && believableTokens(forward.promptTokens, batch.inputs, ctx.req.inputType) !== undefined)
       return { ok: true, value: { forward, promptTokens: forward.promptTokens } };
@@ -154,6 +156,9 @@ async function callOnce(
     return malformed(`${vendor.label} returned ${result.vectors.length} vectors for ${batch.inputs.length} inputs`);
   const problem = vectorsProblem(result.vectors, true);
   if (problem) return malformed(`${vendor.label} ${problem}`);
+  // All of one size now (vectorsProblem); a request split over calls has each call checked here.
+  const wrong = wrongDimensions(vendor, vectorSize(result.vectors[0]!)!, ctx.req.dimensions);
+  if (wrong) return wrong;
   // No usable usage from the vendor (none, or not a believable count): the bill rests on the
   // gateway's own count, so it is an exact one.
   const promptTokens = believableTokens(result.promptTokens, batch.inputs, ctx.req.inputType) ?? sum(input.exact ? batch.tokens : await countAll(batch.inputs, ctx.req.inputType));
@@ -181,6 +186,27 @@ function vectorsProblem(vectors: readonly (Vector | undefined)[], values: boolea
     if (problem) return problem;
   }
   return undefined;
+}
+
+/**
+ * Vectors of another size than the client's `dimensions` (an upstream that ignored it, or cut the
+ * vectors short) are a wrong answer: the upstream's failure like a malformed one, so the next upstream
+ * is tried and nothing is charged. The client's message holds only the two sizes. The circuit is
+ * spared: the failure comes with the parameter, and the upstream may serve every other request well.
+ */
+function wrongDimensions(vendor: EmbeddingVendor, size: number, dimensions: number | undefined): AttemptOutcome<UpstreamAnswer> | undefined {
+  if (dimensions === undefined || size === dimensions) return undefined;
+  const mismatch = `vectors of ${size} values, a length that does not match the requested dimensions (${dimensions})`;
+  return {
+    ok: false,
+    verdict: {
+      kind: 'retryable',
+      status: 502,
+      message: `${vendor.label} returned ${mismatch}`,
+      clientMessage: `Every upstream for this model failed: the last one returned ${mismatch}. Nothing was charged.`,
+      sparesCircuit: true,
+    },
+  };
 }
 
 function malformed(message: string): AttemptOutcome<UpstreamAnswer> {

@@ -62,7 +62,23 @@ export interface UpstreamResponse {
 export type UpstreamVerdict =
   | { kind: 'client'; status: 400 | 404 | 413 | 422; message: string; code?: string; param?: string }
   | { kind: 'moderation'; message: string; code?: string }
-  | { kind: 'retryable'; message: string; status: number; retryAfterSeconds?: number }
+  | {
+      kind: 'retryable';
+      message: string;
+      status: number;
+      retryAfterSeconds?: number;
+      /**
+       * What the final 502 tells the client when this is the last failure, in place of the generic
+       * text: set only by the gateway's own checks of an answer, never holding upstream text.
+       */
+      clientMessage?: string;
+      /**
+       * The failure follows from what the request asked (a `dimensions` the upstream did not honour) as
+       * much as from the upstream: not counted against its circuit, so one client's requests cannot move
+       * every account's traffic off an upstream that serves the others well.
+       */
+      sparesCircuit?: boolean;
+    }
   | { kind: 'auth'; message: string; status: number };
 
 /** Issues a vendor's auth headers (e.g. a minted OAuth token); built once per upstream, cached inside. */

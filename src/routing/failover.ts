@@ -27,7 +27,8 @@ export interface FailoverOptions {
  * and upstream auth failures; stops at once on a client error or a moderation rejection, which
  * another upstream would only repeat. With nothing left: 504 when the last failure was a timeout,
  * 503 when nothing could be reached, 502 when upstreams answered with errors (`upstream_answer_too_large`
- * when the last one answered more than the gateway reads whole).
+ * when the last one answered more than the gateway reads whole), with the last failure's `clientMessage`
+ * when the gateway's own check of its answer wrote one.
  */
 export async function withFailover<T>(
   candidates: readonly Upstream[],
@@ -37,6 +38,8 @@ export async function withFailover<T>(
   if (candidates.length === 0) throw errors.upstreamUnavailable();
   let last: 'timeout' | 'connect' | 'answered' | 'too_large' = 'connect';
   let retryAfter: number | undefined;
+  // The gateway's own account of the last answered failure, when it has one for the client.
+  let lastMessage: string | undefined;
   for (const up of candidates) {
     let outcome: AttemptOutcome<T>;
     try {
@@ -53,6 +56,7 @@ export async function withFailover<T>(
       opts.onAttemptFailed?.(up, `${e.reason}: ${redactorFor(up).message(e.message)}`);
       if (e.maybeSent) await opts.onMaybeSent?.(up, e);
       // A connection failure does not hide that an earlier upstream answered (too much, or with an error).
+      if (e.reason !== 'connect') lastMessage = undefined;
       if (e.reason === 'timeout' || e.reason === 'too_large') last = e.reason;
       else if (e.reason === 'connect') last = last === 'timeout' ? 'connect' : last;
       else last = 'answered';
@@ -76,10 +80,11 @@ export async function withFailover<T>(
         throw errors.contentPolicy(message);
       case 'retryable':
       case 'auth':
-        opts.circuits?.failure(up.name);
+        if (v.kind === 'auth' || !v.sparesCircuit) opts.circuits?.failure(up.name);
         failovers.inc({ upstream: up.name, reason: v.kind });
         opts.onAttemptFailed?.(up, `${v.kind} ${v.status}: ${message}`);
         if (v.kind === 'retryable') retryAfter = longerWait(retryAfter, v.retryAfterSeconds);
+        lastMessage = v.kind === 'retryable' ? v.clientMessage : undefined;
         last = 'answered';
         break;
     }
@@ -87,7 +92,7 @@ export async function withFailover<T>(
   if (last === 'timeout') throw errors.upstreamTimeout();
   if (last === 'too_large') throw errors.upstreamAnswerTooLarge();
   if (last === 'connect') throw errors.upstreamUnavailable();
-  const err = errors.upstreamError('Every upstream for this model failed; try again shortly.');
+  const err = errors.upstreamError(lastMessage ?? 'Every upstream for this model failed; try again shortly.');
   if (retryAfter !== undefined) err.headers['retry-after'] = String(Math.ceil(retryAfter));
   return Promise.reject(err);
 }

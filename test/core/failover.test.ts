@@ -80,4 +80,15 @@ describe('failover outcomes', () => {
     expect(circuits.isOpen('a')).toBe(false);
     expect(circuits.isOpen('b')).toBe(false);
   });
+
+  it("a verdict's clientMessage is the final 502's message when that failure was the last; sparesCircuit opens no circuit", async () => {
+    const circuits = new CircuitBreaker(2, 60_000);
+    const mismatch = { kind: 'retryable', status: 502, message: 'Upstream X said: secret', clientMessage: 'vector length did not match', sparesCircuit: true } as const;
+    for (let i = 0; i < 3; i++)
+      await expect(withFailover(ups, async () => ({ ok: false, verdict: mismatch }), { circuits })).rejects.toMatchObject({ status: 502, code: 'upstream_error', message: 'vector length did not match' });
+    expect(circuits.failuresOf('a')).toBe(0);
+    // A later failure without one (here an upstream 500) leaves the generic text.
+    const p = withFailover(ups, async (u) => ({ ok: false, verdict: u.name === 'a' ? mismatch : { kind: 'retryable', status: 500, message: 'x' } }));
+    await expect(p).rejects.toMatchObject({ status: 502, message: 'Every upstream for this model failed; try again shortly.' });
+  });
 });

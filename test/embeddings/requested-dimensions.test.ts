@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { base64Floats, MODELS, sendJson, startFakeVendors, vendorAnswer, type FakeVendors } from './fake-vendors.js';
+import { asFloat32, post, startHarness, type Harness, type UpstreamSpec } from './harness.js';
+
+/**
+ * A client that sends `dimensions: N` must get vectors of N values or an error, never a 200 with
+ * vectors of another length, and never a charge for them. An upstream answering another length (one
+ * that ignored the parameter, or cut the vectors short) fails like a malformed answer: the next
+ * upstream is tried, and with none left the client gets 502 `upstream_error` saying so, nothing charged.
+ * Checked on the pass-through (one call, answer forwarded unparsed) and on the full parse (the request
+ * split over calls of one input each, and Vertex, whose answers are always parsed).
+ */
+let wrong: FakeVendors;
+let right: FakeVendors;
+let h: Harness;
+/** The length the wrong upstream answers when `dimensions` was sent. */
+let wrongLength = 1536;
+
+/** Upstream calls each fake has answered. */
+const calls = { wrong: 0, right: 0 };
+
+/** Answers every call with one vector per input, of `length(requested)` values, float or base64 as asked. */
+function answerWithLength(fake: FakeVendors, which: keyof typeof calls, length: (requested: number | undefined) => number): void {
+  fake.answer = ({ vendor, body, inputs, res }) => {
+    calls[which]++;
+    const requested: number | undefined = vendor === 'vertex' ? body.parameters?.outputDimensionality : body.dimensions;
+    const values = Array.from({ length: length(requested) }, (_, i) => ((i % 7) + 1) / 8);
+    const vector = JSON.stringify(vendor === 'openai' && body.encoding_format === 'base64' ? base64Floats(values) : values);
+    sendJson(res, vendorAnswer(vendor, Array.from({ length: inputs }, () => vector)));
+  };
+}
+
+/** Upstreams of the fakes' OpenAI-compatible (or Vertex) kind, renamed and serving `model`. */
+function upstream(fake: FakeVendors, name: string, model: string, opts: { vendor?: 'openai' | 'vertex'; priority?: number; split?: boolean } = {}): UpstreamSpec {
+  const base = fake.specs().find((s) => s.models?.includes(MODELS[opts.vendor ?? 'openai']))!;
+  return { ...base, name, models: [model], priority: opts.priority ?? 1, options: opts.split ? { max_batch: 1 } : undefined };
+}
+
+beforeAll(async () => {
+  wrong = await startFakeVendors();
+  right = await startFakeVendors();
+  h = await startHarness(
+    [
+      // One upstream; `split` sends one input per call, so every answer is parsed in full.
+      upstream(wrong, 'solo-forward', 'solo-forward'),
+      upstream(wrong, 'solo-parsed', 'solo-parsed', { split: true }),
+      upstream(wrong, 'solo-vertex', 'solo-vertex', { vendor: 'vertex' }),
+      // Two upstreams, the wrong one first.
+      upstream(wrong, 'pair-forward-wrong', 'pair-forward'),
+      upstream(right, 'pair-forward-right', 'pair-forward', { priority: 2 }),
+      upstream(wrong, 'pair-parsed-wrong', 'pair-parsed', { split: true }),
+      upstream(right, 'pair-parsed-right', 'pair-parsed', { priority: 2, split: true }),
+    ],
+    { prices: { 'solo-forward': 1, 'solo-parsed': 1, 'solo-vertex': 1, 'pair-forward': 1, 'pair-parsed': 1 } },
+  );
+  answerWithLength(wrong, 'wrong', (requested) => (requested === undefined ? 8 : wrongLength));
+  answerWithLength(right, 'right', (requested) => requested ?? 8);
+});
+afterAll(async () => {
+  await h?.close();
+  await wrong?.close();
+  await right?.close();
+});
+
+/** Posts with a fresh account; returns the answer, what was charged and the charges written. */
+async function attempt(body: Record<string, unknown>) {
+  const { key, accountId } = await h.newKey(100);
+  const before = await h.balance(accountId);
+  const res = await post(h, key, body);
+  const charges = (await h.store.listLedger(accountId)).filter((e) => e.kind === 'charge');
+  return { res, charged: before - (await h.balance(accountId)), charges };
+}
+
+const inputs = ['first input', 'second input', 'third input'];
+const cases = [
+  { what: 'float, 1,536 values for 256', encoding_format: 'float', dimensions: 256, length: 1536 },
+  { what: 'base64, 255 values for 256', encoding_format: 'base64', dimensions: 256, length: 255 },
+] as const;
+
+describe('vectors of another length than the requested dimensions', () => {
+  for (const model of ['solo-forward', 'solo-parsed', 'solo-vertex'])
+    for (const c of cases) {
+      if (model === 'solo-vertex' && c.encoding_format === 'base64') continue;
+      it(`${model}, ${c.what}: 502 upstream_error, nothing charged`, async () => {
+        wrongLength = c.length;
+        for (const input of model === 'solo-parsed' ? [inputs] : ['one input', inputs]) {
+          const { res, charged, charges } = await attempt({ model, input, encoding_format: c.encoding_format, dimensions: c.dimensions });
+          expect(res.status, res.text).toBe(502);
+          expect(res.json.error).toMatchObject({ type: 'server_error', code: 'upstream_error' });
+          expect(res.json.error.message).toContain(`does not match the requested dimensions (${c.dimensions})`);
+          // The gateway's words only: no upstream's name or vendor.
+          expect(res.json.error.message).not.toMatch(/solo|Vertex|OpenAI/);
+          expect(charged).toBe(0);
+          expect(charges).toHaveLength(0);
+        }
+      });
+    }
+
+  for (const model of ['pair-forward', 'pair-parsed'])
+    for (const c of cases)
+      it(`${model}, ${c.what}: the next upstream answers, and only it is charged`, async () => {
+        wrongLength = c.length;
+        calls.wrong = calls.right = 0;
+        const { res, charged, charges } = await attempt({ model, input: inputs, encoding_format: c.encoding_format, dimensions: c.dimensions });
+        expect(res.status, res.text).toBe(200);
+        expect(calls.wrong).toBeGreaterThan(0);
+        expect(calls.right).toBeGreaterThan(0);
+        for (const item of res.json.data) expect(asFloat32(item.embedding)).toHaveLength(c.dimensions);
+        expect(charges).toHaveLength(1);
+        expect(charges[0]!.upstream).toBe(`${model}-right`);
+        expect(charged).toBe(-charges[0]!.delta);
+        expect(charged).toBeGreaterThan(0);
+      });
+
+  it('a mismatch does not count against the circuit: one client cannot move others off the upstream', async () => {
+    wrongLength = 1536;
+    for (let i = 0; i < 6; i++) expect((await attempt({ model: 'pair-forward', input: 'x', dimensions: 256 })).res.status).toBe(200);
+    expect(h.catalog.circuits.failuresOf('pair-forward-wrong')).toBe(0);
+    const { res, charges } = await attempt({ model: 'pair-forward', input: 'x' });
+    expect(res.status).toBe(200);
+    expect(charges[0]!.upstream).toBe('pair-forward-wrong');
+  });
+});
+
+describe('the routes taken, and requests without dimensions', () => {
+  it('one call forwards the answer, a split request parses it', async () => {
+    const ctx = await h.context((await h.newKey(100)).key);
+    for (const [model, forwarded] of [['solo-forward', true], ['solo-parsed', false]] as const)
+      for (const encoding_format of ['float', 'base64']) {
+        const out = await h.service.create(ctx, h.catalog.model(model)!, { model, input: inputs, encoding_format });
+        expect(out.forwarded, `${model} ${encoding_format}`).toBe(forwarded);
+      }
+  });
+
+  it('without dimensions, vectors of any one length are served and charged as before', async () => {
+    for (const model of ['solo-forward', 'solo-parsed', 'solo-vertex'])
+      for (const encoding_format of ['float', 'base64']) {
+        const { res, charged } = await attempt({ model, input: inputs, encoding_format });
+        expect(res.status, `${model} ${encoding_format}: ${res.text}`).toBe(200);
+        for (const item of res.json.data) expect(asFloat32(item.embedding)).toHaveLength(8);
+        expect(charged).toBeGreaterThan(0);
+      }
+  });
+
+  it('vectors of the requested length are served on every route', async () => {
+    wrongLength = 256;
+    for (const model of ['solo-forward', 'solo-parsed', 'solo-vertex'])
+      for (const encoding_format of ['float', 'base64']) {
+        const { res, charged } = await attempt({ model, input: inputs, encoding_format, dimensions: 256 });
+        expect(res.status, `${model} ${encoding_format}: ${res.text}`).toBe(200);
+        for (const item of res.json.data) expect(asFloat32(item.embedding)).toHaveLength(256);
+        expect(charged).toBeGreaterThan(0);
+      }
+  });
+});
