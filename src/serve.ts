@@ -3,6 +3,7 @@ import { loadConfigFile } from './config/load.js';
 import type { ConfigFile } from './config/schema.js';
 import { join } from 'node:path';
 import { startBanner } from './banner.js';
+import { closeErrorText, StartRollback } from './core/start-rollback.js';
 import { closeListener } from './http/close-listener.js';
 import { listenerUrl } from './http/listener-url.js';
 import { ensureDemoKey, startDemo, type Demo } from './demo.js';
@@ -21,29 +22,27 @@ export async function serve(opts: { configPath?: string; host?: string; port?: s
   const port = portNumber(opts.port ?? process.env.PORT);
   // What start-up has opened so far, closed in reverse should a later step fail: a simulator
   // listening or a PostgreSQL pool (whose kept connections never time out) would otherwise keep the
-  // process alive serving nothing, after the error was printed.
-  const opened: Array<() => Promise<unknown>> = [];
-  try {
+  // process alive serving nothing, after the error was printed. The error printed is the one that
+  // stopped the start; one met while closing is a line of its own.
+  const opened = new StartRollback((what, e) => process.stderr.write(`while stopping after the failed start, closing ${what} failed: ${closeErrorText(e)}\n`));
+  await opened.guard(async () => {
     let demo: Demo | undefined;
     let cfg: ConfigFile;
     if (opts.configPath) cfg = loadConfigFile(opts.configPath);
     else {
       demo = await startDemo({ host: host ?? '127.0.0.1', port: port ?? 8080, dataDir: './data' });
       const sims = demo.sims;
-      opened.push(() => Promise.all(sims.map((s) => s.close())));
+      opened.add('the simulators', () => Promise.all(sims.map((s) => s.close())));
       cfg = demo.config;
     }
     if (host) cfg.server.host = host;
     if (port !== undefined) cfg.server.port = port;
     const services = await buildServices(cfg);
-    opened.push(() => services.close());
+    opened.add('the services', () => services.close());
     // Which settings a listener's error names: the ones given to this command, else the config's.
     const own = { host: host ? 'HOST / --host' : 'server.host', port: port !== undefined ? 'PORT / --port' : 'server.port' };
     await run({ cfg, services, demo, own }, opened);
-  } catch (e) {
-    for (const close of opened.reverse()) await close().catch(() => undefined);
-    throw e;
-  }
+  });
 }
 
 /** The PORT setting as a port number; undefined when not set. */
@@ -62,7 +61,7 @@ interface Startup {
 }
 
 /** Listens, then serves until a signal's drain is done. What it opens goes on `opened`, for serve to close if it fails. */
-async function run({ cfg, services, demo, own }: Startup, opened: Array<() => Promise<unknown>>): Promise<void> {
+async function run({ cfg, services, demo, own }: Startup, opened: StartRollback): Promise<void> {
   // Info, not a warning: the default upstream timeout (30 s) already reaches past the default cut
   // (24 s), and a drain rarely meets a call that slow; the line says what such a call costs.
   const slowUpstreams = shutdownTimeoutWarning(cfg);
@@ -92,7 +91,7 @@ async function run({ cfg, services, demo, own }: Startup, opened: Array<() => Pr
     closeServices,
   });
   // A port already taken, say: what listens is closed before the services under it.
-  opened.push(async () => {
+  opened.add('the listeners', async () => {
     if (metricsApp) await closeListener(metricsApp);
     await app.close();
   });
@@ -128,7 +127,7 @@ async function run({ cfg, services, demo, own }: Startup, opened: Array<() => Pr
     }),
   );
   // Started: from here on a signal's drain closes everything.
-  opened.length = 0;
+  opened.release();
   await stopped;
   // Everything is closed; a handle some library forgot must not keep a stopped gateway alive.
   setTimeout(() => process.exit(0), 2_000).unref();

@@ -26,6 +26,7 @@ import { createLogger, type LogSink } from './ops/logger.js';
 import { Readiness } from './ops/readiness.js';
 import { startTracing } from './ops/tracing-setup.js';
 import { o200kCount } from './core/tokenizers.js';
+import { closeErrorText, StartRollback } from './core/start-rollback.js';
 import { checkVendors } from './vendor-check.js';
 import { buildVideoServices } from './video-services.js';
 import { WebhookAdmin } from './webhooks/admin.js';
@@ -84,16 +85,36 @@ export async function buildServices(
   const secrets = resolveSecrets(cfg);
   const logSecrets = [...upstreamSecrets, secrets.adminToken, ...secrets.idSecrets];
   const logger = opts.logger ?? createLogger(cfg.log_level, { secrets: logSecrets, sink: opts.logSink });
+  // A step that fails closes what the steps before it opened (last first), as `close` would.
+  const opened = new StartRollback((what, e) => logger.error(`start-up failed; closing ${what} also failed: ${closeErrorText(e)}`));
+  opened.add('the log', () => logger.flush());
+  return opened.guard(async () => {
+    const services = await buildOpened(cfg, opts, { catalog, logger, secrets, opened });
+    opened.release();
+    return services;
+  });
+}
+
+/** buildServices once the logger exists: everything it opens goes on `opened`. */
+async function buildOpened(
+  cfg: ConfigFile,
+  opts: { clock?: Clock; spanExporter?: SpanExporter },
+  { catalog, logger, secrets, opened }: { catalog: Catalog; logger: Logger; secrets: ReturnType<typeof resolveSecrets>; opened: StartRollback },
+): Promise<Services> {
   // Before anything that makes spans; a no-op unless tracing is configured (or an exporter is given).
   const tracing = await startTracing(cfg.tracing, { exporter: opts.spanExporter });
+  if (tracing) opened.add('tracing', () => tracing.shutdown());
   const clock = opts.clock ?? systemClock;
   const store = await openStore(cfg.database, { dataDir: cfg.data_dir, onLockWait: (m) => logger.warn(m) });
+  opened.add('the database', () => store.close());
   // Upstream answers read whole share one process-wide memory budget (http/answer-budget.ts).
   const answerBudget = new BodyBudget(cfg.server.max_inflight_answer_bytes);
   const executor = new Executor({ answers: { budget: answerBudget, maxBytes: cfg.server.max_answer_bytes } });
+  opened.add('the upstream connection pool', () => executor.close());
   // The one upstream client (credentials, then signing, then the executor) for video, embeddings and chat.
   const client = new UpstreamClient(executor);
   const limiter = await createLimiter(cfg.limits, { logger: { warn: (m) => logger.warn(m), info: (m) => logger.info(m) } });
+  opened.add('the rate limiter', () => limiter.close());
   const authenticator = new Authenticator(store, clock);
   const authorizer = new Authorizer(catalog);
   // Money promised to in-flight embeddings and chat requests, so parallel ones cannot overdraw
@@ -109,6 +130,7 @@ export async function buildServices(
     idSecrets: secrets.idSecrets,
     answerBudget,
     reservations,
+    opened,
   });
   const admin = new AdminService(store, catalog, clock, () => {
     authenticator.invalidate();
@@ -123,6 +145,7 @@ export async function buildServices(
   const embeddings = new EmbeddingsService({ ...common, defaults: cfg.limits.defaults.embeddings });
   const shutdown = new ShutdownState();
   const readiness = new Readiness(store, shutdown, cfg.limits.backend === 'redis' ? cfg.limits.redis_url : undefined);
+  opened.add('the readiness probe', () => readiness.close());
   const chat = new ChatService({
     ...common,
     defaults: cfg.limits.defaults.chat,

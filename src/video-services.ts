@@ -4,6 +4,7 @@ import type { Reservations } from './billing/reservations.js';
 import type { ConfigFile } from './config/schema.js';
 import type { Clock } from './core/clock.js';
 import { IdSealer } from './core/sealed-id.js';
+import type { StartRollback } from './core/start-rollback.js';
 import { FilesService } from './files/service.js';
 import type { BodyBudget } from './http/body-budget.js';
 import { listenerUrl } from './http/listener-url.js';
@@ -35,6 +36,8 @@ export interface VideoServiceDeps {
   answerBudget: BodyBudget;
   /** In-flight embeddings and chat spending, which video holds must leave covered. */
   reservations?: Reservations;
+  /** What start-up has opened: the media fetcher's pools and the blob store go on it as they open. */
+  opened: StartRollback;
 }
 
 /** The video service with its poller, and what `close` must close. */
@@ -49,7 +52,7 @@ export interface VideoServices {
 
 /** Builds the video service (media fetcher, blobs, thumbnails, links, uploads, files) and its poller from the config. */
 export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps): Promise<VideoServices> {
-  const { store, catalog, client, limiter, clock, logger, idSecrets, answerBudget, reservations } = deps;
+  const { store, catalog, client, limiter, clock, logger, idSecrets, answerBudget, reservations, opened } = deps;
   const media = new MediaFetcher({
     allowPrivateNetworks: cfg.video.media.allow_private_networks,
     allowedOrigins: cfg.video.media.allowed_origins,
@@ -57,9 +60,11 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
     timeoutMs: cfg.video.media.timeout_ms,
     budget: answerBudget,
   });
+  opened.add('the media fetcher', () => media.close());
   const ownUrl = listenerUrl(cfg.server.host, cfg.server.port);
   const publicUrl = (cfg.server.public_url ?? ownUrl).replace(/\/+$/, '');
   const blobs = await blobStoreFor(cfg);
+  opened.add('the blob store', () => blobs.close?.());
   const frames = frameExtractorFor(cfg, logger);
   // Looked for once at start, so the models list can say whether the gateway makes thumbnails.
   void frames?.available();

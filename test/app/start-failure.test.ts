@@ -99,3 +99,27 @@ describe('the demo (no config) when a start-up step fails', () => {
     expect(r.output).toContain('EEXIST');
   }, 30_000);
 });
+
+describe('a gateway whose start fails after the database opened', () => {
+  it('exits 1 with that error, its PostgreSQL pool and Redis connection closed', async () => {
+    // The local blob store makes data_dir/videos after the database and the limiter are open.
+    const dataDir = join(dir, 'videos-is-a-file');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'videos'), '');
+    const file = join(dir, 'pg-late-failure.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        database: `${PG_URL}?schema=${schema}`,
+        data_dir: dataDir,
+        admin_token: 'start-failure-admin-token-0123456789',
+        secret: 'start-failure-secret-0123456789abcdef',
+        limits: { backend: 'redis', redis_url: 'redis://127.0.0.1:6379' },
+        server: { host: '127.0.0.1', port: 0 },
+      }),
+    );
+    const r = await serve(['--config', file]);
+    expect(r.output).toContain('EEXIST');
+    expect(r.code).toBe(1);
+  }, 30_000);
+});
