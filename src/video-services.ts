@@ -7,7 +7,7 @@ import { IdSealer } from './core/sealed-id.js';
 import type { StartRollback } from './core/start-rollback.js';
 import { FilesService } from './files/service.js';
 import type { BodyBudget } from './http/body-budget.js';
-import { listenerUrl } from './http/listener-url.js';
+import { isWildcardHost, listenerUrl, loopbackUrlsNotice } from './http/listener-url.js';
 import { MediaFetcher } from './http/media.js';
 import type { UpstreamClient } from './http/upstream-client.js';
 import type { RateLimiter } from './limits/types.js';
@@ -63,6 +63,10 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
   opened.add('the media fetcher', () => media.close());
   const ownUrl = listenerUrl(cfg.server.host, cfg.server.port);
   const publicUrl = (cfg.server.public_url ?? ownUrl).replace(/\/+$/, '');
+  // On every interface, the listener's own address in a URL is the loopback one (listenerUrl): the
+  // operator is told once that clients elsewhere need public_url. (The embedded default sets
+  // public_url to that same address, so it is told too.)
+  if (publicUrl === ownUrl && isWildcardHost(cfg.server.host)) logger.warn(loopbackUrlsNotice(cfg.server.host));
   const blobs = await blobStoreFor(cfg);
   opened.add('the blob store', () => blobs.close?.());
   const frames = frameExtractorFor(cfg, logger);

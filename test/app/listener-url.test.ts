@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { validateConfig } from '../../src/config/load.js';
 import { closeListener } from '../../src/http/close-listener.js';
-import { listenerUrl } from '../../src/http/listener-url.js';
+import { isWildcardHost, listenerUrl } from '../../src/http/listener-url.js';
 import { createLogger } from '../../src/ops/logger.js';
 import { buildServices, type Services } from '../../src/services.js';
 import type { SimServer } from '../../src/sim/framework.js';
@@ -51,6 +51,14 @@ describe('listenerUrl', () => {
     expect(listenerUrl('localhost', 1)).toBe('http://localhost:1');
     expect(new URL(`${listenerUrl('::1', 18423)}/v1/videos/x/content`).host).toBe('[::1]:18423');
   });
+
+  it('names the loopback address of its family for a wildcard host, which no client can connect to', () => {
+    expect(listenerUrl('0.0.0.0', 8080)).toBe('http://127.0.0.1:8080');
+    expect(listenerUrl('::', 8080)).toBe('http://[::1]:8080');
+    expect(listenerUrl('0:0:0:0:0:0:0:0', 80)).toBe('http://[::1]:80');
+    expect(['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0'].every(isWildcardHost)).toBe(true);
+    expect(['127.0.0.1', '::1', '10.0.0.0', '::ffff:0.0.0.0', 'localhost', 'gw.example.com'].some(isWildcardHost)).toBe(false);
+  });
 });
 
 describe('output_url of a gateway on port 0 with no public_url', () => {
@@ -67,7 +75,8 @@ describe('output_url of a gateway on port 0 with no public_url', () => {
     await sim?.close();
   });
 
-  async function start(host: string, server: Record<string, unknown> = {}): Promise<{ url: string; services: Services }> {
+  /** Starts a gateway listening on `host`; `logLines` collects what it logs at info and above. */
+  async function start(host: string, server: Record<string, unknown> = {}, logLines?: string[]): Promise<{ url: string; services: Services }> {
     const dataDir = tempDir();
     const cfg = validateConfig(
       {
@@ -82,7 +91,8 @@ describe('output_url of a gateway on port 0 with no public_url', () => {
       },
       '(test)',
     );
-    const services = await buildServices(cfg, { logger: createLogger('silent') });
+    const logger = logLines ? createLogger('info', { sink: { write: (line: string) => logLines.push(line) } }) : createLogger('silent');
+    const services = await buildServices(cfg, { logger });
     const app = buildApp(services);
     running.push({ app, services });
     await app.listen({ host, port: 0 });
@@ -121,6 +131,37 @@ describe('output_url of a gateway on port 0 with no public_url', () => {
     expect(new URL(out).hostname).toBe('[::1]');
     expect((await fetch(out)).status).toBe(200);
   }, 20_000);
+
+  const loopbackNotice = (lines: string[]) => lines.filter((l) => l.includes('server.public_url is not set'));
+
+  it('on 0.0.0.0, names 127.0.0.1 (the video downloads from it) and says once that other machines need public_url', async () => {
+    const lines: string[] = [];
+    const gw = await start('0.0.0.0', {}, lines);
+    const port = new URL(gw.url).port;
+    const out = await outputUrl(gw);
+    expect(out.startsWith(`http://127.0.0.1:${port}/v1/videos/`), out).toBe(true);
+    expect((await fetch(out)).status).toBe(200);
+    const notice = loopbackNotice(lines);
+    expect(notice).toHaveLength(1);
+    expect(JSON.parse(notice[0]!)).toMatchObject({ level: 40 });
+    expect(notice[0]).toContain('set server.public_url');
+  }, 20_000);
+
+  it.runIf(ipv6)('on ::, names [::1], and the video downloads from it', async () => {
+    const lines: string[] = [];
+    const gw = await start('::', {}, lines);
+    const out = await outputUrl(gw);
+    expect(new URL(out).host).toBe(`[::1]:${new URL(gw.url).port}`);
+    expect((await fetch(out)).status).toBe(200);
+    expect(loopbackNotice(lines)).toHaveLength(1);
+  }, 20_000);
+
+  it('on 0.0.0.0 with a public_url, keeps it and says nothing', async () => {
+    const lines: string[] = [];
+    const gw = await start('0.0.0.0', { public_url: 'https://videos.example.com' }, lines);
+    expect(gw.services.video.deps.settings.publicUrl).toBe('https://videos.example.com');
+    expect(loopbackNotice(lines)).toEqual([]);
+  });
 
   it('a public_url of its own is kept as it is', async () => {
     const gw = await start('127.0.0.1', { public_url: 'https://videos.example.com/gw/' });
