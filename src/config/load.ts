@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { ZodIssue } from 'zod';
+import { quoteFlowReferences } from './flow-references.js';
 import { coerceWholeReferences, envReferences, filledFromEnv, type EnvReference } from './env-refs.js';
 import { issueMessage, quoteValue } from './quote.js';
 import { configSchema, type ConfigFile } from './schema.js';
@@ -91,7 +92,8 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    // `${VAR}` inside `{...}` / `[...]` parses unquoted (flow-references.ts); substitution is after parsing.
+    raw = parseYaml(quoteFlowReferences(text));
   } catch (e) {
     throw new ConfigError(`${path}: not valid YAML: ${(e as Error).message}`);
   }
