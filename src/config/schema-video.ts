@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LARGEST_VIDEO_BYTES } from '../video/largest-video.js';
 import { spanMs, timerMs } from './durations.js';
 
 /** The config's `video` section: polling, deadlines, media, uploads, files, thumbnails and blob storage. */
@@ -65,7 +66,7 @@ export const videoSchema = z
         concurrency: z.number().int().positive().default(2),
         queue_limit: z.number().int().min(0).default(16),
         timeout_ms: timerMs().positive().default(30_000),
-        max_input_bytes: z.number().int().positive().default(512 * 1024 * 1024),
+        max_input_bytes: z.number().int().positive().default(LARGEST_VIDEO_BYTES),
         max_output_bytes: z.number().int().positive().default(2 * 1024 * 1024),
       })
       .strict()

@@ -13,6 +13,8 @@ import { localServer, spawnCli, STACK, type LocalServer } from './spawn.js';
 interface Video {
   bytes: Buffer;
   etag?: string;
+  /** Sent chunked, without a Content-Length (and Range requests ignored). */
+  unannounced?: boolean;
 }
 const videos = new Map<string, Video>();
 /** Range headers of the content requests, in order. */
@@ -30,6 +32,11 @@ beforeAll(async () => {
     ranges.push(req.headers.range);
     const { bytes, etag } = video;
     const validators = etag ? { etag } : {};
+    if (video.unannounced) {
+      res.writeHead(200, { 'content-type': 'video/mp4' });
+      for (let at = 0; at < bytes.length; at += 16_384) res.write(bytes.subarray(at, at + 16_384));
+      return res.end();
+    }
     const from = /^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1];
     if (from !== undefined) {
       if (interruptAt !== undefined) return res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"type":"server_error","message":"down"}}');
@@ -159,5 +166,34 @@ describe('video download: local failures and files that are not regular', () => 
     } finally {
       if (reader.exitCode === null) reader.kill();
     }
+  }, 30_000);
+});
+
+describe('video download: a body without an announced size is bounded by --max-bytes', () => {
+  it('past the bound: stopped, the partial file removed, one line and exit 1', async () => {
+    videos.set('a', { bytes: randomBytes(1_000_000), unannounced: true });
+    const out = join(dir, 'endless.mp4');
+    const r = await spawnCli(['video', 'download', 'a', '--output', out, '--max-bytes', '100000', '--url', api.url, '--key', 'k']);
+    expect(r.err).not.toMatch(STACK);
+    expect(r.err).toMatch(/\nerror: the server sent more than 100000 bytes for [^\n]*endless\.mp4 without announcing a size; stopped \(the partial file was removed; --max-bytes allows more\)\n$/);
+    expect(r.code).toBe(1);
+    // Not tried again: the same server would send the same unbounded body.
+    expect(ranges).toEqual([undefined]);
+    expect(existsSync(out) || existsSync(`${out}.part`) || existsSync(`${out}.part.json`)).toBe(false);
+  }, 30_000);
+
+  it('within the bound: saved whole', async () => {
+    videos.set('a', { bytes: randomBytes(100_000), unannounced: true });
+    const out = join(dir, 'unannounced.mp4');
+    const r = await spawnCli(['video', 'download', 'a', '--output', out, '--max-bytes', '100000', '--url', api.url, '--key', 'k']);
+    expect(r.code, r.err).toBe(0);
+    expect(readFileSync(out).equals(videos.get('a')!.bytes)).toBe(true);
+    expect(existsSync(`${out}.part`)).toBe(false);
+  }, 30_000);
+
+  it('--max-bytes that is not a positive whole number is a usage error', async () => {
+    const r = await spawnCli(['video', 'download', 'a', '--max-bytes', '1.5', '--url', api.url, '--key', 'k']);
+    expect(r.err).toMatch(/--max-bytes must be a positive whole number, not '1\.5'/);
+    expect(r.code).toBe(2);
   }, 30_000);
 });

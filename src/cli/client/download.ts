@@ -1,5 +1,6 @@
 import { closeSync, constants, ftruncateSync, lstatSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import type { Dispatcher } from 'undici';
+import { LARGEST_VIDEO_BYTES } from '../../video/largest-video.js';
 import { CliError, EXIT } from '../exit.js';
 import type { ApiClient } from './api.js';
 import { byteProgress, type ByteProgress } from './progress.js';
@@ -36,6 +37,13 @@ const header = (res: Dispatcher.ResponseData, name: string) => {
   const v = res.headers[name];
   return typeof v === 'string' ? v : undefined;
 };
+
+/**
+ * A body without an announced size that went past `--max-bytes`. Its bytes have no record (there
+ * is no total a later run could check them against, see writeRecord), so no run would continue
+ * them: they are removed rather than left to fill the disk.
+ */
+class OverMaxBytes extends CliError {}
 
 /** A local file operation, its failure one line naming the path. */
 function onDisk<T>(path: string, fn: () => T): T {
@@ -74,9 +82,19 @@ function continues(res: Dispatcher.ResponseData, src: Source, offset: number): b
  * continues with a Range request from the bytes already on disk, once the answer is shown to be
  * the same video (see Source). An `out` that is not a regular file (a FIFO, /dev/stdout) is
  * written directly: renaming over it would replace the device or pipe with a file.
+ *
+ * A body whose size the server does not announce (no Content-Length: the gateway always gives one
+ * for a copy it stores, so only a vendor's unannounced stream, a broken proxy or a hostile server
+ * sends none) is written up to `maxBytes` (default LARGEST_VIDEO_BYTES) and no further.
  */
-export async function downloadVideo(api: ApiClient, id: string, out: string, opts: { index?: number; timing: ClientTiming; progress?: ByteProgress }): Promise<DownloadResult> {
+export async function downloadVideo(
+  api: ApiClient,
+  id: string,
+  out: string,
+  opts: { index?: number; maxBytes?: number; timing: ClientTiming; progress?: ByteProgress },
+): Promise<DownloadResult> {
   const index = opts.index ?? 0;
+  const maxBytes = opts.maxBytes ?? LARGEST_VIDEO_BYTES;
   const path = `/v1/videos/${encodeURIComponent(id)}/content${opts.index ? `?index=${opts.index}` : ''}`;
   const progress = opts.progress ?? byteProgress('download');
   const existing = onDisk(out, () => statOf(out));
@@ -152,7 +170,10 @@ export async function downloadVideo(api: ApiClient, id: string, out: string, opt
       progress.start(total, offset);
       let cut: Error | undefined;
       try {
-        ({ offset, cut } = await appendBody(res, file(), offset, total, direct, out, progress));
+        ({ offset, cut } = await appendBody(res, file(), offset, total === undefined ? { bytes: maxBytes, announced: false } : { bytes: total, announced: true }, direct, out, progress));
+      } catch (e) {
+        if (e instanceof OverMaxBytes && !direct) onDisk(out, () => rmSync(part, { force: true }));
+        throw e;
       } finally {
         progress.stop();
       }
@@ -193,13 +214,14 @@ function writeRecord(meta: string, src: Source): void {
  * buffer), so that when the connection is cut everything that arrived is on disk and the next
  * Range request starts exactly there. Answers the new offset, and the error when the body was cut
  * short. A write that fails (a full disk) ends the download with a CliError: trying again would
- * not help; nor would it with a server sending past the total it announced.
+ * not help; nor would it with a server sending past the total it announced, or, when it announced
+ * none, past `maxBytes` (checked before the chunk that would cross it is written).
  */
 async function appendBody(
   res: Dispatcher.ResponseData,
   fd: number,
   from: number,
-  total: number | undefined,
+  limit: { bytes: number; announced: boolean },
   direct: boolean,
   out: string,
   progress: ByteProgress,
@@ -209,8 +231,11 @@ async function appendBody(
   try {
     await new Promise<void>((resolve, reject) => {
       res.body.on('data', (chunk: Buffer) => {
-        if (total !== undefined && offset + chunk.length > total) {
-          failed = new CliError(`the server sent more than the ${total} bytes it announced for ${out}`, EXIT.failure);
+        if (offset + chunk.length > limit.bytes) {
+          const kept = direct ? `${offset} bytes were written to ${out}` : 'the partial file was removed';
+          failed = limit.announced
+            ? new CliError(`the server sent more than the ${limit.bytes} bytes it announced for ${out}`, EXIT.failure)
+            : new OverMaxBytes(`the server sent more than ${limit.bytes} bytes for ${out} without announcing a size; stopped (${kept}; --max-bytes allows more)`, EXIT.failure);
           return res.body.destroy(failed);
         }
         try {

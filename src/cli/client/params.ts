@@ -56,3 +56,12 @@ export function positiveNumber(name: string) {
     return n;
   };
 }
+
+/** A count of whole units (bytes, items): a positive safe integer. */
+export function positiveInteger(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n <= 0) throw new CliError(`${name} must be a positive whole number, not '${v}'`, EXIT.usage);
+    return n;
+  };
+}

@@ -2,11 +2,12 @@ import type { Command } from 'commander';
 import type { CliCommand, Runner } from '../command.js';
 import { apiClient, clientOptions, printJson, type ClientFlags } from '../client/options.js';
 import { downloadVideo } from '../client/download.js';
-import { applyParam, imageUrl, positiveNumber } from '../client/params.js';
+import { applyParam, imageUrl, positiveInteger, positiveNumber } from '../client/params.js';
 import { printable } from '../text.js';
 import { clientTiming } from '../client/timing.js';
 import { failedJobError, videoPath, waitForJob, type VideoJob } from '../client/wait.js';
 import { EXIT } from '../exit.js';
+import { LARGEST_VIDEO_BYTES } from '../../video/largest-video.js';
 import { writeOut } from '../output.js';
 
 interface CreateFlags extends ClientFlags {
@@ -18,6 +19,7 @@ interface CreateFlags extends ClientFlags {
   param: string[];
   wait?: boolean;
   output?: string;
+  maxBytes?: number;
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -59,11 +61,19 @@ async function create(o: CreateFlags): Promise<number> {
     if (o.json) printJson(job);
     throw failedJobError(job);
   }
-  const saved = o.output === undefined ? undefined : await downloadVideo(api, job.id, o.output, { timing });
+  const saved = o.output === undefined ? undefined : await downloadVideo(api, job.id, o.output, { maxBytes: o.maxBytes, timing });
   if (saved) note(`saved ${saved.path} (${saved.bytes} bytes)`);
   if (o.json) printJson(saved ? { ...job, download: saved } : job);
   return EXIT.ok;
 }
+
+/** The bound on a download whose size the server does not announce (it always does for a copy the gateway stores). */
+const maxBytesOption = () =>
+  [
+    '--max-bytes <n>',
+    `largest download written when the server announces no size (default ${LARGEST_VIDEO_BYTES}, 512 MiB)`,
+    positiveInteger('--max-bytes'),
+  ] as const;
 
 function register(program: Command, run: Runner): void {
   const video = program.command('video').description('create, follow, download, list and delete video jobs through the HTTP API');
@@ -79,7 +89,8 @@ function register(program: Command, run: Runner): void {
       .option('--image <file-or-url>', 'first frame: an http(s) URL or a local .png/.jpg/.webp file')
       .option('--param <key=value>', 'a vendor-native field (JSON values; dotted keys nest); repeatable', collect, [])
       .option('--wait', 'poll until the job settles, with a progress bar on a terminal')
-      .option('--output <file>', 'download the finished video here (implies --wait)'),
+      .option('--output <file>', 'download the finished video here (implies --wait)')
+      .option(...maxBytesOption()),
   ).action(run(create));
 
   clientOptions(video.command('get <id>').description('show a video job')).action(
@@ -115,10 +126,11 @@ function register(program: Command, run: Runner): void {
       .command('download <id>')
       .description('download a finished video, resuming a partial download with Range')
       .option('--output <file>', 'where to write it', 'video.mp4')
-      .option('--index <n>', 'which video, for jobs that made several', positiveNumber('--index')),
+      .option('--index <n>', 'which video, for jobs that made several', positiveNumber('--index'))
+      .option(...maxBytesOption()),
   ).action(
-    run(async (id: string, o: ClientFlags & { output: string; index?: number }) => {
-      const saved = await downloadVideo(apiClient(o), id, o.output, { index: o.index, timing: clientTiming() });
+    run(async (id: string, o: ClientFlags & { output: string; index?: number; maxBytes?: number }) => {
+      const saved = await downloadVideo(apiClient(o), id, o.output, { index: o.index, maxBytes: o.maxBytes, timing: clientTiming() });
       if (o.json) printJson(saved);
       else out(saved.path);
     }),
