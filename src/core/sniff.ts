@@ -25,8 +25,8 @@ export const MEDIA_HEAD_BYTES = 12;
 
 /**
  * How many leading bytes `startsLikeVideo` looks at: the first box, and past leading filler boxes
- * (`free`, `skip`, `wide`: QuickTime writers put an 8-byte `wide` ahead of `mdat`) the header and
- * brand of the box after them. A few dozen bytes, so a download peeks them without holding more.
+ * (`free`, `skip`, `wide`) the box after them, its header and brand (or a movie box's first child's
+ * header). A few dozen bytes, so a download peeks them without holding more.
  */
 export const VIDEO_HEAD_BYTES = 64;
 
@@ -36,19 +36,33 @@ const ANY4 = [undefined, undefined, undefined, undefined];
 const ascii = (s: string): number[] => [...Buffer.from(s, 'latin1')];
 
 /**
- * The top-level ISO-BMFF boxes a whole MP4 or QuickTime file starts with: `ftyp` (every MP4 since
- * 2001), `styp` (a fragmented segment), and the boxes older QuickTime writers put first (`moov`,
- * `mdat`, `free`, `skip`, `wide`, `pnot`). Bytes 0-3 are the box size; the type is at 4-8.
+ * The top-level ISO-BMFF boxes a video is taken to open with (bytes 0-3 are the box size; the type
+ * is at 4-8): a FileTypeBox, `ftyp` (every MP4 since 2001, and every QuickTime file since QuickTime 6,
+ * brand `qt  `) or `styp` (a fragmented segment), or the movie box `moov` of an older QuickTime file.
+ * An `mdat` or `pnot` first is not: an `mdat` holds raw samples and a `pnot` points at a preview
+ * picture, so nothing in the first bytes would show a video rather than any 8 bytes ahead of an
+ * error page, and no writer of the last two decades opens a file with either.
  */
-const FIRST_BOXES = ['ftyp', 'styp', 'moov', 'mdat', 'free', 'skip', 'wide', 'pnot'];
-const BOX_PATTERNS: Pattern[] = FIRST_BOXES.map((t) => [...ANY4, ...ascii(t)]);
-const EBML: Pattern = [0x1a, 0x45, 0xdf, 0xa3]; // WebM, Matroska
+const OPENING_BOXES = ['ftyp', 'styp', 'moov'];
 
 /**
  * Boxes that only hold space: one says nothing of what follows it (an 8-byte `free` ahead of an
  * HTML page is not a video), so the box after it is checked in its place.
  */
 const FILLER_BOXES = new Set(['free', 'skip', 'wide']);
+
+const BOX_PATTERNS: Pattern[] = [...OPENING_BOXES, ...FILLER_BOXES].map((t) => [...ANY4, ...ascii(t)]);
+const EBML: Pattern = [0x1a, 0x45, 0xdf, 0xa3]; // WebM, Matroska
+
+/**
+ * The boxes a movie box holds (ISO/IEC 14496-12 8.2.1, QuickTime's movie atom), one of which is its
+ * first: the movie header `mvhd` in practice; a compressed (`cmov`) or reference (`rmra`) movie, or
+ * a profile (`prfl`) ahead of the header, in QuickTime.
+ */
+const MOVIE_CHILDREN = ['mvhd', 'cmov', 'rmra', 'prfl', 'trak', 'udta', 'meta', 'iods', 'mvex', 'free', 'skip', 'wide'];
+
+/** The shortest movie header of each version (version 0: 32-bit times, 108 bytes; version 1: 64-bit, 120). */
+const MVHD_BYTES = [108, 120];
 
 const IMAGE_PATTERNS: readonly [string, Pattern][] = [
   ['image/png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]],
@@ -78,14 +92,14 @@ function printable(bytes: Buffer): boolean {
 }
 
 /**
- * Whether a file's first bytes are those of a video container: an ISO-BMFF box (MP4, QuickTime)
- * whose size is possible (0: to the end of the file; 1: a 64-bit size follows; else at least its
- * 8-byte header), or the EBML magic of WebM and Matroska. An `ftyp` or `styp` box must be one
- * (BRAND_BOXES): an 8-byte `ftyp` followed by an HTML page is not a video. Leading filler boxes
- * (FILLER_BOXES) are stepped over, and the box after them must be one of these within the first
- * VIDEO_HEAD_BYTES: a filler that reaches past them, or ends the file, leaves nothing shown to be a
- * video. `partial` is for the answer to a range shorter than the check (a player's `bytes=0-1`
- * probe): the bytes present must fit a signature.
+ * Whether a file's first bytes are those of a video container: an ISO-BMFF file (MP4, QuickTime)
+ * opening with one of OPENING_BOXES, or the EBML magic of WebM and Matroska. Each opening box is
+ * judged by more than its 8-byte header, so that no 8 bytes ahead of an HTML page pass: an `ftyp`
+ * or `styp` must be a whole FileTypeBox (BRAND_BOXES), a `moov` must hold a movie's first box
+ * (movieFits). Leading filler boxes (FILLER_BOXES) are stepped over, and the box after them must
+ * be one of these within the first VIDEO_HEAD_BYTES: a filler that reaches past them, or ends the
+ * file, leaves nothing shown to be a video. `partial` is for the answer to a range shorter than the
+ * check (a player's `bytes=0-1` probe): the bytes present must fit a signature.
  */
 export function startsLikeVideo(head: Buffer, partial = false): boolean {
   head = head.subarray(0, VIDEO_HEAD_BYTES);
@@ -98,7 +112,7 @@ export function startsLikeVideo(head: Buffer, partial = false): boolean {
     if (!BOX_PATTERNS.some((p) => matches(box, p, partial))) return false;
     if (box.length < 8) return box.length < 4 || possibleSize(box.readUInt32BE(0));
     const type = box.toString('latin1', 4, 8);
-    if (!FILLER_BOXES.has(type)) return firstBoxFits(box, type, partial);
+    if (!FILLER_BOXES.has(type)) return openingBoxFits(box, type, partial);
     const end = fillerEnd(box);
     if (end === 'short') return partial;
     if (end === undefined) return false;
@@ -125,11 +139,40 @@ function fillerEnd(box: Buffer): number | 'short' | undefined {
   return large > BigInt(box.length) ? Number.POSITIVE_INFINITY : Number(large);
 }
 
-/** The rules for the box a video starts with (after any filler): a whole FileTypeBox, or a possible size. */
-function firstBoxFits(box: Buffer, type: string, partial: boolean): boolean {
+/** The rules for the box a video opens with (after any filler): a whole FileTypeBox, or a movie box that holds a movie. */
+function openingBoxFits(box: Buffer, type: string, partial: boolean): boolean {
+  if (!BRAND_BOXES.has(type)) return movieFits(box, partial);
   const size = box.readUInt32BE(0);
-  if (BRAND_BOXES.has(type)) return size >= 16 && size % 4 === 0 && (partial || box.length >= 12) && printable(box.subarray(8, 12));
-  return possibleSize(size);
+  return size >= 16 && size % 4 === 0 && (partial || box.length >= 12) && printable(box.subarray(8, 12));
+}
+
+/**
+ * Whether a `moov` opening the file holds a movie as far as the bytes looked at show: its size is
+ * possible (0: to the end of the file; 1: a 64-bit size follows, whole in `box`), and right after
+ * its header comes the header of a box a movie holds (MOVIE_CHILDREN) with a 32-bit size of at
+ * least 8 bytes that fits in the movie box; a movie header is of version 0 or 1 and at least that
+ * version's length. A `moov` header followed by an HTML page, zeros or nothing is refused.
+ */
+function movieFits(box: Buffer, partial: boolean): boolean {
+  const size = box.readUInt32BE(0);
+  let header = 8;
+  // The bytes the movie box's children may take.
+  let room = size === 0 ? Number.POSITIVE_INFINITY : size - 8;
+  if (size === 1) {
+    if (box.length < 16) return partial;
+    header = 16;
+    const large = box.readBigUInt64BE(8);
+    room = large > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(large) - 16;
+  } else if (size !== 0 && size < 8) return false;
+  const child = box.subarray(header, header + 9);
+  if (child.length < 8 && !partial) return false;
+  const childSize = child.length >= 4 ? child.readUInt32BE(0) : undefined;
+  if (childSize !== undefined && (childSize < 8 || childSize > room)) return false;
+  const type = child.toString('latin1', Math.min(4, child.length), Math.min(8, child.length));
+  if (!MOVIE_CHILDREN.some((t) => t.startsWith(type))) return false;
+  if (type !== 'mvhd' || child.length < 9) return true;
+  const version = child[8]!;
+  return version < MVHD_BYTES.length && childSize! >= MVHD_BYTES[version]!;
 }
 
 /** The raster image type a file's first bytes name (PNG, JPEG, GIF, WebP), or undefined. */

@@ -59,9 +59,7 @@ describe('media signatures', () => {
 
   it('video: ISO-BMFF first boxes and EBML; not text, JSON or an image', () => {
     expect(startsLikeVideo(sampleMp4())).toBe(true);
-    for (const t of ['ftyp', 'styp', 'moov', 'mdat', 'pnot']) expect(startsLikeVideo(box(32, t)), t).toBe(true);
-    expect(startsLikeVideo(box(0, 'mdat'))).toBe(true);
-    expect(startsLikeVideo(box(1, 'mdat'))).toBe(true);
+    for (const t of ['ftyp', 'styp']) expect(startsLikeVideo(box(32, t)), t).toBe(true);
     expect(startsLikeVideo(box(4, 'ftyp'))).toBe(false);
     expect(startsLikeVideo(Buffer.from('1a45dfa39f4286810142f7810142f2', 'hex'))).toBe(true);
     for (const s of ['<html><body>', '{"error":{"m', '<?xml version', 'sk-upstreamSECRET']) expect(startsLikeVideo(Buffer.from(s)), s).toBe(false);
@@ -100,9 +98,11 @@ describe('media signatures', () => {
       expect(startsLikeVideo(Buffer.concat([filler(t), page])), `${t} + page`).toBe(false);
       expect(startsLikeVideo(Buffer.concat([filler(t, 16), page])), `${t} 16 + page`).toBe(false);
       expect(startsLikeVideo(Buffer.concat([filler(t), Buffer.from('{"error":{"message":"x"}}')])), `${t} + JSON`).toBe(false);
-      // Past it, the rules of a first box: a whole FileTypeBox, or a possible size.
+      // Past it, the rules of an opening box: a whole FileTypeBox, or a movie box holding a movie.
       expect(startsLikeVideo(Buffer.concat([filler(t), sampleMp4()])), `${t} + mp4`).toBe(true);
-      expect(startsLikeVideo(Buffer.concat([filler(t), box(32, 'mdat')])), `${t} + mdat`).toBe(true);
+      expect(startsLikeVideo(Buffer.concat([filler(t), sampleMp4().subarray(32)])), `${t} + moov`).toBe(true);
+      expect(startsLikeVideo(Buffer.concat([filler(t), box(32, 'mdat')])), `${t} + mdat`).toBe(false);
+      expect(startsLikeVideo(Buffer.concat([filler(t), u32(1000), Buffer.from('moov'), page])), `${t} + moov header + page`).toBe(false);
       expect(startsLikeVideo(Buffer.concat([filler(t), u32(8), Buffer.from('ftyp'), page])), `${t} + 8-byte ftyp`).toBe(false);
       expect(startsLikeVideo(Buffer.concat([filler(t), filler('free', 12), filler('skip'), sampleMp4()])), `${t}, free, skip + mp4`).toBe(true);
       // A filler that is the whole file, runs to its end (size 0), or past the bytes looked at.
@@ -120,6 +120,43 @@ describe('media signatures', () => {
     expect(startsLikeVideo(afterFillers(6))).toBe(true);
     expect(startsLikeVideo(afterFillers(7))).toBe(false);
     expect(startsLikeVideo(afterFillers(8))).toBe(false);
+  });
+
+  it('video: an mdat or pnot first is refused, a moov first must hold a movie, whatever its size field says', () => {
+    const u32 = (n: number) => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+    const header = (size: number, t: string) => Buffer.concat([u32(size), Buffer.from(t)]);
+    const page = Buffer.from('<!doctype html><html><body>denied: Bearer sk-upstreamSECRET</body></html>');
+    for (const t of ['mdat', 'moov', 'pnot']) {
+      for (const size of [0, 1, 8, 16, 1000, page.length + 8]) {
+        expect(startsLikeVideo(Buffer.concat([header(size, t), page])), `${t} ${size} + page`).toBe(false);
+        expect(startsLikeVideo(Buffer.concat([header(size, t), Buffer.alloc(56)])), `${t} ${size} + zeros`).toBe(false);
+      }
+    }
+    // A real movie box first (the sample's, without its ftyp): its movie header is the first child.
+    const movie = sampleMp4().subarray(32);
+    expect(movie.toString('latin1', 4, 8)).toBe('moov');
+    expect(startsLikeVideo(movie)).toBe(true);
+    const withSize = (size: number) => Buffer.concat([u32(size), movie.subarray(4)]);
+    const withChild = (child: Buffer) => Buffer.concat([movie.subarray(0, 8), child, movie.subarray(16)]);
+    expect(startsLikeVideo(withSize(0)), 'to the end of the file').toBe(true);
+    expect(startsLikeVideo(Buffer.concat([u32(1), Buffer.from('moov'), Buffer.from('00000000000003ee', 'hex'), movie.subarray(8)])), '64-bit size').toBe(true);
+    expect(startsLikeVideo(Buffer.concat([u32(1), Buffer.from('moov'), Buffer.from('0000000000000010', 'hex'), movie.subarray(8)])), '64-bit size, no room').toBe(false);
+    expect(startsLikeVideo(withSize(100)), 'a movie header larger than the movie').toBe(false);
+    expect(startsLikeVideo(withSize(4)), 'an impossible size').toBe(false);
+    expect(startsLikeVideo(withChild(header(16, 'mvhd'))), 'a movie header shorter than version 0').toBe(false);
+    expect(startsLikeVideo(withChild(header(4, 'mvhd'))), 'a child of 4 bytes').toBe(false);
+    expect(startsLikeVideo(withChild(header(108, 'html'))), 'a child a movie does not hold').toBe(false);
+    for (const t of ['trak', 'udta', 'cmov', 'prfl']) expect(startsLikeVideo(withChild(header(108, t))), t).toBe(true);
+    // A movie header of version 1 is 120 bytes or more; a version past 1 is no movie header.
+    const v = (version: number, size: number) => Buffer.concat([movie.subarray(0, 8), u32(size), Buffer.from('mvhd'), Buffer.from([version]), movie.subarray(17)]);
+    expect(startsLikeVideo(v(1, 120))).toBe(true);
+    expect(startsLikeVideo(v(1, 108))).toBe(false);
+    expect(startsLikeVideo(v(2, 120))).toBe(false);
+    // A short range from the first byte: the bytes present must fit.
+    expect(startsLikeVideo(movie.subarray(0, 2), true)).toBe(true);
+    expect(startsLikeVideo(movie.subarray(0, 12), true)).toBe(true);
+    expect(startsLikeVideo(Buffer.concat([header(1000, 'moov'), page]).subarray(0, 12), true)).toBe(false);
+    expect(startsLikeVideo(Buffer.concat([header(1000, 'mdat'), page]).subarray(0, 8), true)).toBe(false);
   });
 
   it('video, a short range from the first byte: only the bytes present count', () => {

@@ -128,6 +128,22 @@ describe('a container that opens with a box too small to be one', () => {
   });
 });
 
+describe('a container that opens with a media or movie box header and no movie', () => {
+  for (const t of ['mdat', 'moov']) {
+    it(`an 8-byte ${t} header followed by an HTML page quoting the upstream key: refused by its first bytes`, async () => {
+      vendor.answer = (req, res) => {
+        const page = Buffer.from(`<html><body>denied: ${req.headers.authorization}</body></html>`);
+        const header = Buffer.alloc(8);
+        header.writeUInt32BE(8 + page.length);
+        header.write(t, 4, 'latin1');
+        whole('application/octet-stream', Buffer.concat([header, page]))(req, res);
+      };
+      expectRefused(await content());
+      expectLoggedRefusal(/first bytes/);
+    });
+  }
+});
+
 describe('a container that opens with a filler box', () => {
   for (const t of ['free', 'skip', 'wide']) {
     it(`an 8-byte ${t} box followed by an HTML page quoting the upstream key: refused; followed by a real MP4: streamed`, async () => {

@@ -96,16 +96,16 @@ async function expectRefused(s: Settled, reason: string, output = 0): Promise<vo
   for (const l of lines) expect(l).not.toContain(s.credential);
 }
 
-/** The job completed, was billed the hold, and serves the MP4 fixture from the blob store, its copy marked as checked. */
-async function expectServed(s: Settled): Promise<void> {
+/** The job completed, was billed the hold, and serves `video` (the MP4 fixture) from the blob store, its copy marked as checked. */
+async function expectServed(s: Settled, video = sampleMp4()): Promise<void> {
   expect(s.job.status, JSON.stringify(s.job).slice(0, 400)).toBe('completed');
   expect(await gw.balance(s.account)).toBe(BALANCE - HOLD);
-  expect(await gw.services.video.deps.blobs.size(`${s.jobId}-0.mp4`)).toBe(sampleMp4().length);
+  expect(await gw.services.video.deps.blobs.size(`${s.jobId}-0.mp4`)).toBe(video.length);
   const record = (await gw.services.store.getJob(s.jobId))!;
-  expect(record.outputs).toEqual([{ blob: `${s.jobId}-0.mp4`, size: sampleMp4().length, mimeType: 'video/mp4', checkedWhenStored: true }]);
+  expect(record.outputs).toEqual([{ blob: `${s.jobId}-0.mp4`, size: video.length, mimeType: 'video/mp4', checkedWhenStored: true }]);
   const res = await fetch(`${gw.url}/v1/videos/${s.job.id}/content`, { headers: { authorization: `Bearer ${s.key}` } });
   expect(res.status).toBe(200);
-  expect(Buffer.from(await res.arrayBuffer()).equals(sampleMp4())).toBe(true);
+  expect(Buffer.from(await res.arrayBuffer()).equals(video)).toBe(true);
 }
 
 describe('an inline video from Veo (bytesBase64Encoded)', () => {
@@ -122,6 +122,22 @@ describe('an inline video from Veo (bytesBase64Encoded)', () => {
       expect(s.credential).toMatch(/^ya29\./);
       await expectRefused(s, mimeType === 'text/html' ? 'declared a document type' : 'first bytes are not a video container');
     }
+  });
+
+  it('that is an HTML page behind an 8-byte mdat or moov box header (after a filler or not) fails the job', async () => {
+    const header = (size: number, type: string) => Buffer.concat([Buffer.from([size >>> 24, (size >>> 16) & 255, (size >>> 8) & 255, size & 255]), Buffer.from(type)]);
+    for (const type of ['mdat', 'moov']) {
+      for (const lead of [Buffer.alloc(0), header(8, 'wide')]) {
+        const s = await veoJob((a) => [{ bytesBase64Encoded: b64(Buffer.concat([lead, header(8 + page(a).length, type), Buffer.from(page(a))])), mimeType: 'video/mp4' }]);
+        await expectRefused(s, 'first bytes are not a video container');
+      }
+    }
+  });
+
+  it('a QuickTime movie that opens with its movie box (no ftyp) completes and is served', async () => {
+    const movieFirst = sampleMp4().subarray(sampleMp4().readUInt32BE(0));
+    expect(movieFirst.toString('latin1', 4, 8)).toBe('moov');
+    await expectServed(await veoJob(() => [{ bytesBase64Encoded: b64(movieFirst), mimeType: 'video/mp4' }]), movieFirst);
   });
 
   it('that is a real MP4 declared as text/html fails the job: a document type is refused as for a download', async () => {
