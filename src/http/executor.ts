@@ -9,6 +9,7 @@ import { readAnswer, WholeAnswer, type AnswerLimits } from './answer-budget.js';
 import type { CallSignal } from './call-signal.js';
 import { dispatchWhole } from './dispatch-whole.js';
 import { isRefusedAddress } from './guarded-agent.js';
+import { encodeJsonBody } from './json-body.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
 import { upstreamAnswer } from './upstream-answer.js';
@@ -215,14 +216,23 @@ function parsedUrl(href: string): { url: URL; origin: string; path: string } {
   return p;
 }
 
-/** The headers (a copy, which tracing may add to) and the body as undici sends it. */
-function encode(req: UpstreamRequest): { headers: Record<string, string>; body: string | Buffer | undefined } {
+/**
+ * The headers (a copy, which tracing may add to) and the body as undici sends it. A JSON body that
+ * may carry media inline (`bodyMedia`) is sent from its strings, never a serialised copy of them
+ * (json-body.ts); undici checks that what it sends matches the Content-Length given.
+ */
+function encode(req: UpstreamRequest): { headers: Record<string, string>; body: string | Buffer | Readable | undefined } {
   const headers: Record<string, string> = { ...req.headers };
-  let body: string | Buffer | undefined;
+  let body: string | Buffer | Readable | undefined;
   if (req.body === undefined) body = undefined;
   else if (typeof req.body === 'string' || Buffer.isBuffer(req.body)) body = req.body;
   else {
-    body = JSON.stringify(req.body);
+    const json = req.bodyMedia ? encodeJsonBody(req.body) : JSON.stringify(req.body);
+    if (typeof json === 'string') body = json;
+    else {
+      body = json.stream;
+      headers['content-length'] = String(json.length);
+    }
     if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
   }
   return { headers, body };

@@ -28,6 +28,11 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** A JSON value is serialised by the executor; a string or Buffer is sent as it is. */
   body?: Json | string | Buffer;
+  /**
+   * The JSON body may carry media inline (an uploaded file as base64, tens of megabytes): its long
+   * strings are sent from the strings themselves, not from a serialised copy (http/json-body.ts).
+   */
+  bodyMedia?: boolean;
   /** Per-request timeout override; defaults to the upstream's timeout. */
   timeoutMs?: number;
   /** A smaller cap than `server.max_answer_bytes` on an answer read whole (`send`, `sendRaw`): larger ones are abandoned unread. */

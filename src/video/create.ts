@@ -260,8 +260,10 @@ async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream,
       : vendor.buildCreate(input, up);
   // A vendor that takes a client request id gets ours, so its logs and ours can be matched.
   if (requestId && vendor.requestIdHeader) built.headers = { ...built.headers, [vendor.requestIdHeader]: requestId };
-  // Under the small cap of every video answer that carries no video (vendors/answers.ts).
-  const res = await deps.client.send(up, vendor, boundedAnswer(built));
+  // Under the small cap of every video answer that carries no video (vendors/answers.ts). A body
+  // may carry an uploaded reference inline, as the base64 string the create holds (and the budget
+  // of bytes in flight counts): it is sent from that string, never from a serialised copy.
+  const res = await deps.client.send(up, vendor, { ...boundedAnswer(built), bodyMedia: true });
   if (res.status < 200 || res.status >= 300) return { ok: false as const, verdict: vendor.classifyError(res) };
   try {
     const value = derive ? parseDerive(vendor, derive, res, input.model, input.upstreamModel, up) : vendor.parseCreate(res, input, up);
