@@ -202,7 +202,7 @@ async function buildOpened(
       await webhooks.dispatcher.stop();
       // Answers already sent are billed before the store goes away.
       await charges.drain();
-      await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close()]);
+      await Promise.allSettled([executor.close(), media.close(), limiter.close(), readiness.close(), chat.close()]);
       blobs.close?.();
       await store.close();
       await tracing?.shutdown();

@@ -16,10 +16,12 @@ import { withFailover } from '../routing/failover.js';
 import { ChatBilling } from './billing.js';
 import { relayEvents } from './sse.js';
 import { admittedOutputTokens, holdRefusals } from './output-hold.js';
-import { chatTokenCounter, DEFAULT_OUTPUT_RESERVE_TOKENS, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
+import { DEFAULT_OUTPUT_RESERVE_TOKENS, estimatePromptTokens, reservedCompletionTokens } from './tokens.js';
 import type { ChatCall, ChatLogger, ChatResult, ChatServiceDeps, Reservation } from './types.js';
-import { buildChatRequest, CHAT_VENDORS, classifyChatError, notACompletion, parseJson } from './upstream.js';
+import { buildChatRequest, CHAT_VENDORS, classifyChatError, parseJson } from './upstream.js';
 import { chatCost, readUsage } from './usage.js';
+import { generatedText, readCompletion, renderCompletion } from './completion-body.js';
+import { LargeCompletions, OFF_THREAD_BYTES, type Completion } from './large-completions.js';
 import { validateChatBody } from './validate.js';
 
 const MAX_ERROR_BODY = 64 * 1024;
@@ -36,6 +38,8 @@ export class ChatService {
   private readonly budgets: KeyBudgets;
   private readonly defaultOutputTokens: number;
   private readonly billing: ChatBilling;
+  /** Where answers over OFF_THREAD_BYTES are prepared, off the main thread. */
+  readonly largeAnswers: LargeCompletions;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.defaultOutputTokens = deps.defaultOutputReserveTokens ?? DEFAULT_OUTPUT_RESERVE_TOKENS;
@@ -43,6 +47,7 @@ export class ChatService {
     this.reservations = deps.reservations ?? new Reservations(deps.store);
     this.client = deps.client ?? new UpstreamClient(deps.executor);
     this.billing = new ChatBilling(deps, this.log);
+    this.largeAnswers = deps.largeAnswers ?? new LargeCompletions({ log: (m) => this.log.error(m) });
     this.budgets =
       deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now(), (e) => this.log.error(`key budget correction failed: ${(e as Error).message}`));
   }
@@ -116,32 +121,32 @@ export class ChatService {
       async (up) => {
         const req = this.requestFor(call, up, false);
         const res = await this.client.sendRaw(up, STATIC_AUTH, req, signal);
-        const ok = res.status >= 200 && res.status < 300;
+        if (res.status >= 200 && res.status < 300) {
+          // Tens of MB (many choices, log probabilities, audio) would hold the event loop for seconds.
+          if (res.raw.length > OFF_THREAD_BYTES) return this.largeAnswers.prepare(res.raw, up, signal);
+          const read = readCompletion(res.raw);
+          return 'verdict' in read ? { ok: false, verdict: read.verdict } : { ok: true, value: smallCompletion(res.raw, read.json, up) };
+        }
         // An error envelope is a few hundred bytes: a larger error answer is classified by its status
         // alone, not parsed (as for a stream's error answer, of which MAX_ERROR_BODY is read).
-        const json = ok || res.raw.length <= MAX_ERROR_BODY ? parseJson(res.raw) : undefined;
-        if (ok) {
-          const failed = notACompletion(json);
-          return failed ? { ok: false, verdict: failed } : { ok: true, value: { raw: res.raw, json: json as JsonObject } };
-        }
+        const json = res.raw.length <= MAX_ERROR_BODY ? parseJson(res.raw) : undefined;
         return { ok: false, verdict: classifyChatError(res.status, json, res.headers) };
       },
       this.failoverOptions(),
     );
-    const usage = readUsage(value.json.usage) ?? { promptTokens: r.promptEstimate, completionTokens: await generatedText(value.json), reported: false };
+    const usage = value.usage ?? { promptTokens: r.promptEstimate, completionTokens: await value.generated(), reported: false };
     // The client hung up or timed out before the answer: it receives nothing and is not charged.
     if (signal?.aborted) throw new TransportError('aborted', 'the client is gone', true);
     // From here the answer is owed: billed, it must also be delivered.
     call.commit?.();
     await this.billing.settle(r, usage, upstream);
-    // usage.cost is added to the vendor's usage; every other field is passed on as it came, but for
-    // the upstream's own credentials, removed as from a stream (generated text may otherwise look
-    // like anything, so only those).
-    const priced = isObject(value.json.usage) ? JSON.stringify({ ...value.json, usage: { ...value.json.usage, cost: costUnits(r.charged ?? 0) } }) : undefined;
-    const text = priced ?? value.raw.toString('utf8');
-    const scrubbed = redactorFor(upstream).ownCredentials(text);
-    const body = priced === undefined && scrubbed === text ? value.raw : Buffer.from(scrubbed);
+    const body = value.render(costUnits(r.charged ?? 0));
     return { kind: 'json', status: 200, headers: { ...limitHeaders }, body };
+  }
+
+  /** Stops the answer worker (at shutdown, once no request is left). */
+  close(): Promise<void> {
+    return this.largeAnswers.close();
   }
 
   private async stream(call: ChatCall): Promise<ChatResult> {
@@ -219,16 +224,13 @@ function isEventStream(contentType: string | undefined): boolean {
   return contentType === undefined || /^\s*text\/event-stream\s*(;|$)/i.test(contentType);
 }
 
-/** Output tokens counted from the returned messages, for a vendor that reported no usage. */
-async function generatedText(json: JsonObject): Promise<number> {
-  let n = 0;
-  if (!Array.isArray(json.choices)) return 0;
-  // Upstream text is counted under the same bounds as a client's.
-  const counter = chatTokenCounter();
-  for (const c of json.choices) {
-    if (isObject(c) && isObject(c.message) && typeof c.message.content === 'string') n += await counter.count(c.message.content);
-  }
-  return n;
+/** A completion of up to OFF_THREAD_BYTES, prepared on the main thread (completion-body.ts). */
+function smallCompletion(raw: Buffer, json: JsonObject, up: Upstream): Completion {
+  return {
+    usage: readUsage(json.usage),
+    generated: () => generatedText(json),
+    render: (cost) => renderCompletion(raw, json, cost, (text) => redactorFor(up).ownCredentials(text)),
+  };
 }
 
 async function readSome(body: StreamResponse['body'], limit: number): Promise<Buffer> {

@@ -13,6 +13,7 @@ import type { Catalog, ModelInfo } from '../routing/catalog.js';
 import type { Store } from '../store/types.js';
 import type { GatewayError } from '../core/errors.js';
 import type { UsageBounds } from './believable-usage.js';
+import type { LargeCompletions } from './large-completions.js';
 
 export interface ChatLogger {
   warn(msg: string): void;
@@ -44,6 +45,8 @@ export interface ChatServiceDeps {
   charges?: Pick<ChargeBatcher, 'charge' | 'submit'>;
   /** Per-key budgets; defaults to one over `store`. */
   budgets?: KeyBudgets;
+  /** The worker large answers are prepared in (large-completions.ts); defaults to one of its own. */
+  largeAnswers?: LargeCompletions;
 }
 
 export type ChatResult =

@@ -115,6 +115,14 @@ export class UpstreamRedactor {
     return removeSecrets(s, this.secrets);
   }
 
+  /**
+   * The credentials `ownCredentials` removes (configured and learned), for the same removal done
+   * on another thread (a large chat answer's, chat/completion-job.ts).
+   */
+  credentials(): string[] {
+    return [...this.configured, ...this.learned];
+  }
+
   json<T extends Json>(v: T): T {
     return redactJson(v, this.secrets, this.hosts, this.names);
   }
