@@ -5,6 +5,7 @@ import { errors, type GatewayError } from './core/errors.js';
 import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
 import { answerUnmetExpectations } from './http/expect.js';
+import { keepFlushingAnswers } from './http/flushing-answers.js';
 import { installLingeringClose } from './http/linger.js';
 import { installJsonParser } from './http/json-depth.js';
 import { countAnswerBeforeRouting, installHttpMetrics } from './ops/http-metrics.js';
@@ -136,6 +137,8 @@ export function buildApp(s: Services): FastifyInstance {
   installBodyBudget(app, new BodyBudget(server.max_inflight_body_bytes), server.body_limit_bytes);
   installLingeringClose(app);
   answerUnmetExpectations(app.server);
+  // A drain must not cut an answer whose last bytes are still on their way to a slow reader.
+  keepFlushingAnswers(app.server);
 
   // Bodies nested deeper than any API needs are refused before they are parsed.
   installJsonParser(app);
