@@ -169,7 +169,7 @@ describe('video download: local failures and files that are not regular', () => 
   }, 30_000);
 });
 
-describe('video download: a body without an announced size is bounded by --max-bytes', () => {
+describe('video download is bounded by --max-bytes, announced or not', () => {
   it('past the bound: stopped, the partial file removed, one line and exit 1', async () => {
     videos.set('a', { bytes: randomBytes(1_000_000), unannounced: true });
     const out = join(dir, 'endless.mp4');
@@ -189,6 +189,17 @@ describe('video download: a body without an announced size is bounded by --max-b
     expect(r.code, r.err).toBe(0);
     expect(readFileSync(out).equals(videos.get('a')!.bytes)).toBe(true);
     expect(existsSync(`${out}.part`)).toBe(false);
+  }, 30_000);
+
+  it('an announced size over the bound: refused before a byte is written, one line and exit 1', async () => {
+    videos.set('a', { bytes: randomBytes(1_000_000) });
+    const out = join(dir, 'announced.mp4');
+    const r = await spawnCli(['video', 'download', 'a', '--output', out, '--max-bytes', '100000', '--url', api.url, '--key', 'k']);
+    expect(r.err).not.toMatch(STACK);
+    expect(r.err).toMatch(/^error: the server announced 1000000 bytes, more than --max-bytes \(100000\); not downloading\n$/);
+    expect(r.code).toBe(1);
+    expect(ranges).toEqual([undefined]);
+    expect(existsSync(out) || existsSync(`${out}.part`) || existsSync(`${out}.part.json`)).toBe(false);
   }, 30_000);
 
   it('--max-bytes that is not a positive whole number is a usage error', async () => {

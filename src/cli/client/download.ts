@@ -85,7 +85,8 @@ function continues(res: Dispatcher.ResponseData, src: Source, offset: number): b
  *
  * A body whose size the server does not announce (no Content-Length: the gateway always gives one
  * for a copy it stores, so only a vendor's unannounced stream, a broken proxy or a hostile server
- * sends none) is written up to `maxBytes` (default LARGEST_VIDEO_BYTES) and no further.
+ * sends none) is written up to `maxBytes` (default LARGEST_VIDEO_BYTES) and no further; one that
+ * announces more than `maxBytes` is refused before anything is written.
  */
 export async function downloadVideo(
   api: ApiClient,
@@ -167,6 +168,13 @@ export async function downloadVideo(
         continue;
       }
       const total = src!.total;
+      if (total !== undefined && total > maxBytes) {
+        // A size past the bound is refused before a byte of it is written: announced or not, it
+        // would fill the disk all the same. Nothing of it is kept (a part begun under a larger bound stays).
+        res.body.destroy();
+        if (!direct && offset === 0) onDisk(out, () => [part, meta].forEach((f) => rmSync(f, { force: true })));
+        throw new CliError(`the server announced ${total} bytes, more than --max-bytes (${maxBytes}); not downloading`, EXIT.failure);
+      }
       progress.start(total, offset);
       let cut: Error | undefined;
       try {

@@ -67,11 +67,11 @@ async function create(o: CreateFlags): Promise<number> {
   return EXIT.ok;
 }
 
-/** The bound on a download whose size the server does not announce (it always does for a copy the gateway stores). */
+/** The bound on a download: a larger announced size is refused, an unannounced body cut there. */
 const maxBytesOption = () =>
   [
     '--max-bytes <n>',
-    `largest download written when the server announces no size (default ${LARGEST_VIDEO_BYTES}, 512 MiB)`,
+    `largest download (default ${LARGEST_VIDEO_BYTES}, 512 MiB): a larger announced size is refused, an unannounced body cut there`,
     positiveInteger('--max-bytes'),
   ] as const;
 
