@@ -90,14 +90,25 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   } catch (e) {
     throw new ConfigError(`${path}: cannot read the config file (${(e as Error).message})`);
   }
-  let raw: unknown;
+  return validateConfig(parseConfigText(text, path), path, env);
+}
+
+/**
+ * The file's YAML. `${VAR}` inside `{...}` / `[...]` parses unquoted (flow-references.ts;
+ * substitution is after parsing), but only where the file as written does not parse: a file that
+ * parses keeps the meaning it has, whatever its quoted strings hold. A file neither way parses is
+ * reported as written.
+ */
+export function parseConfigText(text: string, path: string): unknown {
   try {
-    // `${VAR}` inside `{...}` / `[...]` parses unquoted (flow-references.ts); substitution is after parsing.
-    raw = parseYaml(quoteFlowReferences(text));
-  } catch (e) {
-    throw new ConfigError(`${path}: not valid YAML: ${(e as Error).message}`);
+    return parseYaml(text);
+  } catch (asWritten) {
+    try {
+      return parseYaml(quoteFlowReferences(text));
+    } catch {
+      throw new ConfigError(`${path}: not valid YAML: ${(asWritten as Error).message}`);
+    }
   }
-  return validateConfig(raw, path, env);
 }
 
 /** Cross-field rules zod cannot express on one field. */

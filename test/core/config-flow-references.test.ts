@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfigFile } from '../../src/config/load.js';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError, loadConfigFile, parseConfigText } from '../../src/config/load.js';
 import { quoteFlowReferences } from '../../src/config/flow-references.js';
 
 /**
@@ -89,5 +90,19 @@ describe('quoteFlowReferences', () => {
       ['a: ${X} # {${Y}}', 'b: |', '  {${X}}', 'c: ["${A}", "${B}", "pre${C:-d, e}post", plain]', '{"${K}": v}: 1', 'd: {u: "x\\"${A}\\\\y"}', ''].join('\n'),
     );
     expect(quoteFlowReferences('no references: {a: 1}')).toBe('no references: {a: 1}');
+  });
+});
+
+describe('a file that parses as written keeps its meaning', () => {
+  it('is not rewritten, whatever its quoted strings hold (a reference opened in one and closed past it)', () => {
+    for (const text of ["a: ['${X:-', {}, '[${Y}]']", "a: ['${X:-', {}, '${Y}']", 'a: ["${X:-", {b: 1}, "${Y}"]']) {
+      expect(parseConfigText(text, 'f.yaml')).toEqual(parseYaml(text));
+    }
+    expect(parseConfigText("a: ['${X:-', {}, '[${Y}]']", 'f.yaml')).toEqual({ a: ['${X:-', {}, '[${Y}]'] });
+  });
+
+  it('only a file that does not parse as written is read with its flow references quoted; one that parses neither way is reported as written', () => {
+    expect(parseConfigText('a: {rpm: ${RPM}}', 'f.yaml')).toEqual({ a: { rpm: '${RPM}' } });
+    expect(() => parseConfigText('a: {rpm: ${RPM}', 'f.yaml')).toThrow(/^f\.yaml: not valid YAML: /);
   });
 });
