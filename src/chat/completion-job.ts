@@ -42,11 +42,27 @@ export async function prepareCompletion(job: CompletionJob): Promise<CompletionJ
   const placeholder = randomBytes(16).toString('hex');
   const secrets = secretsOf(job.credentials);
   const body = renderCompletion(raw, json, placeholder, (text) => removeSecrets(text, secrets));
+  if (body.length > grownBound(raw.length)) return { verdict: grewTooMuch(raw.length, body.length) };
   if (!isObject(json.usage)) return { usage, generated, body };
   const quoted = Buffer.from(JSON.stringify(placeholder));
   const at = body.indexOf(quoted);
   if (at < 0 || body.indexOf(quoted, at + quoted.length) >= 0) throw new Error('the cost could not be placed in the answer');
   return { usage, generated, body, cost: { at, length: quoted.length } };
+}
+
+/**
+ * How large a rendered answer may be against what the upstream sent. Rendering writes the parsed
+ * answer again, which keeps its size but for numbers: `1e20` is written as its 21 digits, so an
+ * answer made of such numbers would grow up to ~5x (60 MB to 264 MB), past the answer budget that
+ * counted its 60 MB. Real answers do not grow (log probabilities like `-9.5e-6` by a few characters
+ * each): twice the size and 64 KiB is far beyond them.
+ */
+export function grownBound(rawBytes: number): number {
+  return 2 * rawBytes + 64 * 1024;
+}
+
+function grewTooMuch(rawBytes: number, bodyBytes: number): UpstreamVerdict {
+  return { kind: 'retryable', status: 502, message: `the answer of ${rawBytes} bytes would be sent as ${bodyBytes} bytes once rendered (numbers written out in full)` };
 }
 
 /** Compiled once per list of credentials (an upstream's, which changes only when a minted token rotates). */

@@ -72,4 +72,18 @@ describe('an answer prepared in the worker', () => {
     gone.abort();
     await expect(large.prepare(Buffer.from('{}'), up, gone.signal)).rejects.toMatchObject({ reason: 'aborted' });
   });
+
+  it('an answer whose numbers would be written out to several times its size is refused (the answer budget counted its bytes)', async () => {
+    // 2 MB of `1e20`, each written as 21 digits once rendered: ~5x.
+    const numbers = `[${Array.from({ length: 400_000 }, () => '1e20').join(',')}]`;
+    const text = `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"logprobs":${numbers}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`;
+    // (prepare moves the buffer it is given to the worker.)
+    const out = await large.prepare(Buffer.from(text), up, undefined);
+    expect(out.ok).toBe(false);
+    if (!out.ok) expect(out.verdict).toMatchObject({ kind: 'retryable', status: 502, message: expect.stringMatching(/once rendered/) });
+    // Log probabilities as vendors write them grow by a few characters each, and pass.
+    const logprobs = `[${Array.from({ length: 200_000 }, (_, i) => `-${(i % 9) + 1}.5e-6`).join(',')}]`;
+    const real = await large.prepare(Buffer.from(text.replace(numbers, logprobs)), up, undefined);
+    expect(real.ok, real.ok ? "" : real.verdict.message).toBe(true);
+  });
 });
