@@ -99,7 +99,10 @@ export class RequestLife implements CallSignal, InflightNode<RequestLife> {
     this.lists.committed.delete(this);
     this.hold?.release();
     // The client left before the answer was complete: stop what is being done for it.
-    if (!finished) this.abort();
+    if (!finished) {
+      this.abort();
+      this.lists.onAbandoned?.(this.reply);
+    }
   }
 }
 
@@ -108,6 +111,8 @@ interface InflightLists {
   pending: InflightList<RequestLife>;
   /** Streams, downloads and creates past their point of no return: only a shutdown's cut stops them. */
   committed: InflightList<RequestLife>;
+  /** Hears of each request whose connection closed before its answer was complete (the access line). */
+  onAbandoned?: (reply: FastifyReply) => void;
 }
 
 const LIFE = Symbol('requestLife');
@@ -122,13 +127,13 @@ function onResponseClose(this: WithLife): void {
  * Gives every request an abort signal and a deadline. Requests that outlive `timeoutMs` get a 408
  * in the spec's shape (not a dropped socket) and their upstream work is aborted, unless they
  * committed to finishing (`req.commit()`, e.g. once a video job holding money exists). A client
- * that leaves before its answer is complete aborts the signal too.
+ * that leaves before its answer is complete aborts the signal too, and `onAbandoned` hears of it.
  */
-export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number): void {
+export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number, onAbandoned?: (reply: FastifyReply) => void): void {
   // One sweep for every in-flight request instead of a timer each (cheaper at thousands of
   // requests a second); deadlines are kept to within the sweep period. A list, not a Set: see
   // inflight-list.ts for what a Set's churn did to the young generation.
-  const lists: InflightLists = { pending: new InflightList<RequestLife>(), committed: new InflightList<RequestLife>() };
+  const lists: InflightLists = { pending: new InflightList<RequestLife>(), committed: new InflightList<RequestLife>(), onAbandoned };
   const inflight = lists.pending;
   const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
   // Deadlines run on the monotonic clock: a wall clock stepped forward would time out every request

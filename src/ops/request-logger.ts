@@ -86,11 +86,34 @@ export class AccessLog extends LogController {
 
   override incomingRequest(_req: FastifyRequest, _reply: FastifyReply): void {}
 
+  /** Requests already logged as aborted: Fastify may still call requestCompleted for them (a write error). */
+  private readonly aborted = new WeakSet<FastifyReply>();
+
   override requestCompleted(_err: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
-    // The path only: query strings may carry signed-link signatures.
-    const q = req.url.indexOf('?');
-    const path = q < 0 ? req.url : req.url.slice(0, q);
-    const ms = Math.round(reply.elapsedTime * 10) / 10;
-    this.logger.info({ request_id: req.id, method: req.method, path, status: reply.statusCode, ms }, 'request completed');
+    if (this.aborted.has(reply)) return;
+    this.logger.info({ request_id: req.id, method: req.method, path: pathOf(req), status: reply.statusCode, ms: elapsedMs(reply) }, 'request completed');
   }
+
+  /**
+   * A request whose connection closed before its answer was complete (the client hung up or timed
+   * out, or the gateway cut it): Fastify writes no line for it, yet it may have cost upstream work.
+   * Its status is the one being sent, or 499 (nginx's "client closed request") when none was.
+   */
+  requestAborted(reply: FastifyReply): void {
+    if (this.aborted.has(reply)) return;
+    this.aborted.add(reply);
+    const req = reply.request;
+    const status = reply.raw.headersSent ? reply.statusCode : 499;
+    this.logger.info({ request_id: req.id, method: req.method, path: pathOf(req), status, ms: elapsedMs(reply), aborted: true }, 'request aborted');
+  }
+}
+
+/** The path only: query strings may carry signed-link signatures. */
+function pathOf(req: FastifyRequest): string {
+  const q = req.url.indexOf('?');
+  return q < 0 ? req.url : req.url.slice(0, q);
+}
+
+function elapsedMs(reply: FastifyReply): number {
+  return Math.round(reply.elapsedTime * 10) / 10;
 }
