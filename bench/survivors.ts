@@ -1,8 +1,8 @@
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { option } from './lib/args.js';
 import { compileChildren } from './lib/compile.js';
+import { heapSites, type HeapProfile as Profile } from './lib/heap-sites.js';
 import { runMain, useCompiledChildren, type Child } from './lib/children.js';
 import { closedLoop, fixedRate, LoadClient, type RequestSpec } from './lib/load.js';
 import { EMBEDDING_MODEL, embeddingsGatewayConfig, gatewayDbPath, startEmbeddingsUpstream, startFloorProxy, startGateway, startSim, scratchRun, videoGatewayConfig } from './lib/setup.js';
@@ -45,25 +45,8 @@ const countOnly = args.includes('--count-only');
 /** `--jobs=N`: video polls of N stored jobs instead of embeddings. */
 const jobs = opt('jobs') ? Number(opt('jobs')) : undefined;
 const store = parseStores([`--stores=${opt('store') ?? 'sqlite'}`])[0]!;
-const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
 const run = scratchRun('survivors');
-
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  selfSize: number;
-  children: ProfileNode[];
-}
-interface Profile {
-  head: ProfileNode;
-  samples: Array<{ size: number; nodeId: number }>;
-}
 
 /** Sends SIGUSR2 to the probe and, when `out` is given, waits for the profile it writes there. */
 async function signal(pid: number, out?: string): Promise<Profile | undefined> {
@@ -74,34 +57,6 @@ async function signal(pid: number, out?: string): Promise<Profile | undefined> {
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`no profile from pid ${pid} within 30 s`);
-}
-
-const frameName = (f: CallFrame): string => {
-  const file = f.url.startsWith('file://') ? fileURLToPath(f.url) : f.url;
-  const shown = file.startsWith(repoRoot) ? relative(repoRoot, file).replace(/^bench\/\.build\/run-\d+\//, '') : file.replace(/^.*node_modules\//, '');
-  return `${f.functionName || '(anonymous)'} ${shown || '(native)'}:${f.lineNumber + 1}`;
-};
-const ours = (f: CallFrame): boolean => f.url.includes('/src/') && !f.url.includes('node_modules');
-
-/** Bytes per allocation site: the innermost frame, and the innermost frame in src/ (with its caller chain's first src/ frame). */
-function sites(profile: Profile): { self: Map<string, number>; ours: Map<string, number>; total: number } {
-  const self = new Map<string, number>();
-  const oursBytes = new Map<string, number>();
-  let total = 0;
-  const walk = (node: ProfileNode, stack: CallFrame[]): void => {
-    const here = [...stack, node.callFrame];
-    if (node.selfSize > 0) {
-      total += node.selfSize;
-      const name = frameName(node.callFrame);
-      self.set(name, (self.get(name) ?? 0) + node.selfSize);
-      const mine = [...here].reverse().find(ours);
-      const key = mine ? `${frameName(mine)}  <- ${name}` : `(no src frame) ${name}`;
-      oursBytes.set(key, (oursBytes.get(key) ?? 0) + node.selfSize);
-    }
-    for (const c of node.children) walk(c, here);
-  };
-  walk(profile.head, []);
-  return { self, ours: oursBytes, total };
 }
 
 /** Bytes V8 says it promoted in the scavenges logged after `from` (`--trace-gc-nvp`'s `promoted=`). */
@@ -120,7 +75,7 @@ function promotedSince(logFile: string, from: number): { bytes: number; scavenge
 }
 
 function print(name: string, profile: Profile, requests: number, v8: ReturnType<typeof promotedSince>): void {
-  const s = sites(profile);
+  const s = heapSites(profile);
   const kb = (b: number) => (b / 1024 / requests).toFixed(3);
   console.log(`\n## ${name}: ${requests} requests`);
   console.log(`V8 promoted ${kb(v8.bytes)} KB per request (${v8.scavenges} scavenges, ${v8.markCompacts} mark-compacts); sampled ${all ? 'allocations' : 'survivors'} ${kb(s.total)} KB per request\n`);
