@@ -21,10 +21,13 @@ import { EMBEDDING_MODEL, embeddingsGatewayConfig, scratchRun, startEmbeddingsUp
  * (the probe), divided by the requests. With `--sampling=<bytes>` (default 1024; 0 counts only) the
  * window also runs V8's sampling heap profiler, keeping the samples of collected objects, and the
  * gateways' sites are listed by bytes per request: the innermost frame, and the innermost frame in
- * src/ with that site under it. The profiler estimates; the count is the figure to compare.
+ * src/ with that site under it (a function's bytes include those of the functions the optimiser
+ * inlined into it, and the line is where the function starts). The profiler estimates; the count is
+ * the figure to compare.
  *
  *   node --import tsx bench/alloc-per-request.ts [--trees=/old/checkout,.] [--requests=20000] [--warmup=5000]
  *     [--encodings=float,base64] [--connections=1,32] [--sampling=1024] [--top=25] [--no-floor] [--json=<file>]
+ *     [--node-flags="..."]
  */
 const args = process.argv.slice(2);
 const opt = (name: string): string | undefined => option(name, args);
@@ -37,6 +40,8 @@ const sampling = Number(opt('sampling') ?? 1024);
 const top = Number(opt('top') ?? 25);
 const withFloor = !args.includes('--no-floor');
 const jsonOut = opt('json');
+/** `--node-flags="..."`: more V8 flags for every server, e.g. `--max-inlined-bytecode-size=0` to put bytes on the function that allocates rather than on its inliner. */
+const nodeFlags = (opt('node-flags') ?? '').split(' ').filter(Boolean);
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
 const run = scratchRun('alloc');
@@ -83,7 +88,7 @@ async function main(): Promise<void> {
   if (!ownDir) throw new Error('bench/alloc-per-request.ts needs esbuild (the probe is loaded as compiled JavaScript)');
   useCompiledChildren(ownDir);
   const probe = join(ownDir, 'bench', 'children', 'alloc-probe.js');
-  const extras = (out: string) => ({ nodeArgs: ['--import', probe, '--sampling-heap-profiler-suppress-randomness'], env: { BENCH_ALLOC_OUT: out, BENCH_ALLOC_SAMPLING: String(sampling) } });
+  const extras = (out: string) => ({ nodeArgs: ['--import', probe, '--sampling-heap-profiler-suppress-randomness', ...nodeFlags], env: { BENCH_ALLOC_OUT: out, BENCH_ALLOC_SAMPLING: String(sampling) } });
 
   const children: Child<unknown>[] = [];
   const up = await startEmbeddingsUpstream();

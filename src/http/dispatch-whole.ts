@@ -50,7 +50,8 @@ export function dispatchWhole(
  */
 class WholeCall implements Dispatcher.DispatchHandler {
   private status = 0;
-  private headers: IncomingHttpHeaders = {};
+  /** Set with the status; read only once a status is in. */
+  private headers: IncomingHttpHeaders | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private settled = false;
   /** The listener on the request's signal. */
@@ -69,7 +70,7 @@ class WholeCall implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     this.signal?.removeEventListener('abort', this.onAbort);
-    if (raw) this.resolve({ status: this.status, headers: this.headers, raw });
+    if (raw) this.resolve({ status: this.status, headers: this.headers ?? {}, raw });
     else {
       this.answer.abandon();
       this.reject(e);

@@ -116,7 +116,9 @@ export class Executor {
    */
   private limitsFor(maxBytes: number | undefined, meterAll = false): AnswerLimits {
     if (!meterAll && (maxBytes === undefined || maxBytes >= this.answers.maxBytes)) return this.answers;
-    return { ...this.answers, maxBytes: Math.min(maxBytes ?? this.answers.maxBytes, this.answers.maxBytes), meterAll };
+    // Spelled out, not `{ ...this.answers, maxBytes }`: a spread whose property is then overridden
+    // made a slow-mode (dictionary) object on every call.
+    return { budget: this.answers.budget, maxBytes: Math.min(maxBytes ?? this.answers.maxBytes, this.answers.maxBytes), meterAll };
   }
 
   private async dispatch(
@@ -245,7 +247,10 @@ function hasHeader(h: Record<string, string>, name: string): boolean {
 
 export function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) {
+  // for...in rather than Object.entries: no array of pairs per answer. The headers object is a plain
+  // record from undici or Node (nothing inherited is enumerable).
+  for (const k in h) {
+    const v = h[k];
     if (v === undefined) continue;
     out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   }

@@ -119,7 +119,9 @@ export class Catalog {
     const open: Upstream[] = [];
     const closed: Upstream[] = [];
     for (const u of serving) (this.circuits.isOpen(u.name) ? open : closed).push(u);
-    return [...this.order(closed), ...this.order(open)];
+    // `closed` is this call's own array, so it can be handed back as it is when nothing follows it.
+    const first = this.order(closed);
+    return open.length === 0 ? first : [...first, ...this.order(open)];
   }
 
   /**
@@ -139,6 +141,8 @@ export class Catalog {
   }
 
   private order(list: Upstream[]): Upstream[] {
+    // One upstream (the usual model) has one order: no grouping, nothing allocated per request.
+    if (list.length < 2) return list;
     const byPriority = new Map<number, Upstream[]>();
     for (const u of list) byPriority.set(u.priority, [...(byPriority.get(u.priority) ?? []), u]);
     const out: Upstream[] = [];
