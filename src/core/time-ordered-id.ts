@@ -1,10 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { uuidV7 } from './uuid.js';
 
 const MAX_MS = 2 ** 48 - 1;
-
-/** The time part of the last id made: under load many ids share a millisecond, and its hex digits cost more than the rest. */
-let lastMs = -1;
-let lastPrefix = '';
 
 /**
  * A UUID in RFC 9562's version 7 layout: the first 48 bits are `ms` (unix milliseconds), the
@@ -17,12 +13,5 @@ let lastPrefix = '';
  * charge with random refs, ~10 us with time-ordered ones.
  */
 export function timeOrderedUuid(ms: number): string {
-  const t = Math.floor(Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_MS) : 0);
-  if (t !== lastMs) {
-    const hex = t.toString(16).padStart(12, '0');
-    lastPrefix = `${hex.slice(0, 8)}-${hex.slice(8)}-7`;
-    lastMs = t;
-  }
-  // randomUUID: xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx; keep from the 3 random digits after the version on.
-  return lastPrefix + randomUUID().slice(15);
+  return uuidV7(Math.floor(Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_MS) : 0));
 }

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { randomUuid } from '../core/uuid.js';
 
 /**
  * What a client's own x-request-id may look like to be kept: short, printable, no spaces or
@@ -12,5 +12,5 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 /** The request's id: the client's own when it is sane, else a fresh UUID. */
 export function requestIdFor(req: IncomingMessage): string {
   const given = req.headers[REQUEST_ID_HEADER];
-  return typeof given === 'string' && SANE_ID.test(given) ? given : randomUUID();
+  return typeof given === 'string' && SANE_ID.test(given) ? given : randomUuid();
 }
