@@ -88,7 +88,9 @@ async function main(): Promise<void> {
   if (!ownDir) throw new Error('bench/alloc-per-request.ts needs esbuild (the probe is loaded as compiled JavaScript)');
   useCompiledChildren(ownDir);
   const probe = join(ownDir, 'bench', 'children', 'alloc-probe.js');
-  const extras = (out: string) => ({ nodeArgs: ['--import', probe, '--sampling-heap-profiler-suppress-randomness', ...nodeFlags], env: { BENCH_ALLOC_OUT: out, BENCH_ALLOC_SAMPLING: String(sampling) } });
+  const extras = (out: string) => ({ // V8's randomised sample intervals: with constant ones (--sampling-heap-profiler-suppress-randomness)
+    // the samples alias with the request's repeating pattern of allocations and land on a few sites.
+    nodeArgs: ['--import', probe, ...nodeFlags], env: { BENCH_ALLOC_OUT: out, BENCH_ALLOC_SAMPLING: String(sampling) } });
 
   const children: Child<unknown>[] = [];
   const up = await startEmbeddingsUpstream();
