@@ -1,10 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BodyBudget } from '../../src/http/body-budget.js';
-import type { SimServer } from '../../src/sim/framework.js';
 import { samplePng } from '../../src/sim/media.js';
 import { videoModule as wan } from '../../src/video/vendors/wan/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { upstreamsFor } from '../helpers/video.js';
+import { call, type TestGateway } from '../helpers/gateway.js';
+import { budgetSuite } from '../helpers/budget-gateway.js';
 
 /**
  * A create with an uploaded `input_reference` (a form's file, or a stored file by `{file_id}`) makes
@@ -16,30 +15,8 @@ import { upstreamsFor } from '../helpers/video.js';
 const MB = 1024 * 1024;
 const FILE = 3 * MB;
 const COPY = Math.ceil(FILE / 3) * 4;
-let sim: SimServer;
-
-beforeAll(async () => {
-  sim = await wan.simulator.start({ taskMs: 60_000 });
-});
-afterAll(async () => {
-  await sim?.close();
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  sim.clearFaults();
-});
-
-/** A gateway whose budget of bytes in flight is `budgetBytes`, and that budget (the one with that limit). */
-async function gateway(budgetBytes: number): Promise<{ gw: TestGateway; budget: () => BodyBudget }> {
-  let found: BodyBudget | undefined;
-  const tryTake = BodyBudget.prototype.tryTake;
-  vi.spyOn(BodyBudget.prototype, 'tryTake').mockImplementation(function (this: BodyBudget, bytes: number) {
-    if (this.limit === budgetBytes) found = this;
-    return tryTake.call(this, bytes);
-  });
-  const gw = await startTestGateway({ ...upstreamsFor([{ module: wan, sim }]), server: { body_limit_bytes: MB, max_inflight_body_bytes: budgetBytes } });
-  return { gw, budget: () => found! };
-}
+const suite = budgetSuite(wan);
+const gateway = suite.gateway;
 
 const padded = (whole: Buffer, size: number) => Buffer.concat([whole, Buffer.alloc(Math.max(0, size - whole.length))]);
 const frame = padded(samplePng(), FILE);
@@ -66,7 +43,7 @@ async function createWithForm(gw: TestGateway, key: string): Promise<{ status: n
   return { status: res.status, json: await res.json() };
 }
 
-const vendorCreates = () => sim.received('POST', /video-synthesis$/).length;
+const vendorCreates = () => suite.sim().received('POST', /video-synthesis$/).length;
 
 describe('BodyBudget.hold', () => {
   it('takes what fits, nothing otherwise, and gives back once however often it is released', () => {
@@ -116,7 +93,7 @@ describe('the base64 copy of an uploaded input_reference', () => {
 
       // Held by the vendor: the file and its copy are both in the budget.
       let release!: () => void;
-      sim.inject({ kind: 'hold', until: new Promise<void>((r) => (release = r)) }, 1, /video-synthesis$/);
+      suite.sim().inject({ kind: 'hold', until: new Promise<void>((r) => (release = r)) }, 1, /video-synthesis$/);
       const before = vendorCreates();
       const held = createFrom(gw, key, id);
       await vi.waitFor(() => expect(vendorCreates()).toBe(before + 1), { timeout: 10_000 });
@@ -126,13 +103,13 @@ describe('the base64 copy of an uploaded input_reference', () => {
       await vi.waitFor(() => expect(budget().inUse).toBe(0));
 
       // The vendor refuses the create.
-      sim.inject({ kind: 'status', status: 400, json: { code: 'InvalidParameter', message: 'no' } }, 1, /video-synthesis$/);
+      suite.sim().inject({ kind: 'status', status: 400, json: { code: 'InvalidParameter', message: 'no' } }, 1, /video-synthesis$/);
       const refused = await createFrom(gw, key, id);
       expect(refused.status, JSON.stringify(refused.json)).toBeGreaterThanOrEqual(400);
       await vi.waitFor(() => expect(budget().inUse).toBe(0));
 
       // The client leaves while the vendor holds the create: the copy stays counted until the call ends.
-      sim.inject({ kind: 'hold', until: new Promise<void>((r) => (release = r)) }, 1, /video-synthesis$/);
+      suite.sim().inject({ kind: 'hold', until: new Promise<void>((r) => (release = r)) }, 1, /video-synthesis$/);
       const abort = new AbortController();
       const sentBefore = vendorCreates();
       const left = fetch(`${gw.url}/v1/videos`, {

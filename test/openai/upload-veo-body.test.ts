@@ -1,12 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BodyBudget } from '../../src/http/body-budget.js';
-import type { SimServer } from '../../src/sim/framework.js';
+import { describe, expect, it, vi } from 'vitest';
 import { sampleMp4 } from '../../src/sim/media.js';
 import { videoModule as veo } from '../../src/video/vendors/veo/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { upstreamsFor } from '../helpers/video.js';
+import { call, type TestGateway } from '../helpers/gateway.js';
+import { budgetSuite } from '../helpers/budget-gateway.js';
 
 /**
  * Veo takes an uploaded video inline, as `instances[].video.bytesBase64Encoded` in its JSON body.
@@ -30,28 +28,8 @@ function paddedMp4(size: number): Buffer {
 const VIDEO = paddedMp4(3 * MB);
 const BASE64 = VIDEO.toString('base64');
 
-let sim: SimServer;
-beforeAll(async () => {
-  sim = await veo.simulator.start({ taskMs: 60_000 });
-});
-afterAll(async () => {
-  await sim?.close();
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  sim.clearFaults();
-});
-
-async function gateway(budgetBytes: number): Promise<{ gw: TestGateway; budget: () => BodyBudget }> {
-  let found: BodyBudget | undefined;
-  const tryTake = BodyBudget.prototype.tryTake;
-  vi.spyOn(BodyBudget.prototype, 'tryTake').mockImplementation(function (this: BodyBudget, bytes: number) {
-    if (this.limit === budgetBytes) found = this;
-    return tryTake.call(this, bytes);
-  });
-  const gw = await startTestGateway({ ...upstreamsFor([{ module: veo, sim }]), server: { body_limit_bytes: MB, max_inflight_body_bytes: budgetBytes } });
-  return { gw, budget: () => found! };
-}
+const suite = budgetSuite(veo);
+const gateway = suite.gateway;
 
 async function createWithVideo(gw: TestGateway, key: string): Promise<{ status: number; json: any }> {
   const form = new FormData();
@@ -79,7 +57,7 @@ describe('an uploaded video sent to Veo inline', () => {
       vi.mocked(JSON.stringify).mockRestore();
       expect(r.status, JSON.stringify(r.json)).toBe(200);
 
-      const got = sim.lastReceived('POST', CREATE)!;
+      const got = suite.sim().lastReceived('POST', CREATE)!;
       expect(got.json.instances[0].video).toEqual({ bytesBase64Encoded: BASE64, mimeType: 'video/mp4' });
       expect(got.headers['content-length']).toBe(String(got.raw.length));
       expect(longest).toBeLessThan(BASE64.length);
@@ -95,12 +73,12 @@ describe('an uploaded video sent to Veo inline', () => {
     try {
       const { key, account } = await gw.newKey(100);
       const balance = await gw.balance(account);
-      const sent = sim.received('POST', CREATE).length;
+      const sent = suite.sim().received('POST', CREATE).length;
       const r = await createWithVideo(gw, key);
       expect(r.status, JSON.stringify(r.json)).toBe(503);
       expect(r.json.error).toMatchObject({ type: 'server_error', code: 'overloaded' });
       await vi.waitFor(() => expect(budget().inUse).toBe(0));
-      expect(sim.received('POST', CREATE)).toHaveLength(sent);
+      expect(suite.sim().received('POST', CREATE)).toHaveLength(sent);
       expect(await gw.balance(account)).toBe(balance);
       expect((await call(gw, 'GET', '/v1/videos', { key })).json.data).toEqual([]);
       const uploads = join(gw.dataDir, 'videos', 'uploads');
