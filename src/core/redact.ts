@@ -116,6 +116,18 @@ export class UpstreamRedactor {
   }
 
   /**
+   * Whether `raw` holds one of this upstream's credentials as it is: for bytes handed on without
+   * passing through the redaction (an embeddings answer's base64 vectors, which the gateway decodes
+   * and encodes again to the same characters).
+   */
+  foundIn(raw: Buffer): boolean {
+    for (const list of [this.configured, this.learned]) {
+      for (const c of list) if (c.length >= MIN_SECRET_LENGTH && raw.includes(c)) return true;
+    }
+    return false;
+  }
+
+  /**
    * The credentials `ownCredentials` removes (configured and learned), for the same removal done
    * on another thread (a large chat answer's, chat/completion-job.ts).
    */

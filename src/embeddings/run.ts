@@ -1,4 +1,5 @@
 import { GatewayError } from '../core/errors.js';
+import { redactorFor } from '../core/redact.js';
 import { believableTokens } from './believable-usage.js';
 import { inheritHold } from '../http/answer-budget.js';
 import { toAbortSignal, type CallSignal } from '../http/call-signal.js';
@@ -133,6 +134,10 @@ async function callOnce(
     return { ok: false, verdict: { kind: 'auth', status: 502, message: `upstream '${up.name}': ${(e as Error).message}` } };
   }
   const ok = res.status >= 200 && res.status < 300;
+  // Base64 vectors are text handed on as it came (decoded and encoded again, the same characters),
+  // never through the redaction: one that is this upstream's own key (an Azure key, 32 hex digits,
+  // is valid base64) would reach the client as it is.
+  if (ok && ctx.req.encodingFormat === 'base64' && redactorFor(up).foundIn(res.raw)) return malformed(`${vendor.label} returned its own credential in its answer`);
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
     const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat, batch.inputs.length);

@@ -13,6 +13,7 @@ import { post, startHarness, type Harness } from './harness.js';
 const MODEL = MODELS.openai;
 const PRICE = 1;
 const SECRET = 'sk-upstreamSECRET0123456789abcdefABCDEF';
+const UPSTREAM_KEY = '0123456789abcdef0123456789abcdef';
 
 let answer = '{}';
 let fake: FakeVendors;
@@ -21,7 +22,11 @@ let h: Harness;
 beforeAll(async () => {
   fake = await startFakeVendors();
   fake.answer = ({ res }) => void res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-  h = await startHarness(fake.specs().filter((s) => s.models?.includes(MODEL)), { prices: { [MODEL]: PRICE } });
+  // An Azure-style key: 32 hex digits, which is also valid base64 (six finite float32 values).
+  h = await startHarness(
+    fake.specs().filter((s) => s.models?.includes(MODEL)).map((s) => ({ ...s, apiKey: UPSTREAM_KEY })),
+    { prices: { [MODEL]: PRICE } },
+  );
 });
 afterAll(async () => {
   await h.close();
@@ -67,6 +72,19 @@ describe('an answer the fast path cannot vouch for', () => {
       expect(res.json.error.type, what).toBe('server_error');
       expect(charged, what).toBe(0);
     }
+  });
+});
+
+describe("the upstream's own key as a base64 vector", () => {
+  it('is a 502 with nothing charged, not handed on (base64 vectors never pass through the redaction)', async () => {
+    answer = body(JSON.stringify(UPSTREAM_KEY));
+    const { res, charged } = await run({ encoding_format: 'base64' });
+    expect(res.status, res.text.slice(0, 200)).toBe(502);
+    expect(res.text).not.toContain(UPSTREAM_KEY);
+    expect(charged).toBe(0);
+    // The same vector under another value is a sound answer.
+    answer = body(JSON.stringify(`${UPSTREAM_KEY.slice(0, -4)}0000`));
+    expect((await run({ encoding_format: 'base64' })).res.status).toBe(200);
   });
 });
 
