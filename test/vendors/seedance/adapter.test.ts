@@ -169,6 +169,13 @@ describe('seedance validate and estimate', () => {
     expect(vendor.estimateSeconds(input(PRO15, {}, { duration: -1 }))).toBe(12);
     expect(vendor.estimateSeconds(input(V20, { seconds: 5 }))).toBe(5);
   });
+
+  it("holds the maximum for a draft's final render, whose length is the draft's and not stated here", () => {
+    const fromDraft = { content: [{ type: 'draft_task', draft_task: { id: 'cgt-draft' } }] };
+    expect(vendor.estimateSeconds(input(PRO15, {}, fromDraft))).toBe(12);
+    // Whatever length the request names: the render keeps the draft's.
+    expect(vendor.estimateSeconds(input(PRO15, { seconds: 5 }, { ...fromDraft, duration: 5 }))).toBe(12);
+  });
 });
 
 const ref: TaskRef = { taskId: 'cgt-20250612172542-abcde', model: PRO15, upstreamModel: PRO15, meta: { seconds: 12 } };

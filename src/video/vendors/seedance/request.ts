@@ -1,5 +1,5 @@
 import { errors } from '../../../core/errors.js';
-import { deepMerge, omit, type Json, type JsonObject } from '../../../core/json.js';
+import { deepMerge, isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamRequest } from '../../../http/types.js';
 import type { CreateInput, InputReference, StandardVideoRequest } from '../../types.js';
 import { DEFAULT_FPS, DEFAULT_SECONDS, seedanceCaps, TASKS_PATH, type SeedanceCaps } from './models.js';
@@ -42,11 +42,14 @@ export function validateSeedance(input: CreateInput): void {
 
 /**
  * The hold: `frames` (which wins over duration) at 24 fps, else the native duration, else seconds,
- * else the default; -1 holds the family's maximum so whatever the model picks is covered.
+ * else the default; -1 holds the family's maximum so whatever the model picks is covered. So does a
+ * final render of a draft (a `draft_task` item in `content`): it takes the draft's length, which
+ * this request does not state (the bill is what the vendor reports, never more than the hold).
  */
 export function estimateSeedanceSeconds(input: Omit<CreateInput, 'media'>): number {
   const { std, native } = input;
   const caps = seedanceCaps(input.upstreamModel, input.model);
+  if (Array.isArray(native.content) && native.content.some((c) => isObject(c) && c.type === 'draft_task')) return caps.maxSeconds;
   const frames = numeric(native.frames);
   if (frames !== undefined && frames > 0) return Math.ceil(frames / DEFAULT_FPS);
   const wanted = numeric(native.duration) ?? std.seconds;
