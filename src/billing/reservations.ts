@@ -80,7 +80,17 @@ export class Reservations {
         return this.releaser(accountId, amount, from);
       }
       this.tidy(accountId, acc);
-      if (round >= RECHECKS || !this.unsure(acc, view)) return undefined;
+      if (round >= RECHECKS) return undefined;
+      // Video holds being taken count as on their way until the store answers, and near the limit the
+      // store refuses most of them (a refused hold never moves the balance): a request that only they
+      // stand in the way of waits for their answers, then decides again on what was really taken.
+      const holds = pendingHolds(acc);
+      if (holds.length > 0 && view.balance - (acc.inFlight - sumOf(holds)) - acc.reserved >= amount) {
+        await this.settled(holds);
+        notBefore = 0;
+        continue;
+      }
+      if (!this.unsure(acc, view)) return undefined;
       // A read issued after the writes in doubt have landed holds them exactly; the refusals of a
       // burst wait for the same writes, so they share that read.
       const refusedAt = this.views.next();
@@ -239,4 +249,17 @@ export class Reservations {
   private tidy(accountId: string, acc: Account): void {
     if (acc.reserved <= 0 && acc.debits.size === 0) this.accounts.delete(accountId);
   }
+}
+
+/** The video holds of an account still being taken in the store. */
+function pendingHolds(acc: Account): Debit[] {
+  const out: Debit[] = [];
+  for (const d of acc.debits) if (d.kind === 'hold') out.push(d);
+  return out;
+}
+
+function sumOf(debits: readonly Debit[]): Micros {
+  let n = 0;
+  for (const d of debits) n += d.amount;
+  return n;
 }

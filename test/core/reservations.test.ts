@@ -82,3 +82,35 @@ describe('reservations with acknowledged charges', () => {
     expect(await r.reserve('acct', 50)).toBeUndefined(); // the background read brought 5
   });
 });
+
+describe('a request beside video holds being taken', () => {
+  const account = (balance: () => number) => ({ getAccount: async (id: string) => ({ id, name: id, balance: balance(), upstreams: null, limits: {}, createdAt: 0 }) });
+
+  it('waits for a hold the store is about to refuse, instead of being refused for it', async () => {
+    const r = new Reservations(account(() => 200), () => 0);
+    (await r.reserve('acct', 1))!(0); // the balance is read (and cached) before the hold begins
+    let answer!: (v: string) => void;
+    // A 400 hold on a balance of 200: the store will refuse it, but it counts while being taken.
+    const hold = r.storeHold('acct', 400, () => new Promise<string>((res) => (answer = res)), (a) => (a === 'ok' ? 'taken' : 'refused'));
+    const small = r.reserve('acct', 1);
+    await new Promise((res) => setImmediate(res));
+    answer('insufficient');
+    expect(await hold).toBe('insufficient');
+    expect(await small).toBeDefined();
+  });
+
+  it('is still refused when the hold is taken and the rest does not cover it', async () => {
+    let balance = 500;
+    const r = new Reservations(account(() => balance), () => 0);
+    (await r.reserve('acct', 1))!(0);
+    let answer!: (v: string) => void;
+    const hold = r.storeHold('acct', 400, () => new Promise<string>((res) => (answer = res)), (a) => (a === 'ok' ? 'taken' : 'refused'));
+    const big = r.reserve('acct', 200);
+    await new Promise((res) => setImmediate(res));
+    balance = 100;
+    answer('ok');
+    expect(await hold).toBe('ok');
+    expect(await big).toBeUndefined();
+    expect(await r.reserve('acct', 100)).toBeDefined();
+  });
+});
