@@ -13,7 +13,8 @@ export const SPECIAL_TOKENS_PER_INPUT = 16;
  * vendor's own rules: for them only the general bound applies (core/reported-usage.ts).
  */
 export function believableTokens(reported: unknown, inputs: readonly EmbeddingInput[], inputType: InputType | undefined): number | undefined {
-  const n = reportedTokens(reported);
+  // A fractional count is rounded up, as chat's is: the vendor counted at least that much.
+  const n = reportedTokens(reported, Math.ceil);
   if (n === undefined || (inputType !== undefined && inputType !== 'text')) return n;
   if (n === 0) return undefined;
   // Characters first (no more than bytes): a believable count is usually far below them.

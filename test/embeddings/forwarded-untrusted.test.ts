@@ -88,6 +88,18 @@ describe("the upstream's own key as a base64 vector", () => {
   });
 });
 
+describe('a fractional token count', () => {
+  it('is billed rounded up, as chat rounds it', async () => {
+    for (const [reported, billed] of [[2.4, 3], [0.5, 1], [3, 3]] as const) {
+      answer = `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5]}],"model":"${MODEL}","usage":{"prompt_tokens":${reported},"total_tokens":${reported}}}`;
+      const { res, charged } = await run({});
+      expect(res.status).toBe(200);
+      expect(res.json.usage.prompt_tokens, String(reported)).toBe(billed);
+      expect(charged, String(reported)).toBe(billed * PRICE);
+    }
+  });
+});
+
 describe('an answer the fast path vouches for', () => {
   /** The answer as sent, but for the gateway's `cost`, which goes first in `usage`. */
   const withoutCost = (text: string) => text.replace(/"usage":\{"cost":[0-9.e-]+,/, '"usage":{');
