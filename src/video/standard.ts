@@ -70,6 +70,8 @@ function parseAspect(a: unknown, r: unknown): string | undefined {
     if (v === undefined) return undefined;
     if (typeof v !== 'string' || !/^(\d{1,3}:\d{1,3}|[a-z_]{2,20})$/.test(v.trim()))
       throw errors.invalidRequest(`'${param}' must look like '<w>:<h>', e.g. '16:9'.`, param);
+    if (/^\d/.test(v.trim()) && !ratioParts(v.trim()))
+      throw errors.invalidRequest(`'${param}' must have both sides above zero, e.g. '16:9'.`, param);
     return v.trim();
   };
   const av = check(a, 'aspect_ratio');

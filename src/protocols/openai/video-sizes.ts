@@ -1,3 +1,4 @@
+import { errors } from '../../core/errors.js';
 import type { Json, JsonObject } from '../../core/json.js';
 
 /** "16:9" -> [16, 9]; words such as "adaptive" or "auto" give undefined. */
@@ -13,6 +14,9 @@ export function parseRatio(ratio: string | undefined): [number, number] | undefi
 function even(n: number): number {
   return Math.max(2, Math.round(n / 2) * 2);
 }
+
+/** Aspect words that ask for the vendor's own choice of shape. */
+const LEFT_TO_VENDOR = new Set(['auto', 'adaptive']);
 
 /** The size-expressing standard fields (a structural slice of the video request). */
 export interface SizeFields {
@@ -31,6 +35,10 @@ export interface SizeFields {
 export function pickSize(std: SizeFields): { width: number; height: number } | undefined {
   if (std.size) return std.size;
   const ratio = parseRatio(std.aspectRatio);
+  // `auto` / `adaptive` leave the shape to the vendor; any other word names no size, and left out the
+  // vendor's default would be made and billed as if asked for.
+  if (std.aspectRatio !== undefined && !ratio && !LEFT_TO_VENDOR.has(std.aspectRatio.toLowerCase()))
+    throw errors.invalidRequest(`'aspect_ratio' must be '<w>:<h>' for this model (e.g. '16:9'); '${std.aspectRatio}' names no size.`, 'aspect_ratio');
   if (!ratio && std.resolution === undefined) return undefined;
   const [rw, rh] = ratio ?? [16, 9];
   const short = std.resolution ?? 720;

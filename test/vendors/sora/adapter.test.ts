@@ -64,6 +64,12 @@ describe('sora buildCreate', () => {
     expect(size({ aspectRatio: '16:9' })).toBe('1280x720');
     expect(size({ resolution: 1080 })).toBe('1920x1080');
     expect(size({ aspectRatio: 'adaptive' })).toBeUndefined();
+    expect(size({ aspectRatio: 'auto' })).toBeUndefined();
+  });
+
+  it('refuses an aspect word that names no size, rather than making (and billing) the default', () => {
+    const build = (aspectRatio: string) => () => v.buildCreate(makeInput({ std: { aspectRatio } }), up);
+    expect(build('wide')).toThrow(expect.objectContaining({ status: 400, param: 'aspect_ratio' }));
   });
 
   it('maps a first_frame image to input_reference.image_url and ignores input_references', () => {
@@ -124,6 +130,10 @@ describe('sora validate and estimate', () => {
       const e = catchError(() => v.validate!(makeInput({ std: { seconds: s } })));
       expect([e.status, e.param]).toEqual([400, 'seconds']);
     }
+    // Given as the common `duration`, the error names that field, not one the client never sent.
+    const e = catchError(() => v.validate!(makeInput({ native: { duration: 5 } })));
+    expect([e.status, e.param]).toEqual([400, 'duration']);
+    expect(e.message).toMatch(/^duration must be one of/);
   });
 
   it('refuses a last_frame or a second first_frame instead of dropping it', () => {

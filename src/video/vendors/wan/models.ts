@@ -74,6 +74,11 @@ export function tierOfSize(width: number, height: number): number {
   return Math.min(width, height);
 }
 
+/** The ratios with a documented pixel size at a tier (none for a tier the table lacks). */
+export function ratiosAt(tier: number): string[] {
+  return Object.keys(SIZE_TABLE[tier] ?? {});
+}
+
 /** The documented pixel size for a tier and ratio, when there is one. */
 export function sizeFor(tier: number, ratio: string): { width: number; height: number } | undefined {
   const hit = SIZE_TABLE[tier]?.[ratio];

@@ -2,7 +2,7 @@ import { errors } from '../../../core/errors.js';
 import { isObject, mergeInto, type Json, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamRequest } from '../../../http/types.js';
 import type { CreateInput, StandardVideoRequest } from '../../types.js';
-import { DEFAULT_SECONDS, sizeFor, tierOfSize, wanModelInfo, type WanModelInfo } from './models.js';
+import { DEFAULT_SECONDS, ratiosAt, sizeFor, tierOfSize, wanModelInfo, type WanModelInfo } from './models.js';
 
 /**
  * The media and template fields of DashScope's `input` that only Wan has: the adapter owns these names
@@ -125,6 +125,11 @@ function refKind(type: string, role?: string): 'image' | 'video' | 'audio' {
   return 'image';
 }
 
+function ratioChoice(tier: number): string {
+  const ratios = ratiosAt(tier);
+  return ratios.length > 0 ? `; one of ${ratios.join(', ')}` : '';
+}
+
 /** Size knobs derived from the standard fields, in the form the family reads. */
 function sizeParameters(std: StandardVideoRequest, info: WanModelInfo): JsonObject {
   const out: JsonObject = {};
@@ -135,6 +140,9 @@ function sizeParameters(std: StandardVideoRequest, info: WanModelInfo): JsonObje
     if (info.mediaProtocol && std.aspectRatio) out.ratio = std.aspectRatio;
   } else {
     const size = std.size ?? (tier !== undefined || std.aspectRatio ? sizeFor(tier ?? 720, std.aspectRatio ?? '16:9') : undefined);
+    // A ratio with no documented size at this tier would otherwise be dropped, and the default made and billed.
+    if (!size && std.aspectRatio !== undefined)
+      throw errors.invalidRequest(`aspect_ratio '${std.aspectRatio}' has no documented size at ${tier ?? 720}P for this model${ratioChoice(tier ?? 720)}.`, 'aspect_ratio');
     if (size) out.size = `${size.width}*${size.height}`;
     else if (tier !== undefined) out.resolution = `${tier}P`;
   }
