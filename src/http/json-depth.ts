@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errors, type GatewayError } from '../core/errors.js';
+import { findForbiddenKey } from '../core/json.js';
 
 /** Deeper than any API here needs; a body nested deeper is refused before it is parsed. */
 export const MAX_JSON_DEPTH = 64;
@@ -69,12 +70,14 @@ export function jsonNestsDeeper(text: string, max: number): boolean {
  * it is safe to run on the text, and this runs only for a body already refused.
  */
 function whyUnparsed(text: string): GatewayError {
+  let parsed: unknown;
   try {
-    JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     return errors.invalidJson('The request body is not valid JSON.');
   }
-  return errors.invalidRequest('The body contains a forbidden key (__proto__ or constructor.prototype).', undefined, 'forbidden_key');
+  // The key's path, as for one found deeper after parsing (video/passthrough.ts).
+  return errors.invalidRequest('The body contains a forbidden key (__proto__ or constructor.prototype).', findForbiddenKey(parsed), 'forbidden_key');
 }
 
 /**

@@ -14,6 +14,14 @@ export function foldCommonDuration<T extends Pick<CreateInput, 'std' | 'native'>
   return { ...input, std: { ...input.std, seconds: input.std.seconds ?? n }, native };
 }
 
+/**
+ * The field a folded `seconds` came from, for an error to name what the client sent: `duration` when
+ * the common name stood in for an absent `seconds` (foldCommonDuration), else `seconds`.
+ */
+export function secondsParamOf(input: Pick<CreateInput, 'std' | 'native'>): 'seconds' | 'duration' {
+  return input.std.seconds === undefined && foldCommonDuration(input).std.seconds !== undefined ? 'duration' : 'seconds';
+}
+
 /** A vendor's duration figure that can be billed: a finite number of seconds above zero. */
 export function isUsableSeconds(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0;

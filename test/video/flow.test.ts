@@ -56,14 +56,16 @@ describe('pass-through to vendor D, asserted on what the upstream received', () 
 
   it('rejects __proto__, constructor and prototype keys anywhere, before any upstream call', async () => {
     const { key } = await gw.newKey();
-    for (const body of [
-      '{"model":"sora-2","prompt":"x","a":{"__proto__":{"polluted":1}}}',
-      '{"model":"sora-2","prompt":"x","a":{"b":[{"constructor":{"prototype":{"p":1}}}]}}',
-      '{"model":"sora-2","prompt":"x","prototype":1}',
+    for (const [body, param] of [
+      ['{"model":"sora-2","prompt":"x","a":{"__proto__":{"polluted":1}}}', 'a.__proto__'],
+      ['{"model":"sora-2","prompt":"x","__proto__":{"polluted":1}}', '__proto__'],
+      ['{"model":"sora-2","prompt":"x","a":{"b":[{"constructor":{"prototype":{"p":1}}}]}}', 'a.b[0].constructor'],
+      ['{"model":"sora-2","prompt":"x","prototype":1}', 'prototype'],
     ]) {
       const r = await call(gw, 'POST', '/v1/videos/generations', { key, body });
       expect(r.status, body).toBe(400);
-      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', code: 'forbidden_key' });
+      // The key's path names it wherever it stands, at the top too.
+      expect(r.json.error, body).toMatchObject({ type: 'invalid_request_error', code: 'forbidden_key', param });
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(creates(primary)).toHaveLength(0);

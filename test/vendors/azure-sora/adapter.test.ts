@@ -158,6 +158,7 @@ describe('azure-sora validate and estimate', () => {
 
   it('checks the documented ranges', () => {
     expect(param({ native: { n_seconds: 0 } })).toBe('n_seconds');
+    expect(param({ native: { duration: 25 } })).toBe('duration');
     expect(param({ native: { n_seconds: 21 } })).toBe('n_seconds');
     expect(param({ native: { n_seconds: 'ten' } })).toBe('n_seconds');
     expect(param({ std: { seconds: 4.5 } })).toBe('seconds');

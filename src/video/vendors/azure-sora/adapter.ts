@@ -1,6 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { isObject, type JsonObject } from '../../../core/json.js';
-import { foldCommonDuration, reportedSeconds } from '../../duration.js';
+import { foldCommonDuration, reportedSeconds, secondsParamOf } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
@@ -159,7 +159,7 @@ export const azureSoraVendor: VideoVendor = {
   requestIdHeader: 'x-ms-client-request-id',
   ownedParams: new Set(['n_seconds', 'n_variants', 'width', 'height', 'inpaint_items']),
   // The common `duration` means `n_seconds` here, unless `seconds` or `n_seconds` is sent too.
-  validate: (input) => validateAzure(foldCommonDuration(input)),
+  validate: (input) => validateAzure(foldCommonDuration(input), secondsParamOf(input)),
   estimateSeconds: (input) => estimate(foldCommonDuration(input)),
   inlineMedia: mediaUrls,
   buildCreate: (input, up) => buildCreate(foldCommonDuration(input), up),

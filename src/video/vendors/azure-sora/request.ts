@@ -54,13 +54,14 @@ export function estimate(input: Omit<CreateInput, 'media'>): number {
  * Vendor-side 400s before the call. The ranges and the resolution coupling (1080p: at most 10 s
  * and one variant; 720p: at most two variants) are the documented limits of this preview API.
  */
-export function validateAzure(input: CreateInput): void {
+/** `given`: the field the client gave the length in, when not `n_seconds` (`duration` stands in for `seconds`). */
+export function validateAzure(input: CreateInput, given: 'seconds' | 'duration' = 'seconds'): void {
   const { std, native } = input;
   let seconds = nativeInt(native, 'n_seconds', 1, MAX_SECONDS);
-  const secondsParam = seconds !== undefined ? 'n_seconds' : 'seconds';
+  const secondsParam = seconds !== undefined ? 'n_seconds' : given;
   if (seconds === undefined && std.seconds !== undefined) {
     if (!Number.isInteger(std.seconds) || std.seconds < 1 || std.seconds > MAX_SECONDS) {
-      throw errors.invalidRequest(`seconds must be a whole number from 1 to ${MAX_SECONDS} for ${input.model}; got ${std.seconds}.`, 'seconds');
+      throw errors.invalidRequest(`${given} must be a whole number from 1 to ${MAX_SECONDS} for ${input.model}; got ${std.seconds}.`, given);
     }
     seconds = std.seconds;
   }

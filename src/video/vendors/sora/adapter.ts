@@ -1,6 +1,6 @@
 import { errors } from '../../../core/errors.js';
 import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
-import { foldCommonDuration, reportedSeconds } from '../../duration.js';
+import { foldCommonDuration, reportedSeconds, secondsParamOf } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
@@ -19,12 +19,13 @@ export const SORA_SECONDS: readonly number[] = [4, 8, 12];
 
 const LABEL = 'sora (OpenAI)';
 
-function validate(input: CreateInput): void {
+/** `secondsParam`: the field the client gave the length in (`duration` stands in for `seconds`). */
+function validate(input: CreateInput, secondsParam: 'seconds' | 'duration' = 'seconds'): void {
   const { std } = input;
   if (std.seconds !== undefined && !SORA_SECONDS.includes(std.seconds)) {
     throw errors.invalidRequest(
-      `seconds must be one of ${SORA_SECONDS.join(', ')} for ${input.model}; got ${std.seconds}.`,
-      'seconds',
+      `${secondsParam} must be one of ${SORA_SECONDS.join(', ')} for ${input.model}; got ${std.seconds}.`,
+      secondsParam,
     );
   }
   const firsts = std.frameImages.filter((f) => f.frameType === 'first_frame');
@@ -142,7 +143,7 @@ export const soraVendor: VideoVendor = {
   requestIdHeader: 'X-Client-Request-Id',
   ownedParams: new Set(['input_reference']),
   // The common `duration` means Sora's `seconds` here (spec 2.3 rule 3: accepted by every vendor).
-  validate: (input) => validate(foldCommonDuration(input)),
+  validate: (input) => validate(foldCommonDuration(input), secondsParamOf(input)),
   estimateSeconds: (input) => foldCommonDuration(input).std.seconds ?? SORA_DEFAULT_SECONDS,
   buildCreate: (input, up) => buildCreate(foldCommonDuration(input), up),
   parseCreate: (res, input) => parseCreate(res, foldCommonDuration(input)),
