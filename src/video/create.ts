@@ -19,7 +19,7 @@ import { boundedAnswer } from './vendors/answers.js';
 import type { VideoDeps } from './deps.js';
 import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
-import type { CreateInput, InlineMedia, VideoVendor } from './types.js';
+import type { CreateInput, InlineMedia, StandardVideoRequest, VideoVendor } from './types.js';
 import { checkJobWebhook, takeJobWebhook } from '../webhooks/job-target.js';
 import { newCallbackToken, withGatewayCallback } from './callbacks.js';
 import { releaseHold } from './release.js';
@@ -103,6 +103,10 @@ export async function createVideoJob(
     const caps = deps.capabilities(model.name);
     if (caps) checkCapabilities(model.name, caps, std);
   }
+  // No model makes a day of video in one job: a length or count past that (`duration: 1e300`, a
+  // frame rate of 1e-300) is the request's mistake, a 400, not a balance too small for it.
+  if (!(estSeconds <= MAX_SECONDS_ASKED))
+    throw errors.invalidRequest(`This request asks for more than ${MAX_SECONDS_ASKED} seconds of video in one job; check its length, frame and count fields.`, lengthParam(std, native));
   const pricePerSecond = model.price.perSecond ?? 0;
   const hold = costForSeconds(pricePerSecond, estSeconds);
   // A length or count past any sense (a 400-digit duration) holds more than any balance: the 402 of
@@ -278,4 +282,15 @@ async function attemptCreate(deps: VideoDeps, vendor: VideoVendor, up: Upstream,
 async function recordMaybeCreated(deps: VideoDeps, jobId: string, up: Upstream, err: TransportError): Promise<void> {
   deps.log.warn({ upstream: up.name, job: jobId, reason: err.reason }, 'video create may have reached the upstream; recorded for reconciliation');
   await deps.store.recordReconcile({ jobId, upstream: up.name, reason: `${err.reason}: ${redactorFor(up).text(err.message)}`, now: deps.clock.now() });
+}
+
+/** The most video one create may ask for, in seconds (a day: far past any vendor's longest job). */
+const MAX_SECONDS_ASKED = 86_400;
+
+/** The native fields that set a job's length or count, in the order an error names the first one sent. */
+const LENGTH_FIELDS = ['duration', 'frames', 'num_frames', 'fps', 'n', 'num_videos', 'n_variants', 'n_seconds', 'sampleCount', 'durationSeconds'];
+
+function lengthParam(std: StandardVideoRequest, native: JsonObject): string | undefined {
+  if (std.seconds !== undefined && std.seconds > MAX_SECONDS_ASKED) return 'seconds';
+  return LENGTH_FIELDS.find((k) => native[k] !== undefined);
 }

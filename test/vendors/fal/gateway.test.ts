@@ -65,13 +65,13 @@ describe('vendor F (fal queue) through the gateway', () => {
     expect(sim.received('POST', `/${model}`).length).toBe(before);
     expect(await gw.balance(account)).toBe(1_000_000);
   });
-  it('a count or a duration past what any balance holds is a 402, and the account is usable after it', async () => {
+  it('a count or a duration past any sense is a 400 naming it (not a 402), and the account is usable after it', async () => {
     const model = 'fal-ai/kling-video/v2.1/standard/text-to-video';
     const { key, account } = await gw.newKey(1);
-    for (const extra of [{ num_videos: 1e300 }, { duration: '9'.repeat(400) }]) {
+    for (const [extra, param] of [[{ num_videos: 1e300 }, 'num_videos'], [{ duration: '9'.repeat(400) }, 'duration']] as const) {
       const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'endless kites', ...extra } });
-      expect(r.status, r.text).toBe(402);
-      expect(r.json.error.type).toBe('insufficient_quota');
+      expect(r.status, r.text).toBe(400);
+      expect(r.json.error).toMatchObject({ type: 'invalid_request_error', param });
     }
     const ok = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'one kite', seconds: 5 } });
     expect(ok.status, ok.text).toBe(200);

@@ -6,9 +6,10 @@ import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import { upstreamsFor } from '../helpers/video.js';
 
 /**
- * An `aspect_ratio` that names no size the model can make (`0:0`, a word such as `wide`, a ratio
- * with no documented size) used to be dropped on the way to the vendor: the job was created with the
- * vendor's default shape and billed as if asked for. It is a 400 naming the field, with nothing held.
+ * Requests no model can honour are the client's mistake, a 400 naming the field, with nothing held:
+ * an `aspect_ratio` that names no size the model can make (`0:0`, a word such as `wide`, a ratio with
+ * no documented size) used to be dropped on the way to the vendor (the job made in the vendor's default
+ * shape and billed as if asked for), and a length past any sense (`duration: 1e300`) was a 402.
  */
 let sims: SimServer[];
 let gw: TestGateway;
@@ -47,5 +48,19 @@ describe('an aspect_ratio that names no size', () => {
       expect(r.status, `${model} ${aspect_ratio}: ${r.text}`).toBe(200);
     }
     expect(sims[0]!.lastReceived('POST', /videos$/)).toBeDefined();
+  });
+});
+
+describe('a length or count past any sense', () => {
+  it.each([
+    ['wan2.6-t2v', { duration: 1e300 }, 'duration'],
+    ['wan2.6-t2v', { seconds: 1e9 }, 'seconds'],
+  ])('%s with %j is a 400 naming the field, not a 402 for the balance', async (model, fields, param) => {
+    const { key, account } = await gw.newKey(100);
+    const before = await gw.balance(account);
+    const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'a fox', ...fields } });
+    expect(r.status, r.text).toBe(400);
+    expect(r.json.error).toMatchObject({ type: 'invalid_request_error', param });
+    expect(await gw.balance(account)).toBe(before);
   });
 });
