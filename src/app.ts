@@ -31,6 +31,7 @@ import { installRequestGate } from './auth/request-gate.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import { SessionStore } from './console/sessions.js';
 import { SignInLimiter } from './console/sign-in-limit.js';
+import { clientJson } from './core/lossless-json.js';
 import './auth/types.js';
 
 export interface RegisteredRoute {
@@ -125,6 +126,10 @@ export function buildApp(s: Services): FastifyInstance {
   installServerSpans(app);
   installHttpMetrics(app);
 
+  // Every JSON answer: a video vendor's numbers a double cannot hold, kept as markers since they
+  // were read (a job's vendor_data), are written back as the vendor wrote them (core/lossless-json.ts).
+  // Without a marker in the text this costs one `includes` over what JSON.stringify made anyway.
+  app.setReplySerializer((payload) => clientJson(payload));
   app.setErrorHandler((err, req, reply) => {
     const rendered = toGatewayError(err, server.body_limit_bytes);
     logError(req, err, rendered);

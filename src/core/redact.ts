@@ -1,4 +1,5 @@
 import { setOwn, type Json, type JsonObject } from './json.js';
+import { isNumberMarker, NUMBER_MARKER } from './lossless-json.js';
 import { configuredHosts, configuredSecrets, type AddressBearer, type CredentialBearer } from './redact-config.js';
 import { compileNames, configuredNames, MIN_NAME_LENGTH, type NameBearer, replaceNames } from './redact-names.js';
 import { compileSecrets, MIN_SECRET_LENGTH, NO_SECRETS, removeSecrets, type Secrets } from './redact-secrets.js';
@@ -62,7 +63,8 @@ export function redactJson<T extends Json>(value: T, secrets: Secrets = NO_SECRE
 }
 
 function walk(value: Json, text: (s: string) => string): Json {
-  if (typeof value === 'string') return text(value);
+  // A vendor's number kept as its text (core/lossless-json.ts): digits hide nothing, as a number's never did.
+  if (typeof value === 'string') return isNumberMarker(value) ? value : text(value);
   if (Array.isArray(value)) return value.map((v) => walk(v, text));
   if (value !== null && typeof value === 'object') {
     const out: JsonObject = {};
@@ -146,6 +148,8 @@ export class UpstreamRedactor {
 
   /** A message from the upstream, cut to MAX_UPSTREAM_MESSAGE (where the redaction then looks for what a cut leaves of a credential), redacted. */
   message(s: string): string {
+    // A message is text: a vendor number kept as a marker (core/lossless-json.ts) is its digits here.
+    if (isNumberMarker(s)) return s.slice(NUMBER_MARKER.length);
     return this.text(clip(s, MAX_UPSTREAM_MESSAGE));
   }
 }

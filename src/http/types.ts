@@ -45,6 +45,11 @@ export interface UpstreamRequest {
    * `maxRestBytes` (http/upstream-answer.ts). `send` only.
    */
   inlineMedia?: { maxRestBytes: number };
+  /**
+   * The answer's unknown fields reach clients as the vendor wrote them (a video job's vendor_data):
+   * numbers a double cannot reproduce are parsed as markers (core/lossless-json.ts). `send` only.
+   */
+  losslessNumbers?: boolean;
 }
 
 /** What the executor hands back to an adapter's parser. */

@@ -1,4 +1,5 @@
 import type { Json } from '../core/json.js';
+import { parseLossless } from '../core/lossless-json.js';
 import { clip } from '../core/redact-cut.js';
 import { liftMedia } from './inline-media.js';
 import { jsonNestsDeeper } from './json-depth.js';
@@ -22,8 +23,17 @@ const MAX_ANSWER_TEXT = 1_000_000;
  * answer) is read under the configured cap, but only its media may be large: the media strings are
  * lifted out before anything is parsed (inline-media.ts), and an answer whose rest is over
  * `maxRestBytes` is refused unparsed, as an answer over the read cap is (`too_large`).
+ *
+ * An answer whose unknown fields are handed on to clients (`losslessNumbers`: a video vendor's,
+ * shown as a job's vendor_data) keeps each number a double cannot reproduce as a marker string
+ * (core/lossless-json.ts), the media lifted out first as for any other parse.
  */
-export function upstreamAnswer(status: number, headers: Record<string, string>, raw: Buffer, shape: Pick<UpstreamRequest, 'inlineMedia'> = {}): UpstreamResponse {
+export function upstreamAnswer(
+  status: number,
+  headers: Record<string, string>,
+  raw: Buffer,
+  shape: Pick<UpstreamRequest, 'inlineMedia' | 'losslessNumbers'> = {},
+): UpstreamResponse {
   let body = raw;
   let restore: ((v: Json) => Json) | undefined;
   const cap = shape.inlineMedia?.maxRestBytes;
@@ -41,7 +51,7 @@ export function upstreamAnswer(status: number, headers: Record<string, string>, 
     const looksJson = c === 0x7b /* { */ || c === 0x5b /* [ */ || (headers['content-type'] ?? '').includes('json');
     if (looksJson && !jsonNestsDeeper(text, MAX_UPSTREAM_JSON_DEPTH)) {
       try {
-        json = JSON.parse(text) as Json;
+        json = shape.losslessNumbers ? parseLossless(text) : (JSON.parse(text) as Json);
       } catch {
         json = undefined;
       }

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../core/json.js';
+import { clientJson } from '../core/lossless-json.js';
 import type { JobRecord } from '../store/job-types.js';
 
 /**
@@ -13,11 +14,11 @@ export class AnswerCache {
 
   constructor(private readonly present: (job: JobRecord) => JsonObject) {}
 
-  /** The job's answer as JSON text, exactly as `JSON.stringify(present(job))`. */
+  /** The job's answer as JSON text, exactly as the reply serializer writes `present(job)` (core/lossless-json.ts clientJson). */
   json(job: JobRecord): string {
     const hit = this.rendered.get(job);
     if (hit !== undefined) return hit;
-    const text = JSON.stringify(this.present(job));
+    const text = clientJson(this.present(job));
     if (dependsOnRowOnly(job)) this.rendered.set(job, text);
     return text;
   }
