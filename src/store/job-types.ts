@@ -127,7 +127,16 @@ export interface JobStore {
    */
   markJobSubmitted(
     jobId: string,
-    p: { upstream: string; taskId: string; publicId: string; taskMeta: JsonObject; nextPollAt: number; now: number },
+    p: {
+      upstream: string;
+      taskId: string;
+      publicId: string;
+      taskMeta: JsonObject;
+      /** The job's vendor_data from the create answer (bounded and redacted); {} when absent. */
+      vendorData?: JsonObject;
+      nextPollAt: number;
+      now: number;
+    },
   ): Promise<boolean>;
   /**
    * submitting -> rejected, releasing the hold exactly once. True when this call settled the job (it

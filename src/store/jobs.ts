@@ -97,9 +97,9 @@ export function jobOps(db: SqlDriver): JobOps {
 
     async markJobSubmitted(jobId, p) {
       const changed = await db.run(
-        `UPDATE jobs SET state = 'processing', upstream = ?, task_id = ?, public_id = ?, task_meta = ?, next_poll_at = ?, updated_at = ?
+        `UPDATE jobs SET state = 'processing', upstream = ?, task_id = ?, public_id = ?, task_meta = ?, vendor_data = ?, next_poll_at = ?, updated_at = ?
          WHERE id = ? AND state = 'submitting'`,
-        [p.upstream, p.taskId, p.publicId, json(p.taskMeta ?? {}), p.nextPollAt, p.now, jobId],
+        [p.upstream, p.taskId, p.publicId, json(p.taskMeta ?? {}), json(p.vendorData ?? {}), p.nextPollAt, p.now, jobId],
       );
       if (changed === 0) {
         // The upstream now runs a task that no job tracks (the job was settled meanwhile, or never

@@ -14,8 +14,8 @@ import { annotateRequest, tracingOn } from '../ops/tracing.js';
 import type { JobDialect, JobRecord, NewJob } from '../store/job-types.js';
 import type { IdempotencyClaim } from '../store/idempotency-types.js';
 import { checkCapabilities } from './capabilities.js';
-import { taskRefOf } from './refresh.js';
-import { boundedAnswer } from './vendors/answers.js';
+import { CREATED_VENDOR_DATA, taskRefOf } from './refresh.js';
+import { boundedAnswer, keptVendorData } from './vendors/answers.js';
 import type { VideoDeps } from './deps.js';
 import { checkOwnership, rejectForbiddenKeys } from './passthrough.js';
 import { parseStandard } from './standard.js';
@@ -182,11 +182,19 @@ export async function createVideoJob(
       j: jobId, a: ctx.account.id, u: upstream.name, v: vendor.id, m: model.name, d: estSeconds, t: value.taskId, ...surface,
     });
     const at = deps.clock.now();
+    // What else the create answer said is the job's vendor_data from now, kept as a poll's is
+    // (bounded, redacted), and kept with the task too: each poll's fields are laid over it (refresh.ts).
+    const createdVendorData = keptVendorData(value.vendorData ?? {}, (v) => redactorFor(upstream).json(v));
     submitted = await deps.store.markJobSubmitted(jobId, {
       upstream: upstream.name,
       taskId: value.taskId,
       publicId,
-      taskMeta: { ...(value.meta ?? {}), upstreamModel: deps.catalog.upstreamModel(upstream, model.name) },
+      taskMeta: {
+        ...(value.meta ?? {}),
+        upstreamModel: deps.catalog.upstreamModel(upstream, model.name),
+        ...(Object.keys(createdVendorData).length > 0 ? { [CREATED_VENDOR_DATA]: createdVendorData } : {}),
+      },
+      vendorData: createdVendorData,
       nextPollAt: at + deps.settings.pollIntervalMs,
       now: at,
     });

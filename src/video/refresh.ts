@@ -1,5 +1,5 @@
 import { isGatewayError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
+import { isObject, type JsonObject } from '../core/json.js';
 import { costForSeconds } from '../core/money.js';
 import { redactorFor } from '../core/redact.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from '../http/types.js';
@@ -24,8 +24,14 @@ const isFailureCode = (c: string | undefined): c is FailureCode => c !== undefin
 /** fal-style protocols need a second request (status, then result); more than this is a loop. */
 const MAX_POLL_STEPS = 3;
 
+/**
+ * The task meta key holding the create answer's vendor_data (create.ts): the ground every poll's
+ * vendor_data is laid over, so what only the create said stays visible. Not the adapters' to read.
+ */
+export const CREATED_VENDOR_DATA = 'createdVendorData';
+
 export function taskRefOf(job: JobRecord): TaskRef {
-  const { upstreamModel, ...meta } = job.taskMeta;
+  const { upstreamModel, [CREATED_VENDOR_DATA]: _created, ...meta } = job.taskMeta;
   return {
     taskId: job.taskId ?? '',
     model: job.model,
@@ -62,7 +68,7 @@ export async function refreshJob(deps: VideoDeps, job: JobRecord, stopping?: Abo
   }
   let status: VendorStatus | undefined;
   try {
-    status = await pollOnce(deps, vendor, up, taskRefOf(job), stopping);
+    status = await pollOnce(deps, vendor, up, taskRefOf(job), createdVendorData(job), stopping);
   } catch (e) {
     // No memory for a large answer (an inline video) right now: like a transport failure, try later.
     const shed = isGatewayError(e) && e.code === 'overloaded';
@@ -100,10 +106,12 @@ async function pollOnce(
   vendor: VideoVendor,
   up: Parameters<VideoVendor['buildPoll']>[1],
   task: TaskRef,
+  fromCreate: JsonObject,
   signal: AbortSignal | undefined,
 ): Promise<VendorStatus | undefined> {
   let req: UpstreamRequest = vendor.buildPoll(task, up);
-  let carried: JsonObject = {};
+  // The create answer's fields first, then each step's: on the same key, the latest answer wins.
+  let carried: JsonObject = fromCreate;
   for (let step = 0; step < MAX_POLL_STEPS; step++) {
     const res: UpstreamResponse = await sendPoll(deps, vendor, up, req, signal);
     const out = res.status < 200 || res.status >= 300 ? verdictToStatus(vendor, res) : vendor.parsePoll(res, task, up);
@@ -116,6 +124,11 @@ async function pollOnce(
     return out && storableStatus(out, up);
   }
   return undefined;
+}
+
+function createdVendorData(job: JobRecord): JsonObject {
+  const data = job.taskMeta[CREATED_VENDOR_DATA];
+  return isObject(data) ? data : {};
 }
 
 /**

@@ -81,6 +81,19 @@ export type FailureCode =
   | 'expired'
   | 'timeout';
 
+/**
+ * What a vendor's 2xx create (remix, edit, extension) answer says: the task, what the adapter keeps
+ * to poll it (`meta`), and the answer's other fields (`vendorData`), built as the vendor's poll
+ * vendor_data is, so a field mapped to the job (task id, status) is not repeated. They are the
+ * job's vendor_data until its first poll, and stay under the fields of every poll after (a poll's
+ * own field wins on the same key; video/refresh.ts).
+ */
+export interface CreatedTask {
+  taskId: string;
+  meta?: JsonObject;
+  vendorData?: JsonObject;
+}
+
 export type VendorStatus =
   | {
       state: 'processing';
@@ -146,7 +159,7 @@ export interface VideoDerivations {
   edit?(input: DeriveInput, up: Upstream): UpstreamRequest;
   extend?(input: DeriveInput, up: Upstream): UpstreamRequest;
   /** Reads the new task from a 2xx answer; it is then polled, fetched and billed like any other. */
-  parse(op: DeriveOp, res: UpstreamResponse, input: DeriveInput, up: Upstream): { taskId: string; meta?: JsonObject };
+  parse(op: DeriveOp, res: UpstreamResponse, input: DeriveInput, up: Upstream): CreatedTask;
 }
 
 /** A reusable character made from a video (OpenAI's /videos/characters), as the vendor reports it. */
@@ -225,8 +238,8 @@ export interface VideoVendor {
   /** URLs the gateway must fetch and pass as bytes (e.g. Vertex wants base64 images). */
   inlineMedia?(input: Omit<CreateInput, 'media'>): string[];
   buildCreate(input: CreateInput, up: Upstream): UpstreamRequest;
-  /** Reads the upstream task id from a 2xx create answer. */
-  parseCreate(res: UpstreamResponse, input: CreateInput, up: Upstream): { taskId: string; meta?: JsonObject };
+  /** Reads the upstream task id from a 2xx create answer, and what else it said (see CreatedTask). */
+  parseCreate(res: UpstreamResponse, input: CreateInput, up: Upstream): CreatedTask;
   buildPoll(task: TaskRef, up: Upstream): UpstreamRequest;
   /**
    * Maps a 2xx poll answer to a status, or asks for one more request (fal: status, then result).

@@ -198,7 +198,7 @@ describe('azure-sora validate and estimate', () => {
 
 describe('azure-sora poll and content', () => {
   it('reads the job id and pins the api-version for later calls', () => {
-    expect(v.parseCreate(jsonResponse(200, job({})), input(), up)).toEqual({ taskId: 'task_01abc', meta: { api_version: 'preview', n_seconds: 5 } });
+    expect(v.parseCreate(jsonResponse(200, job({})), input(), up)).toEqual({ taskId: 'task_01abc', meta: { api_version: 'preview', n_seconds: 5 }, vendorData: job({}) });
     const changed = makeUpstream({ ...up, options: { api_version: '2025-05-01-preview' } });
     expect(v.buildPoll(task, changed)).toEqual({
       method: 'GET',

@@ -188,7 +188,7 @@ function poll(payload: JsonObject, t: TaskRef = ref): VendorStatus {
 
 describe('seedance parseCreate, buildPoll, buildContent', () => {
   it('reads the id, polls the task path with the key, downloads without it', () => {
-    expect(vendor.parseCreate(res(200, { id: 'cgt-1' }), input(PRO15, {}, { duration: -1 }), up)).toEqual({ taskId: 'cgt-1', meta: { seconds: 12 } });
+    expect(vendor.parseCreate(res(200, { id: 'cgt-1' }), input(PRO15, {}, { duration: -1 }), up)).toEqual({ taskId: 'cgt-1', meta: { seconds: 12 }, vendorData: {} });
     expect(() => vendor.parseCreate(res(200, {}), input(PRO15), up)).toThrow(GatewayError);
     expect(vendor.buildPoll(ref, up)).toEqual({
       method: 'GET',

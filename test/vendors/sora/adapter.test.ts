@@ -171,7 +171,7 @@ describe('sora create, poll and content', () => {
   it('reads the video id at create and remembers the requested seconds', () => {
     const input = makeInput({ std: { seconds: 12 } });
     const r = v.parseCreate(jsonResponse(200, video({ id: 'video_1' })), input, up);
-    expect(r).toEqual({ taskId: 'video_1', meta: { seconds: 12 } });
+    expect(r).toEqual({ taskId: 'video_1', meta: { seconds: 12 }, vendorData: video({ id: 'video_1' }) });
     const e = catchError(() => v.parseCreate(jsonResponse(200, { object: 'video' }), input, up));
     expect(e.status).toBe(502);
   });

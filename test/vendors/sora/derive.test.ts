@@ -30,7 +30,7 @@ describe('sora edits and extensions', () => {
 
   it('an extension is billed the reported total less the source, shown whole', () => {
     const parsed = v.derive!.parse('extend', jsonResponse(200, { id: 'video_new', status: 'queued' }), input({ seconds: 8, sourceSeconds: 4 }), up);
-    expect(parsed).toEqual({ taskId: 'video_new', meta: { op: 'extend', seconds: 8, source_seconds: 4 } });
+    expect(parsed).toEqual({ taskId: 'video_new', meta: { op: 'extend', seconds: 8, source_seconds: 4 }, vendorData: { id: 'video_new', status: 'queued' } });
     const task: TaskRef = { taskId: 'video_new', model: 'sora-2', upstreamModel: 'sora-2', meta: parsed.meta! };
     const done = v.parsePoll(jsonResponse(200, { id: 'video_new', status: 'completed', seconds: '11.5' }), task, up);
     expect(done).toMatchObject({ state: 'completed', seconds: 11.5, billableSeconds: 7.5, sourceSeconds: 4 });

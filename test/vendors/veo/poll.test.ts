@@ -27,7 +27,7 @@ function poll(json: Json | undefined, meta?: JsonObject) {
 describe('veo create and poll requests', () => {
   it('parseCreate keeps the full operation name and the requested output in meta', () => {
     const i = input({ std: { seconds: 4 }, native: { sampleCount: 3 } });
-    expect(veo.parseCreate(res({ name: OP }), i, upstream())).toEqual({ taskId: OP, meta: { durationSeconds: 4, sampleCount: 3 } });
+    expect(veo.parseCreate(res({ name: OP }), i, upstream())).toEqual({ taskId: OP, meta: { durationSeconds: 4, sampleCount: 3 }, vendorData: {} });
     expect(() => veo.parseCreate(res({ done: false }), i, upstream())).toThrow(/operation name/);
   });
 

@@ -12,7 +12,8 @@ describe('wan parseCreate, buildPoll, buildContent', () => {
       input('wan2.6-t2v', { seconds: 10 }),
       up,
     );
-    expect(out).toEqual({ taskId: 'abc-1', meta: { seconds: 10 } });
+    // The rest of the answer is the job's first vendor_data, without the task id and status it maps.
+    expect(out).toEqual({ taskId: 'abc-1', meta: { seconds: 10 }, vendorData: { request_id: 'r1', output: {} } });
     expect(() => vendor.parseCreate(res(200, { request_id: 'r1' }), input('wan2.6-t2v'), up)).toThrow(GatewayError);
   });
 

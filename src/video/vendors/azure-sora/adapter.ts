@@ -2,7 +2,7 @@ import { errors } from '../../../core/errors.js';
 import { isObject, type JsonObject } from '../../../core/json.js';
 import { foldCommonDuration, reportedSeconds, secondsParamOf } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
-import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
+import type { CreateInput, CreatedTask, FailureCode, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
 import { encodeMultipart } from '../../../http/multipart.js';
 import { AZURE_DEFAULT_SECONDS, apiVersion, createFields, estimate, mediaUrls, validateAzure } from './request.js';
@@ -36,7 +36,7 @@ function buildCreate(input: CreateInput, up: Upstream): UpstreamRequest {
   return { method: 'POST', url, headers: { ...authHeaders(up), 'Content-Type': contentType }, body };
 }
 
-function parseCreate(res: UpstreamResponse, _input: CreateInput, up: Upstream): { taskId: string; meta: JsonObject } {
+function parseCreate(res: UpstreamResponse, _input: CreateInput, up: Upstream): CreatedTask {
   const job = res.json;
   if (!isObject(job) || typeof job.id !== 'string' || job.id === '') {
     throw errors.upstreamError(`${LABEL} accepted the job but its answer carried no job id.`);
@@ -45,7 +45,8 @@ function parseCreate(res: UpstreamResponse, _input: CreateInput, up: Upstream): 
   const meta: JsonObject = { api_version: apiVersion(up) };
   const seconds = reportedSeconds(job.n_seconds);
   if (seconds !== undefined) meta.n_seconds = seconds;
-  return { taskId: job.id, meta };
+  // The create answers the job object a poll does: kept whole, as a poll's is.
+  return { taskId: job.id, meta, vendorData: { ...job } };
 }
 
 function taskVersion(task: TaskRef, up: Upstream): string {

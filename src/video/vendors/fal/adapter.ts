@@ -2,7 +2,7 @@ import { errors } from '../../../core/errors.js';
 import { falCallbackSignature } from './signature.js';
 import { deepMerge, isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
-import type { CreateInput, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
+import type { CreateInput, CreatedTask, TaskRef, VendorStatus, VideoOutput, VideoVendor } from '../../types.js';
 import { classify } from './errors.js';
 import { appPath, familyOf, formatDuration, nativeDuration, parseSeconds, resolutionLabel, type Family } from './families.js';
 import { isStatusPayload, readResult, readStatus } from './poll.js';
@@ -43,6 +43,9 @@ const OWNED = [
 
 /** Native names the adapter moves out of the body (into the URL) instead of forwarding them there. */
 const NOT_IN_BODY = ['webhook_url'];
+
+/** The submit answer's fields the job keeps to poll, cancel and fetch the request by. */
+const CREATE_META = ['status_url', 'response_url', 'cancel_url', 'gateway_request_id'];
 
 function familyFor(input: Pick<CreateInput, 'upstreamModel'>, up?: Upstream): Family {
   return familyOf(input.upstreamModel, up?.options['duration_formats']);
@@ -206,16 +209,17 @@ export const falVendor: VideoVendor = {
     };
   },
 
-  parseCreate(res: UpstreamResponse, input) {
+  parseCreate(res: UpstreamResponse, input): CreatedTask {
     const body = res.json;
     const id = isObject(body) ? body['request_id'] : undefined;
     if (typeof id !== 'string' || id.length === 0) throw errors.upstreamError('fal accepted the request but returned no request_id.');
     const meta: JsonObject = { app: appPath(input.upstreamModel), seconds: requestedSeconds(input) };
-    for (const k of ['status_url', 'response_url', 'cancel_url', 'gateway_request_id']) {
+    for (const k of CREATE_META) {
       const v = (body as JsonObject)[k];
       if (typeof v === 'string') meta[k] = v;
     }
-    return { taskId: id, meta };
+    // The rest (queue_position ...) as a status answer's is kept: without what the job now holds.
+    return { taskId: id, meta, vendorData: omit(body as JsonObject, ['request_id', 'status', ...CREATE_META]) };
   },
 
   buildPoll(task, up) {

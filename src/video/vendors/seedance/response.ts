@@ -4,7 +4,7 @@ import { clip } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { isUsableSeconds } from '../../duration.js';
-import type { FailureCode, TaskRef, VendorStatus, VideoUsage } from '../../types.js';
+import type { CreatedTask, FailureCode, TaskRef, VendorStatus, VideoUsage } from '../../types.js';
 import { DEFAULT_SECONDS } from './models.js';
 
 function str(v: Json | undefined): string | undefined {
@@ -15,10 +15,10 @@ function positive(v: Json | undefined): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
-export function parseSeedanceCreate(res: UpstreamResponse, requestedSeconds: number): { taskId: string; meta: JsonObject } {
+export function parseSeedanceCreate(res: UpstreamResponse, requestedSeconds: number): CreatedTask {
   const id = isObject(res.json) ? str(res.json.id) : undefined;
   if (!id) throw errors.upstreamError('Ark accepted the request but returned no task id.');
-  return { taskId: id, meta: { seconds: requestedSeconds } };
+  return { taskId: id, meta: { seconds: requestedSeconds }, vendorData: vendorDataOf(res.json as JsonObject) };
 }
 
 /** Seconds of the finished video: frames / framespersecond when frames were used, else duration. */

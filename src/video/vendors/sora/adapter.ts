@@ -2,7 +2,7 @@ import { errors } from '../../../core/errors.js';
 import { deepMerge, isObject, type JsonObject } from '../../../core/json.js';
 import { foldCommonDuration, reportedSeconds, secondsParamOf } from '../../duration.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
-import type { CreateInput, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
+import type { CreateInput, CreatedTask, FailureCode, TaskRef, VendorStatus, VideoVendor } from '../../types.js';
 import { classifyOpenAiStyle } from '../../../protocols/openai/errors.js';
 import { pickSize, readNumber } from '../../../protocols/openai/video-sizes.js';
 import { authHeaders, videoUrl } from './http.js';
@@ -53,12 +53,13 @@ function buildCreate(input: CreateInput, up: Upstream): UpstreamRequest {
   };
 }
 
-function parseCreate(res: UpstreamResponse, input: CreateInput): { taskId: string; meta: JsonObject } {
+function parseCreate(res: UpstreamResponse, input: CreateInput): CreatedTask {
   const v = res.json;
   if (!isObject(v) || typeof v.id !== 'string' || v.id === '') {
     throw errors.upstreamError(`${LABEL} accepted the job but its answer carried no video id.`);
   }
-  return { taskId: v.id, meta: { seconds: input.std.seconds ?? SORA_DEFAULT_SECONDS } };
+  // The create answers the video object a poll does: kept whole, as a poll's is.
+  return { taskId: v.id, meta: { seconds: input.std.seconds ?? SORA_DEFAULT_SECONDS }, vendorData: { ...v } };
 }
 
 function buildPoll(task: TaskRef, up: Upstream): UpstreamRequest {

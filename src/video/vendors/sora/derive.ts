@@ -3,7 +3,7 @@ import { isObject, type JsonObject } from '../../../core/json.js';
 import { encodeMultipart } from '../../../http/multipart.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse } from '../../../http/types.js';
 import { reportedSeconds } from '../../duration.js';
-import type { DeriveInput, DeriveOp, VideoDerivations } from '../../types.js';
+import type { CreatedTask, DeriveInput, DeriveOp, VideoDerivations } from '../../types.js';
 import { authHeaders, videoExt } from './http.js';
 
 /**
@@ -49,13 +49,14 @@ function build(op: DeriveOp, input: DeriveInput, up: Upstream): UpstreamRequest 
   return { method: 'POST', url, headers: { ...authHeaders(up), 'Content-Type': contentType }, body };
 }
 
-function parse(op: DeriveOp, res: UpstreamResponse, input: DeriveInput): { taskId: string; meta: JsonObject } {
+function parse(op: DeriveOp, res: UpstreamResponse, input: DeriveInput): CreatedTask {
   const v = res.json;
   if (!isObject(v) || typeof v.id !== 'string' || v.id === '') throw errors.upstreamError('sora (OpenAI) accepted the job but its answer carried no video id.');
   // `seconds` is the poll's fallback length: an edit's is its source's, an extension's its new segment.
   const meta: JsonObject = { op, seconds: (op === 'extend' ? input.seconds : input.sourceSeconds) ?? null };
   if (op === 'extend' && input.sourceSeconds !== undefined) meta.source_seconds = input.sourceSeconds;
-  return { taskId: v.id, meta };
+  // A video object, kept whole as a poll's is.
+  return { taskId: v.id, meta, vendorData: { ...v } };
 }
 
 export const soraDerivations: VideoDerivations = {

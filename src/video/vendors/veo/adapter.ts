@@ -1,5 +1,5 @@
 import { errors } from '../../../core/errors.js';
-import { isObject } from '../../../core/json.js';
+import { isObject, type JsonObject } from '../../../core/json.js';
 import { googleAuthOptionsFrom, googleCredentialSource } from '../../../protocols/google/oauth.js';
 import { allowedBuckets, checkBuckets } from './buckets.js';
 import type { VideoVendor } from '../../types.js';
@@ -13,7 +13,7 @@ import {
   vertexOrigin,
 } from './names.js';
 import { buildBody, requestedOutput, urlsToFetch, validateRequest } from './request.js';
-import { parseOperation } from './status.js';
+import { operationData, parseOperation } from './status.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
 
@@ -62,7 +62,8 @@ export const veoVendor: VideoVendor = {
     if (typeof name !== 'string' || !name.includes('/operations/'))
       throw errors.upstreamError('Vertex AI answered predictLongRunning without an operation name.');
     const { durationSeconds, sampleCount } = requestedOutput(input);
-    return { taskId: name, meta: { durationSeconds, sampleCount } };
+    // The create answers an operation, as a poll does; its vendor_data is built the same way.
+    return { taskId: name, meta: { durationSeconds, sampleCount }, vendorData: operationData(res.json as JsonObject) };
   },
 
   /** The full operation name is the task id; its project, location and model address the poll. */

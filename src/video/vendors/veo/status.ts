@@ -15,7 +15,7 @@ import { MODERATION } from './errors.js';
  */
 export function parseOperation(json: Json | undefined, meta: JsonObject): VendorStatus {
   if (!isObject(json)) return { state: 'processing', vendorData: {} };
-  const vendorData = omit(json, ['name', 'done']);
+  const vendorData = operationData(json);
   const response = isObject(json['response']) ? json['response'] : undefined;
   const videos = response && Array.isArray(response['videos']) ? response['videos'] : [];
   if (response && Array.isArray(response['videos'])) vendorData['response'] = { ...response, videos: videos.map(stripBytes) };
@@ -52,6 +52,11 @@ export function parseOperation(json: Json | undefined, meta: JsonObject): Vendor
     };
   }
   return { state: 'failed', code: 'generation_failed', message: 'The operation finished without any video.', vendorData };
+}
+
+/** An operation's fields other than its name (the task id) and `done` (the status). */
+export function operationData(operation: JsonObject): JsonObject {
+  return omit(operation, ['name', 'done']);
 }
 
 function stripBytes(v: Json): Json {

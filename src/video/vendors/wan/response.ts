@@ -3,7 +3,7 @@ import { errors } from '../../../core/errors.js';
 import { clip } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
-import type { FailureCode, TaskRef, VendorStatus } from '../../types.js';
+import type { CreatedTask, FailureCode, TaskRef, VendorStatus } from '../../types.js';
 import { DEFAULT_SECONDS } from './models.js';
 
 function str(v: Json | undefined): string | undefined {
@@ -15,11 +15,11 @@ function num(v: Json | undefined): number | undefined {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
-export function parseWanCreate(res: UpstreamResponse, requestedSeconds: number): { taskId: string; meta: JsonObject } {
+export function parseWanCreate(res: UpstreamResponse, requestedSeconds: number): CreatedTask {
   const output = isObject(res.json) && isObject(res.json.output) ? res.json.output : undefined;
   const taskId = output ? str(output.task_id) : undefined;
   if (!taskId) throw errors.upstreamError('DashScope accepted the request but returned no task id.');
-  return { taskId, meta: { seconds: requestedSeconds } };
+  return { taskId, meta: { seconds: requestedSeconds }, vendorData: vendorDataOf(res.json as JsonObject) };
 }
 
 /**
