@@ -22,6 +22,13 @@ afterAll(async () => {
   for (const s of sims ?? []) await s.close();
 });
 
+/** Job rows in any state, hidden ones (rejected, submitting) included. */
+async function rows(): Promise<number> {
+  const states = ['submitting', 'processing', 'completed', 'failed', 'rejected'];
+  const n = await gw.services.store.countJobsByState(states, 1_000);
+  return states.reduce((sum, s) => sum + (n[s] ?? 0), 0);
+}
+
 describe('an aspect_ratio that names no size', () => {
   it.each([
     ['sora-2', '0:0'],
@@ -34,11 +41,14 @@ describe('an aspect_ratio that names no size', () => {
     const { key, account } = await gw.newKey(100);
     const before = await gw.balance(account);
     const sent = sims.reduce((n, s) => n + s.received('POST', /./).length, 0);
+    const rowsBefore = await rows();
     const r = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model, prompt: 'a fox', aspect_ratio } });
     expect(r.status, r.text).toBe(400);
     expect(r.json.error).toMatchObject({ type: 'invalid_request_error', param: 'aspect_ratio' });
     expect(await gw.balance(account)).toBe(before);
     expect(sims.reduce((n, s) => n + s.received('POST', /./).length, 0)).toBe(sent);
+    // Refused before anything was stored: no job row, not even a rejected one.
+    expect(await rows()).toBe(rowsBefore);
   });
 
   it('a ratio the model has a size for still makes that size', async () => {

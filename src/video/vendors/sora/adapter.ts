@@ -22,6 +22,8 @@ const LABEL = 'sora (OpenAI)';
 /** `secondsParam`: the field the client gave the length in (`duration` stands in for `seconds`). */
 function validate(input: CreateInput, secondsParam: 'seconds' | 'duration' = 'seconds'): void {
   const { std } = input;
+  // A shape that names no size is refused here, before anything is held or stored.
+  pickSize(std);
   if (std.seconds !== undefined && !SORA_SECONDS.includes(std.seconds)) {
     throw errors.invalidRequest(
       `${secondsParam} must be one of ${SORA_SECONDS.join(', ')} for ${input.model}; got ${std.seconds}.`,

@@ -54,6 +54,8 @@ export function positiveNumber(v: Json | undefined): number | undefined {
 export function validateWan(input: CreateInput): void {
   const { std, native } = input;
   const info = wanModelInfo(input.upstreamModel);
+  // A shape with no documented size is refused here, before anything is held or stored.
+  sizeParameters(std, info);
   if (std.seconds !== undefined && !Number.isInteger(std.seconds)) {
     throw errors.invalidRequest('Wan models take a whole number of seconds.', 'seconds');
   }
