@@ -71,7 +71,10 @@ export class Reservations {
     // More than any balance can hold (a chat cap of 1e300 tokens): refused without being counted.
     if (!isMicros(amount)) return undefined;
     let notBefore = 0;
-    for (let round = 0; ; round++) {
+    // Rechecks after writes in doubt, and waits for pending video holds, each bounded on its own.
+    let rechecks = 0;
+    let holdWaits = 0;
+    for (;;) {
       const view = (notBefore === 0 ? this.views.cached(accountId) : undefined) ?? (await this.views.read(accountId, notBefore));
       // From here to the return nothing awaits: no other request can decide on the same funds meanwhile.
       const acc = this.account(accountId);
@@ -80,17 +83,18 @@ export class Reservations {
         return this.releaser(accountId, amount, from);
       }
       this.tidy(accountId, acc);
-      if (round >= RECHECKS) return undefined;
       // Video holds being taken count as on their way until the store answers, and near the limit the
       // store refuses most of them (a refused hold never moves the balance): a request that only they
       // stand in the way of waits for their answers, then decides again on what was really taken.
       const holds = pendingHolds(acc);
-      if (holds.length > 0 && view.balance - (acc.inFlight - sumOf(holds)) - acc.reserved >= amount) {
+      if (holdWaits < RECHECKS && holds.length > 0 && view.balance - (acc.inFlight - sumOf(holds)) - acc.reserved >= amount) {
+        holdWaits++;
         await this.settled(holds);
         notBefore = 0;
         continue;
       }
-      if (!this.unsure(acc, view)) return undefined;
+      if (rechecks >= RECHECKS || !this.unsure(acc, view)) return undefined;
+      rechecks++;
       // A read issued after the writes in doubt have landed holds them exactly; the refusals of a
       // burst wait for the same writes, so they share that read.
       const refusedAt = this.views.next();

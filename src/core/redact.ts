@@ -149,7 +149,7 @@ export class UpstreamRedactor {
   /** A message from the upstream, cut to MAX_UPSTREAM_MESSAGE (where the redaction then looks for what a cut leaves of a credential), redacted. */
   message(s: string): string {
     // A message is text: a vendor number kept as a marker (core/lossless-json.ts) is its digits here.
-    if (isNumberMarker(s)) return s.slice(NUMBER_MARKER.length);
+    if (isNumberMarker(s)) return clip(s.slice(NUMBER_MARKER.length), MAX_UPSTREAM_MESSAGE);
     return this.text(clip(s, MAX_UPSTREAM_MESSAGE));
   }
 }
