@@ -210,6 +210,7 @@ function wrongDimensions(vendor: EmbeddingVendor, size: number, dimensions: numb
       message: `${vendor.label} returned ${mismatch}`,
       clientMessage: `Every upstream for this model failed: the last one returned ${mismatch}. Nothing was charged.`,
       sparesCircuit: true,
+      dimensionsMissed: true,
     },
   };
 }

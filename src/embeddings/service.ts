@@ -1,5 +1,6 @@
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
+import { DimensionMisses } from './dimension-misses.js';
 import { errors, GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { costForTokens } from '../core/money.js';
@@ -79,6 +80,7 @@ export class EmbeddingsService {
   private readonly client: UpstreamClient;
   private readonly reservations: Reservations;
   private readonly budgets: KeyBudgets;
+  private readonly dimensionMisses: DimensionMisses;
 
   constructor(private readonly deps: EmbeddingsDeps) {
     this.vendors = deps.vendors ?? embeddingVendors;
@@ -86,13 +88,29 @@ export class EmbeddingsService {
     this.reservations = deps.reservations ?? new Reservations(deps.store);
     this.budgets = deps.budgets ?? new KeyBudgets(deps.store, () => deps.clock.now());
     this.client = deps.client ?? new UpstreamClient(deps.executor);
+    this.dimensionMisses = new DimensionMisses(() => deps.clock.now());
+  }
+
+  /**
+   * The candidates without those that recently answered another length for this model and
+   * `dimensions` (dimension-misses.ts); none left is a 400 before any call, any hold or any admission.
+   */
+  private honouringDimensions(candidates: Upstream[], model: string, dimensions: number | undefined): Upstream[] {
+    if (dimensions === undefined) return candidates;
+    const usable = candidates.filter((u) => !this.dimensionMisses.skips(u.name, model, dimensions));
+    if (usable.length === 0 && candidates.length > 0)
+      throw errors.invalidRequest(
+        `Every upstream of '${model}' recently answered vectors of another length than ${dimensions}; omit 'dimensions' or ask for a size the model makes.`,
+        'dimensions',
+      );
+    return usable;
   }
 
   /** `model` is what the authorizer returned for `body.model` (action embeddings, capability embedding). */
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: CallSignal, requestId?: string): Promise<EmbeddingsResult> {
     const { catalog } = this.deps;
     const req = parseEmbeddingRequest(body);
-    const candidates = catalog.candidates(model.name, ctx.account);
+    const candidates = this.honouringDimensions(catalog.candidates(model.name, ctx.account), model.name, req.dimensions);
     checkOwnership(req, body, candidates, this.owners);
     const first = candidates[0];
     if (first) this.vendors.get(first.vendor)?.validate?.(req, catalog.upstreamModel(first, req.model), first);
@@ -166,7 +184,14 @@ export class EmbeddingsService {
               ok: false as const,
               verdict: { kind: 'retryable' as const, status: 500, message: `vendor '${up.vendor}' does not serve embeddings` },
             });
-          return runOnUpstream({ vendor, up, req, tokens, exact, client: this.client, catalog, signal, requestId: clientRequestId });
+          const attempt = runOnUpstream({ vendor, up, req, tokens, exact, client: this.client, catalog, signal, requestId: clientRequestId });
+          // Only a request with `dimensions` has a miss to remember; the others take no extra step.
+          const dimensions = req.dimensions;
+          if (dimensions === undefined) return attempt;
+          return attempt.then((outcome) => {
+            if (!outcome.ok && outcome.verdict.kind === 'retryable' && outcome.verdict.dimensionsMissed) this.dimensionMisses.record(up.name, model.name, dimensions);
+            return outcome;
+          });
         },
         { circuits: catalog.circuits },
       ));

@@ -88,6 +88,8 @@ export type UpstreamVerdict =
        * every account's traffic off an upstream that serves the others well.
        */
       sparesCircuit?: boolean;
+      /** The answer's vectors had another length than the request's `dimensions` (embeddings/dimension-misses.ts). */
+      dimensionsMissed?: boolean;
     }
   | { kind: 'auth'; message: string; status: number };
 
