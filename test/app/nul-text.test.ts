@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { PG_URL } from '../store/harness.js';
+import { dropSchema, pgSchemaUrl } from '../store/harness.js';
 
 /**
  * Text with a NUL character (U+0000) from a client. Found by the endpoint fuzzer on PostgreSQL,
@@ -14,7 +13,7 @@ import { PG_URL } from '../store/harness.js';
 const schema = `nul_text_${randomBytes(4).toString('hex')}`;
 const backends: [string, () => Record<string, unknown>][] = [
   ['sqlite', () => ({})],
-  ['postgres', () => ({ database: `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}` })],
+  ['postgres', () => ({ database: pgSchemaUrl(schema) })],
 ];
 
 describe.each(backends)('on %s', (backend, config) => {
@@ -26,11 +25,7 @@ describe.each(backends)('on %s', (backend, config) => {
   });
   afterAll(async () => {
     await gw?.close();
-    if (backend !== 'postgres') return;
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
+    if (backend === 'postgres') await dropSchema(schema);
   });
 
   it.each([

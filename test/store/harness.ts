@@ -10,6 +10,22 @@ import type { NewJob } from '../../src/store/job-types.js';
 export const PG_URL = process.env.STORE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const T0 = 1_700_000_000_000;
 
+/** A gateway database URL on PG_URL whose tables live in `schema` (created at start, see dropSchema). */
+export function pgSchemaUrl(schema: string): string {
+  return `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+}
+
+/** Drops a test's PostgreSQL schema and all it holds. */
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Opens isolated stores on one backend and removes everything they left behind. */
 export interface Backend {
   readonly name: 'sqlite' | 'postgres';

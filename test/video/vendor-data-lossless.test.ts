@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import { videoModules } from '../../src/video/vendors/registry.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { upstreamsFor } from '../helpers/video.js';
-import { PG_URL } from '../store/harness.js';
+import { dropSchema, pgSchemaUrl } from '../store/harness.js';
 
 /**
  * A job's vendor_data is what the vendor said, as it said it (spec: unknown vendor fields come
@@ -86,7 +85,7 @@ const schema = `lossless_${randomBytes(4).toString('hex')}`;
 const sqliteDir = mkdtempSync(join(tmpdir(), 'gw-lossless-'));
 const backends: [string, () => Record<string, unknown>][] = [
   ['sqlite', () => ({ database: `sqlite:${join(sqliteDir, 'gateway.db')}` })],
-  ['postgres', () => ({ database: `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}` })],
+  ['postgres', () => ({ database: pgSchemaUrl(schema) })],
 ];
 
 function expectExactNumbers(text: string): void {
@@ -102,11 +101,7 @@ describe.each(backends)('on %s', (backend, database) => {
   });
   afterAll(async () => {
     await gw?.close();
-    if (backend !== 'postgres') return;
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
+    if (backend === 'postgres') await dropSchema(schema);
   });
 
   it.each(videoModules.map((m) => [m.vendor.id]))('%s: create fields and exact numbers reach the client, also after a restart', async (vendorId) => {
