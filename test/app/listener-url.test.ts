@@ -104,15 +104,7 @@ describe('output_url of a gateway on port 0 with no public_url', () => {
   async function outputUrl(gw: { url: string; services: Services }): Promise<string> {
     await gw.services.admin.createAccount('a', { balance: 100 });
     const { key } = await gw.services.admin.createKey({ account: 'a' });
-    const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a fox', seconds: 4 } });
-    expect(created.status, created.text).toBe(200);
-    let done: any;
-    await waitFor(async () => {
-      done = (await call(gw, 'GET', `/v1/videos/${created.json.id}`, { key })).json;
-      return done.status !== 'processing' && done.status !== 'queued';
-    }, 'the job to end', 10_000, 50);
-    expect(done.status, JSON.stringify(done)).toBe('completed');
-    return done.output_url as string;
+    return (await completedJob(gw, key, 10_000, 50)).output_url as string;
   }
 
   it('names the port the server got, and the video downloads from it', async () => {
@@ -183,16 +175,8 @@ describe('gateway serve with no config, HOST=::1 and PORT=0', () => {
       expect(base).toMatch(/^http:\/\/\[::1\]:\d+$/);
       expect(new URL(base).port).not.toBe('0');
       const key = readFileSync(join(cwd, 'data', 'demo-key'), 'utf8').trim();
-      const gw = { url: base };
-      const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a fox', seconds: 4 } });
-      expect(created.status, created.text).toBe(200);
-      let done: any;
       // The simulated task takes 6 s.
-      await waitFor(async () => {
-        done = (await call(gw, 'GET', `/v1/videos/${created.json.id}`, { key })).json;
-        return done.status !== 'processing' && done.status !== 'queued';
-      }, 'the job to end', 20_000, 200);
-      expect(done.status, JSON.stringify(done)).toBe('completed');
+      const done = await completedJob({ url: base }, key, 20_000, 200);
       expect(String(done.output_url).startsWith(`${base}/v1/videos/`), done.output_url).toBe(true);
       expect((await fetch(done.output_url)).status).toBe(200);
     } finally {
@@ -201,3 +185,16 @@ describe('gateway serve with no config, HOST=::1 and PORT=0', () => {
     }
   }, 40_000);
 });
+
+/** A 4-second sora-2 job created through `gw` and polled until it ended; it must have completed. */
+async function completedJob(gw: { url: string }, key: string, waitMs: number, everyMs: number): Promise<any> {
+  const created = await call(gw, 'POST', '/v1/videos/generations', { key, body: { model: 'sora-2', prompt: 'a fox', seconds: 4 } });
+  expect(created.status, created.text).toBe(200);
+  let done: any;
+  await waitFor(async () => {
+    done = (await call(gw, 'GET', `/v1/videos/${created.json.id}`, { key })).json;
+    return done.status !== 'processing' && done.status !== 'queued';
+  }, 'the job to end', waitMs, everyMs);
+  expect(done.status, JSON.stringify(done)).toBe('completed');
+  return done;
+}

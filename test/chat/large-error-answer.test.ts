@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { longestLoopHold } from '../helpers/loop-gap.js';
+import { wideJson } from '../helpers/wide-json.js';
 
 /**
  * A chat upstream that answers an error with tens of megabytes: an error envelope is a few hundred
@@ -12,17 +13,6 @@ let upstream: Server;
 let gw: TestGateway;
 let body: Buffer = Buffer.alloc(0);
 let status = 400;
-
-function wideJson(bytes: number): string {
-  const parts: string[] = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const field = `"f${i}":"v${i}-${'x'.repeat(40)}"`;
-    parts.push(field);
-    size += field.length + 1;
-  }
-  return `{${parts.join(',')}}`;
-}
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {

@@ -9,6 +9,7 @@ import { videoModule as veo } from '../../src/video/vendors/veo/index.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { longestLoopHold } from '../helpers/loop-gap.js';
 import { createVideo, pollUntilDone, upstreamsFor } from '../helpers/video.js';
+import { wideJson } from '../helpers/wide-json.js';
 
 /**
  * Upstream answers made to be expensive, over real HTTP: none may hold the gateway's event loop for
@@ -47,18 +48,6 @@ afterAll(async () => {
   await gw?.close();
   await Promise.all([soraSim, veoSim, falSim].map((s) => s?.close()));
 });
-
-/** JSON text of an object of many small fields, about `bytes` long: the costly shape to parse and walk. */
-function wideJson(bytes: number): string {
-  const parts: string[] = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const field = `"f${i}":"v${i}-${'x'.repeat(40)}"`;
-    parts.push(field);
-    size += field.length + 1;
-  }
-  return `{${parts.join(',')}}`;
-}
 
 const WIDE = Buffer.from(wideJson(40 * 1024 * 1024));
 
