@@ -57,3 +57,39 @@ describe('encodeJsonBody', () => {
     expect(r.bytes.toString()).toBe(JSON.stringify(value));
   });
 });
+
+describe('a body sent from its strings, when the upstream goes away mid-body', () => {
+  it('fails that call as a transport failure, and the next call sends a whole fresh body', async () => {
+    const { createServer } = await import('node:http');
+    const { Executor } = await import('../../src/http/executor.js');
+    let calls = 0;
+    const got: number[] = [];
+    // The first request's connection is destroyed after 1 MB of its body; the second is read whole.
+    const server = createServer((req, res) => {
+      const n = ++calls;
+      let bytes = 0;
+      req.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (n === 1 && bytes > 1_000_000) req.socket.destroy();
+      });
+      req.on('end', () => {
+        got.push(bytes);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/create`;
+    const executor = new Executor();
+    const value = { instances: [{ video: { bytesBase64Encoded: b64(3_000_000) } }] };
+    const request = { method: 'POST' as const, url, headers: {}, body: value, bodyMedia: true };
+    try {
+      await expect(executor.send(request, 5_000)).rejects.toMatchObject({ name: 'TransportError' });
+      const ok = await executor.send(request, 5_000);
+      expect(ok.status).toBe(200);
+      expect(got).toEqual([Buffer.byteLength(JSON.stringify(value))]);
+    } finally {
+      await executor.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
