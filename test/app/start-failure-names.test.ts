@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runToExit } from '../helpers/process.js';
 
 /**
  * A start that fails on its surroundings names the setting to change and what it pointed at: Node's
@@ -33,20 +33,7 @@ function serve(config: Record<string, unknown>, name: string): Promise<{ code: n
   const file = join(dir, `${name}.json`);
   const cfg = { data_dir: join(dir, name), admin_token: 'start-names-admin-token-0123456789', secret: 'start-names-secret-0123456789', log_level: 'warn', ...config };
   writeFileSync(file, JSON.stringify(cfg));
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, 'serve', '--config', file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      resolve({ code: 'hung', output });
-    }, 20_000);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? signal ?? -1, output });
-    });
-  });
+  return runToExit(['--import', 'tsx', entry, 'serve', '--config', file], 20_000, { cwd: root });
 }
 
 describe('a start that fails names the setting', () => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -8,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG_URL } from '../store/harness.js';
+import { runToExit } from '../helpers/process.js';
 
 /**
  * A gateway that cannot start (its port is taken) must exit with an error, not stay alive serving
@@ -37,24 +37,7 @@ afterAll(async () => {
 
 /** Runs `gateway serve` with these arguments; the exit code, or 'hung' if it is still alive after `ms`. */
 function serve(args: string[], ms = 8_000, opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number | string; output: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
-    cwd: opts.cwd ?? dir,
-    env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      resolve({ code: 'hung', output });
-    }, ms);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? signal ?? -1, output });
-    });
-  });
+  return runToExit([BIN, 'serve', ...args], ms, { cwd: opts.cwd ?? dir, env: { ...process.env, ...opts.env } });
 }
 
 describe('a gateway that cannot listen', () => {

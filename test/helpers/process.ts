@@ -146,3 +146,24 @@ export function soraProcessConfig(
     ...extra,
   };
 }
+
+/**
+ * Runs a child process to its exit, collecting stdout and stderr together: its exit code (or the
+ * signal), or 'hung' when it is still alive after `ms` (it is then killed).
+ */
+export function runToExit(args: string[], ms: number, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | string; output: string }> {
+  const child = spawn(process.execPath, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve({ code: 'hung', output });
+    }, ms);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? signal ?? -1, output });
+    });
+  });
+}
