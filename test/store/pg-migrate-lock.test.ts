@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { SqlDriver } from '../../src/store/driver.js';
 import { MIGRATIONS, migrate, openDriver, openStore } from '../../src/store/index.js';
 import { int } from '../../src/store/rows.js';
-import { PG_URL } from './harness.js';
+import { dropSchema, PG_URL } from './harness.js';
 
 /**
  * Start-up on PostgreSQL while another session holds the migration lock (a stuck instance, an
@@ -47,13 +47,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   for (const db of opened) await db.close().catch(() => {});
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  try {
-    for (const s of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-  } finally {
-    await admin.end();
-  }
+  for (const s of schemas) await dropSchema(s);
 });
 
 describe('a migration lock held by another session', () => {
