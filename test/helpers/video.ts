@@ -1,7 +1,7 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import type { VideoVendorModule } from '../../src/video/vendors/module.js';
-import { call, type TestGateway } from './gateway.js';
+import { call, startTestGateway, type TestGateway } from './gateway.js';
 
 export const PRICE_PER_SECOND = 0.1;
 
@@ -51,4 +51,22 @@ export async function createVideo(gw: TestGateway, key: string, body: Record<str
   const created = await call(gw, 'POST', '/v1/videos/generations', { key, body });
   if (created.status !== 200) throw new Error(`video create answered ${created.status}: ${created.text}`);
   return { created, jobId: gw.services.video.deps.sealer.open(created.json.id)!.j };
+}
+
+/**
+ * Registers a file's hooks for one gateway on one vendor's simulator, its tasks slow enough to stay
+ * processing (60 s), both closed after the file. Returns getters for them (set once started).
+ */
+export function oneVendorGateway(module: VideoVendorModule): { gw: () => TestGateway; sim: () => SimServer } {
+  let sim: SimServer | undefined;
+  let gw: TestGateway | undefined;
+  beforeAll(async () => {
+    sim = await module.simulator.start({ taskMs: 60_000 });
+    gw = await startTestGateway(upstreamsFor([{ module, sim }]));
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await sim?.close();
+  });
+  return { gw: () => gw!, sim: () => sim! };
 }

@@ -1,12 +1,12 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import { samplePng } from '../../src/sim/media.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { upstreamsFor } from '../helpers/video.js';
+import { call, type TestGateway } from '../helpers/gateway.js';
+import { oneVendorGateway } from '../helpers/video.js';
 
 /**
  * Multipart forms whose body ends before the closing boundary, sent with a Content-Length that
@@ -15,16 +15,13 @@ import { upstreamsFor } from '../helpers/video.js';
  * cut after `seconds=1` was held and billed at the default 4 seconds, one cut inside `prompt` was
  * refused for a missing prompt, and one cut inside the file part's head was created without its file.
  */
+// One gateway on the sora simulator for the file (test/helpers/video.ts).
+const suite = oneVendorGateway(sora);
 let gw: TestGateway;
 let sim: SimServer;
-
-beforeAll(async () => {
-  sim = await sora.simulator.start({ taskMs: 60_000 });
-  gw = await startTestGateway(upstreamsFor([{ module: sora, sim }]));
-});
-afterAll(async () => {
-  await gw?.close();
-  await sim?.close();
+beforeAll(() => {
+  gw = suite.gw();
+  sim = suite.sim();
 });
 
 const BOUNDARY = 'XyZform';

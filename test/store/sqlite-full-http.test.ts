@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { upstreamsFor } from '../helpers/video.js';
+import { call, type TestGateway } from '../helpers/gateway.js';
+import { oneVendorGateway } from '../helpers/video.js';
 
 /**
  * SQLite out of room (a full disk: SQLITE_FULL, made real here by `PRAGMA max_page_count`, which
@@ -11,16 +11,13 @@ import { upstreamsFor } from '../helpers/video.js';
  * so the client is told to retry (503 store_unavailable, nothing held, the video admission given
  * back), and `/ready` fails so the load balancer stops sending traffic, until a write succeeds again.
  */
-let sim: SimServer;
+// One gateway on the sora simulator for the file (test/helpers/video.ts).
+const suite = oneVendorGateway(sora);
 let gw: TestGateway;
-
-beforeAll(async () => {
-  sim = await sora.simulator.start({ taskMs: 60_000 });
-  gw = await startTestGateway(upstreamsFor([{ module: sora, sim }]));
-});
-afterAll(async () => {
-  await gw?.close();
-  await sim?.close();
+let sim: SimServer;
+beforeAll(() => {
+  gw = suite.gw();
+  sim = suite.sim();
 });
 
 const body = { model: 'sora-2', prompt: 'a fox in the snow', seconds: 4 };

@@ -1,26 +1,23 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimServer } from '../../src/sim/framework.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
-import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { upstreamsFor } from '../helpers/video.js';
+import { call, type TestGateway } from '../helpers/gateway.js';
+import { oneVendorGateway } from '../helpers/video.js';
 
 /**
  * A video create the database could not take (SQLite locked by another process past the busy
  * timeout: 503 store_unavailable) wrote nothing and asked no vendor: like a refusal, it gives its
  * video RPM admission back, so the client's retry is not refused as over the limit.
  */
-let sim: SimServer;
+// One gateway on the sora simulator for the file (test/helpers/video.ts).
+const suite = oneVendorGateway(sora);
 let gw: TestGateway;
-
-beforeAll(async () => {
-  sim = await sora.simulator.start({ taskMs: 60_000 });
-  gw = await startTestGateway(upstreamsFor([{ module: sora, sim }]));
-});
-afterAll(async () => {
-  await gw?.close();
-  await sim?.close();
+let sim: SimServer;
+beforeAll(() => {
+  gw = suite.gw();
+  sim = suite.sim();
 });
 
 describe('a video create the store could not take', () => {
