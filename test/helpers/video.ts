@@ -55,18 +55,17 @@ export async function createVideo(gw: TestGateway, key: string, body: Record<str
 
 /**
  * Registers a file's hooks for one gateway on one vendor's simulator, its tasks slow enough to stay
- * processing (60 s), both closed after the file. Returns getters for them (set once started).
+ * processing (60 s), both closed after the file. The returned object holds them once started.
  */
-export function oneVendorGateway(module: VideoVendorModule): { gw: () => TestGateway; sim: () => SimServer } {
-  let sim: SimServer | undefined;
-  let gw: TestGateway | undefined;
+export function oneVendorGateway(module: VideoVendorModule): { gw: TestGateway; sim: SimServer } {
+  const env = {} as { gw: TestGateway; sim: SimServer };
   beforeAll(async () => {
-    sim = await module.simulator.start({ taskMs: 60_000 });
-    gw = await startTestGateway(upstreamsFor([{ module, sim }]));
+    env.sim = await module.simulator.start({ taskMs: 60_000 });
+    env.gw = await startTestGateway(upstreamsFor([{ module, sim: env.sim }]));
   });
   afterAll(async () => {
-    await gw?.close();
-    await sim?.close();
+    await env.gw?.close();
+    await env.sim?.close();
   });
-  return { gw: () => gw!, sim: () => sim! };
+  return env;
 }

@@ -1,11 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { SimServer } from '../../src/sim/framework.js';
+import { describe, expect, it } from 'vitest';
 import { samplePng } from '../../src/sim/media.js';
 import { videoModule as sora } from '../../src/video/vendors/sora/index.js';
-import { call, type TestGateway } from '../helpers/gateway.js';
+import { call } from '../helpers/gateway.js';
 import { oneVendorGateway } from '../helpers/video.js';
 
 /**
@@ -16,13 +15,7 @@ import { oneVendorGateway } from '../helpers/video.js';
  * refused for a missing prompt, and one cut inside the file part's head was created without its file.
  */
 // One gateway on the sora simulator for the file (test/helpers/video.ts).
-const suite = oneVendorGateway(sora);
-let gw: TestGateway;
-let sim: SimServer;
-beforeAll(() => {
-  gw = suite.gw();
-  sim = suite.sim();
-});
+const env = oneVendorGateway(sora);
 
 const BOUNDARY = 'XyZform';
 const field = (name: string, value: string) => `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
@@ -32,7 +25,7 @@ const CLOSE = `--${BOUNDARY}--\r\n`;
 /** POSTs exactly `body` (its true length as Content-Length) on a raw socket and parses the answer. */
 function post(path: string, key: string, body: Buffer): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
-    const s = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    const s = connect(Number(new URL(env.gw.url).port), '127.0.0.1');
     const chunks: Buffer[] = [];
     s.on('data', (d) => chunks.push(d));
     s.on('error', reject);
@@ -43,7 +36,7 @@ function post(path: string, key: string, body: Buffer): Promise<{ status: number
       resolve({ status, json: JSON.parse(payload) });
     });
     const head =
-      `POST ${path} HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\n` +
+      `POST ${path} HTTP/1.1\r\nHost: env.gw\r\nAuthorization: Bearer ${key}\r\n` +
       `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
     // Not end(): a client's half-close may end the exchange before an answer that takes an upstream call.
     s.write(Buffer.concat([Buffer.from(head), body]));
@@ -51,22 +44,22 @@ function post(path: string, key: string, body: Buffer): Promise<{ status: number
 }
 
 const uploadsStored = () => {
-  const dir = join(gw.dataDir, 'videos', 'uploads');
+  const dir = join(env.gw.dataDir, 'videos', 'uploads');
   return existsSync(dir) ? readdirSync(dir, { recursive: true }).filter((f) => String(f).includes('.')).length : 0;
 };
 
 /** The state a refusal must leave as it was: the balance, the account's videos and files, stored uploads. */
 async function ledger(key: string, account: string) {
   return {
-    balance: await gw.balance(account),
-    videos: (await call(gw, 'GET', '/v1/videos', { key })).json.data.length,
-    files: (await call(gw, 'GET', '/v1/files', { key })).json.data.length,
+    balance: await env.gw.balance(account),
+    videos: (await call(env.gw, 'GET', '/v1/videos', { key })).json.data.length,
+    files: (await call(env.gw, 'GET', '/v1/files', { key })).json.data.length,
     uploads: uploadsStored(),
   };
 }
 
 async function expectUnreadable(path: string, body: string | Buffer) {
-  const { key, account } = await gw.newKey(100);
+  const { key, account } = await env.gw.newKey(100);
   const before = await ledger(key, account);
   const r = await post(path, key, Buffer.isBuffer(body) ? body : Buffer.from(body));
   expect([r.status, r.json.error?.code, r.json.error?.type]).toEqual([400, 'invalid_body', 'invalid_request_error']);
@@ -96,14 +89,14 @@ describe('POST /v1/videos with a form cut short', () => {
   });
 
   it('the same form whole is taken and billed as it says', async () => {
-    const { key, account } = await gw.newKey(100);
+    const { key, account } = await env.gw.newKey(100);
     const seconds = await post('/v1/videos', key, Buffer.from(fields + field('seconds', '1') + CLOSE));
     expect([seconds.status, seconds.json.error?.param]).toEqual([400, 'seconds']);
     const r = await post('/v1/videos', key, Buffer.from(fields + field('seconds', '8') + CLOSE));
     expect(r.status).toBe(200);
     expect([r.json.status, r.json.seconds, r.json.prompt]).toEqual(['queued', '8', 'a cut form']);
     // 8 seconds at 0.1 a second, held (in millionths).
-    expect(await gw.balance(account)).toBe(100_000_000 - 800_000);
+    expect(await env.gw.balance(account)).toBe(100_000_000 - 800_000);
   });
 });
 
@@ -123,10 +116,10 @@ describe('POST /v1/files with a form cut short', () => {
   });
 
   it('the same form whole is stored', async () => {
-    const { key } = await gw.newKey(100);
+    const { key } = await env.gw.newKey(100);
     const r = await post('/v1/files', key, Buffer.concat([Buffer.from(head), file, Buffer.from('\r\n' + field('purpose', 'user_data') + CLOSE)]));
     expect(r.status).toBe(200);
     expect([r.json.bytes, r.json.purpose]).toEqual([5000, 'user_data']);
-    expect((await call(gw, 'GET', '/v1/files', { key })).json.data).toHaveLength(1);
+    expect((await call(env.gw, 'GET', '/v1/files', { key })).json.data).toHaveLength(1);
   });
 });
