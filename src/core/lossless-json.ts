@@ -15,24 +15,42 @@ import type { Json } from './json.js';
  * on SQLite and PostgreSQL alike (U+E000 is ordinary text to both, unlike U+0000).
  *
  * Where a job goes to a client as JSON text, `restoreNumbers` writes each marker back as the bare
- * number. Only a marker holding the JSON number grammar, as a whole string value, is unquoted, so a
- * vendor string that imitates a marker can at most come back as a number. The check that a body
- * holds no marker is one `includes` (answers to polls are served from a cache, video/answer-cache.ts).
+ * number. Only a marker holding the JSON number grammar, as a whole string value, is unquoted.
+ *
+ * A string that merely looks like a marker (a client's prompt or metadata, a vendor's field) must come
+ * back as that string, not as a number. So a string beginning with U+E000 is the gateway's own: every
+ * string that arrives beginning with it (in a client's body, `escapeMarkerLookalikes`; in a vendor's
+ * answer, `parseLossless`) is kept behind a second tag, STRING_MARKER, which `restoreNumbers` takes
+ * off again. Such strings are as rare as the private-use character itself; text without one costs a
+ * search for it. The same JSON text goes upstream (http/executor.ts), so a vendor gets the client's
+ * string as it was sent. The check that a body holds no tag is one `includes` (answers to polls are
+ * served from a cache, video/answer-cache.ts).
  */
 
+/** What every tag of the gateway's begins with: a private-use character no vendor field needs. */
+const TAG = '\uE000';
+
 /** A private-use character no vendor field needs, then a fixed tag. */
-export const NUMBER_MARKER = '\uE000num:';
+export const NUMBER_MARKER = `${TAG}num:`;
+
+/** Stands before a string that arrived beginning with TAG: the rest is that string. */
+export const STRING_MARKER = `${TAG}str:`;
 
 const NUMBER = '-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?';
 const IS_NUMBER = new RegExp(`^${NUMBER}$`);
 const IS_MARKER = new RegExp(`^${NUMBER_MARKER}${NUMBER}$`);
 
 /**
- * A marker as JSON.stringify writes it (U+E000 is not escaped), as a value: after `:`, `,` or `[`,
- * which inside a JSON string are never followed by an unescaped quote, and before `,`, `}`, `]` or
- * the end (a key's closing quote is followed by `:`).
+ * A tagged string as JSON.stringify writes it (U+E000 is not escaped), at its opening quote: after
+ * `:`, `,`, `[`, `{` or the text's start, which inside a JSON string are never followed by an
+ * unescaped quote (a closing quote is never followed by U+E000). Either a marker, as a value (before
+ * `,`, `}`, `]` or the end; a key's closing quote is followed by `:`), its number captured; or the
+ * opening of a string behind STRING_MARKER, key or value.
  */
-const MARKER_IN_TEXT = new RegExp(`(?<=[:,[])"${NUMBER_MARKER}(${NUMBER})"(?=[,}\\]]|$)`, 'g');
+const TAGGED_IN_TEXT = new RegExp(`(?<=^|[:,[{])"(?:${NUMBER_MARKER}(${NUMBER})"(?=[,}\\]]|$)|${STRING_MARKER})`, 'g');
+
+/** A string's first character written as an escape of U+E000 in JSON text. */
+const ESCAPED_TAG = /\\u[eE]000/;
 
 /**
  * Text that may hold a number a double cannot reproduce: 16 or more digits (and points) in a row,
@@ -45,14 +63,41 @@ export function isNumberMarker(s: string): boolean {
   return s.charCodeAt(0) === 0xe000 && IS_MARKER.test(s);
 }
 
-/** `text` parsed as JSON, each number a double cannot reproduce kept as a marker string. Throws as JSON.parse does. */
+/**
+ * `text` parsed as JSON, each number a double cannot reproduce kept as a marker string and each
+ * string beginning with U+E000 behind STRING_MARKER. Throws as JSON.parse does.
+ */
 export function parseLossless(text: string): Json {
-  return JSON.parse(MAY_LOSE.test(text) ? markLossyNumbers(text) : text) as Json;
+  const lossy = MAY_LOSE.test(text);
+  const tagged = mayHoldTag(text);
+  return JSON.parse(lossy || tagged ? internalText(text, lossy, tagged) : text) as Json;
 }
 
-/** JSON text with each marker written back as the number it holds. */
+/**
+ * JSON text from a client with each string (key or value) beginning with U+E000 put behind
+ * STRING_MARKER, so that none is taken for a marker; any other text as it is, after one search.
+ */
+export function escapeMarkerLookalikes(text: string): string {
+  return mayHoldTag(text) ? internalText(text, false, true) : text;
+}
+
+/** One string from outside (a form field, a file name), as `escapeMarkerLookalikes` keeps it. */
+export function escapeMarkerLookalike(s: string): string {
+  return s.charCodeAt(0) === 0xe000 ? STRING_MARKER + s : s;
+}
+
+/** JSON text with each marker written back as the number it holds, and each escaped string as it came. */
 export function restoreNumbers(json: string): string {
-  return json.includes(NUMBER_MARKER) ? json.replace(MARKER_IN_TEXT, '$1') : json;
+  return json.includes(TAG) ? json.replace(TAGGED_IN_TEXT, restoreTagged) : json;
+}
+
+const restoreTagged = (_match: string, number: string | undefined): string => number ?? '"';
+
+/** One string as it leaves the gateway outside JSON (a form field): a marker's number, an escaped string as it came. */
+export function restoreString(s: string): string {
+  if (s.charCodeAt(0) !== 0xe000) return s;
+  if (s.startsWith(STRING_MARKER)) return s.slice(STRING_MARKER.length);
+  return isNumberMarker(s) ? s.slice(NUMBER_MARKER.length) : s;
 }
 
 /** `value` as JSON text for a client: JSON.stringify, with vendor numbers as the vendor wrote them. */
@@ -60,22 +105,33 @@ export function clientJson(value: unknown): string {
   return restoreNumbers(JSON.stringify(value));
 }
 
+/** Whether JSON text may hold a string beginning with U+E000: the character itself, or its escape. */
+function mayHoldTag(text: string): boolean {
+  return text.includes(TAG) || (text.includes('\\u') && ESCAPED_TAG.test(text));
+}
+
 /**
- * `text` with every number token outside strings that a double cannot reproduce replaced by its
- * marker, quoted. One pass; strings are skipped with the native search for their closing quote.
- * Text that is not JSON is left for JSON.parse to refuse (a token outside the number grammar stays).
+ * `text` with (`numbers`) every number token outside strings that a double cannot reproduce replaced
+ * by its marker, quoted, and (`strings`) STRING_MARKER put at the start of every string whose first
+ * character is U+E000, written as it is or escaped. One pass; strings are skipped with the native
+ * search for their closing quote. Text that is not JSON is left for JSON.parse to refuse (a token
+ * outside the number grammar stays).
  */
-function markLossyNumbers(text: string): string {
+function internalText(text: string, numbers: boolean, strings: boolean): string {
   const parts: string[] = [];
   let copied = 0;
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
+      if (strings && opensWithTag(text, i + 1)) {
+        parts.push(text.slice(copied, i + 1), STRING_MARKER);
+        copied = i + 1;
+      }
       i = stringEnd(text, i);
       continue;
     }
-    if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+    if (numbers && (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39))) {
       let j = i + 1;
       while (j < text.length && isNumberChar(text.charCodeAt(j))) j++;
       const token = text.slice(i, j);
@@ -91,6 +147,13 @@ function markLossyNumbers(text: string): string {
   if (parts.length === 0) return text;
   parts.push(text.slice(copied));
   return parts.join('');
+}
+
+/** Whether the string content starting at `at` begins with U+E000, as it is or as `\uE000` (any case). */
+function opensWithTag(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  if (c === 0xe000) return true;
+  return c === 0x5c /* backslash */ && text.charCodeAt(at + 1) === 0x75 /* u */ && ESCAPED_TAG.test(text.slice(at, at + 6));
 }
 
 /** The index after the string opened at `open` (the text's end when it is never closed). */

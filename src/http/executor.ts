@@ -5,6 +5,7 @@ import { upstreamCalls, upstreamDuration } from '../ops/metrics.js';
 import { recordUpstreamCall } from '../ops/upstream-health.js';
 import { startUpstreamSpan, type UpstreamSpan } from '../ops/tracing.js';
 import { GatewayError } from '../core/errors.js';
+import { restoreNumbers } from '../core/lossless-json.js';
 import { readAnswer, WholeAnswer, type AnswerLimits } from './answer-budget.js';
 import type { CallSignal } from './call-signal.js';
 import { dispatchWhole } from './dispatch-whole.js';
@@ -229,7 +230,8 @@ function encode(req: UpstreamRequest): { headers: Record<string, string>; body: 
   if (req.body === undefined) body = undefined;
   else if (typeof req.body === 'string' || Buffer.isBuffer(req.body)) body = req.body;
   else {
-    const json = req.bodyMedia ? encodeJsonBody(req.body) : JSON.stringify(req.body);
+    // The client's strings and the vendors' numbers as they came (core/lossless-json.ts).
+    const json = req.bodyMedia ? encodeJsonBody(req.body) : restoreNumbers(JSON.stringify(req.body));
     if (typeof json === 'string') body = json;
     else {
       body = json.stream;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Json } from '../core/json.js';
+import { restoreNumbers } from '../core/lossless-json.js';
 import { guard } from './streams.js';
 
 /**
@@ -37,11 +38,14 @@ export interface LiftedJson {
 export function encodeJsonBody(value: Json): string | LiftedJson {
   const lifted: string[] = [];
   const mark = `lifted-${randomBytes(16).toString('hex')}-`;
-  const text = JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v !== 'string' || v.length < MIN_LIFTED_CHARS || !VERBATIM.test(v)) return v;
-    lifted.push(v);
-    return `${mark}${lifted.length - 1}`;
-  });
+  // Strings as the client sent them (core/lossless-json.ts); a lifted one holds no U+E000 (VERBATIM).
+  const text = restoreNumbers(
+    JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v !== 'string' || v.length < MIN_LIFTED_CHARS || !VERBATIM.test(v)) return v;
+      lifted.push(v);
+      return `${mark}${lifted.length - 1}`;
+    }),
+  );
   if (lifted.length === 0) return text;
   // Text and lifted strings alternate: [text, index, text, index, ..., text]; the quotes stay in the text.
   const pieces = text.split(new RegExp(`${mark}(\\d+)`)).map((p, i) => (i % 2 === 1 ? lifted[Number(p)]! : p));

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { errors, type GatewayError } from '../core/errors.js';
 import { findForbiddenKey } from '../core/json.js';
+import { escapeMarkerLookalikes } from '../core/lossless-json.js';
 
 /** Deeper than any API here needs; a body nested deeper is refused before it is parsed. */
 export const MAX_JSON_DEPTH = 64;
@@ -35,7 +36,8 @@ const openKinds = new Uint8Array(MAX_JSON_DEPTH + 2);
  * body limit) held the event loop ~1.7 s in `JSON.parse`, on any POST path, before any key was asked
  * for. The same scan counts the top-level object's fields, and stops at the first one too many. It
  * is one pass over the text and allocates nothing. Every parser that yields objects is this one, so
- * parsed bodies need no walk of their own afterwards.
+ * parsed bodies need no walk of their own afterwards. A string that could be taken for one of the
+ * gateway's number markers is escaped here (core/lossless-json.ts), for the same reason.
  *
  * `emptyIsNoBody`: an empty body is read as no body (the official SDKs send DELETE with
  * `Content-Type: application/json` and nothing after it), instead of Fastify's refusal.
@@ -55,7 +57,8 @@ export function installJsonParser(scope: FastifyInstance, opts: { emptyIsNoBody?
       return done(errors.invalidRequest(`The body has more than ${maxFields} top-level fields.`, undefined, 'too_many_fields'), undefined);
     if (problem === 'too_many_members')
       return done(errors.invalidRequest(`The body has more than ${MAX_OBJECT_MEMBERS} members (objects, arrays and object fields) in all.`, undefined, 'too_many_fields'), undefined);
-    parseJson(req, text, (err, value) => (err ? done(whyUnparsed(text), undefined) : done(null, value)));
+    // A string beginning with U+E000 is kept apart from the gateway's markers (core/lossless-json.ts).
+    parseJson(req, escapeMarkerLookalikes(text), (err, value) => (err ? done(whyUnparsed(text), undefined) : done(null, value)));
   });
 }
 

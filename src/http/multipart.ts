@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { JsonObject } from '../core/json.js';
+import { restoreNumbers, restoreString } from '../core/lossless-json.js';
 
 export interface FilePart {
   field: string;
@@ -28,7 +29,8 @@ export function encodeMultipart(
   const chunks: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     if (value === null) continue;
-    const text = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    // Strings as the client sent them, a vendor's number as it wrote it (core/lossless-json.ts).
+    const text = typeof value === 'string' ? restoreString(value) : typeof value === 'object' ? restoreNumbers(JSON.stringify(value)) : String(value);
     chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${headerSafe(name)}"\r\n\r\n${text}\r\n`));
   }
   for (const f of files) {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.js';
+import { escapeMarkerLookalike } from '../core/lossless-json.js';
 import { sendDownload } from '../http/download.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
@@ -24,7 +25,8 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
           part.file.resume();
           throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in 'file'.`, part.fieldname.slice(0, 100));
         }
-        file = { bytes: await readFilePart(part, reply), filename: part.filename ?? 'file' };
+        // The name is shown back as sent, never taken for a number marker (core/lossless-json.ts).
+        file = { bytes: await readFilePart(part, reply), filename: escapeMarkerLookalike(part.filename ?? 'file') };
         continue;
       }
       refuseInvalidDeclaredJson(part);

@@ -1,5 +1,6 @@
 import { errors } from '../../core/errors.js';
 import { FORBIDDEN_KEYS, isObject, type Json, type JsonObject } from '../../core/json.js';
+import { escapeMarkerLookalike, escapeMarkerLookalikes } from '../../core/lossless-json.js';
 import { MAX_JSON_DEPTH, MAX_OBJECT_MEMBERS, scanJsonWithin, type MemberBudget } from '../../http/json-depth.js';
 
 /** Fields of OpenAI's create that are strings by definition: never read as numbers or JSON. */
@@ -41,7 +42,8 @@ export function foldFormFields(fields: ReadonlyArray<FormValue>): JsonObject {
     if (path.length > 4) throw errors.invalidRequest(`Form field '${rawKey.slice(0, 100)}' is nested too deeply.`, rawKey, 'invalid_body');
     const keepText = STRING_FIELDS.has(path[0]!) && path.length === 1;
     const value = fieldValue(text, { rawKey, levels: path.length, keepText, declaredJson: declaredJson === true }, budget);
-    setPath(out, path, value, rawKey);
+    // Names and text as a JSON body's are kept: none taken for a number marker (core/lossless-json.ts).
+    setPath(out, path.map(escapeMarkerLookalike), value, rawKey);
   }
   return { ...out };
 }
@@ -69,11 +71,11 @@ function fieldValue(text: string, field: { rawKey: string; levels: number; keepT
   }
   let parsed: Json | undefined;
   try {
-    if (parses || field.declaredJson) parsed = JSON.parse(text) as Json;
+    if (parses || field.declaredJson) parsed = JSON.parse(escapeMarkerLookalikes(text)) as Json;
   } catch {
     if (field.declaredJson) throw errors.invalidJson(`Form field '${name}' is declared as JSON and is not valid JSON.`);
   }
-  return parses && parsed !== undefined ? parsed : text;
+  return parses && parsed !== undefined ? parsed : escapeMarkerLookalike(text);
 }
 
 function setPath(root: JsonObject, path: string[], value: Json, rawKey: string): void {

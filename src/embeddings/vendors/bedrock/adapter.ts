@@ -2,6 +2,7 @@ import type { SignatureV4 } from '@smithy/signature-v4';
 import { refusedLocation } from '../../../core/storage-locations.js';
 import { errors } from '../../../core/errors.js';
 import { deepMerge, findPath, isObject, omit, type JsonObject } from '../../../core/json.js';
+import { restoreNumbers } from '../../../core/lossless-json.js';
 import type { Upstream, UpstreamRequest, UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { defaultVerdict, retryAfterSeconds, trimMessage } from '../../verdicts.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor } from '../../types.js';
@@ -107,8 +108,8 @@ export const bedrockVendor: EmbeddingVendor = {
         method: 'POST',
         url: `${up.baseUrl}/model/${encodeURIComponent(invokeModelId(upstreamModel, regionOf(up)))}/invoke`,
         headers,
-        // A string, so the bytes signed are exactly the bytes sent.
-        body: JSON.stringify(body),
+        // A string, so the bytes signed are exactly the bytes sent; the client's strings as it sent them (core/lossless-json.ts).
+        body: restoreNumbers(JSON.stringify(body)),
       },
     };
   },
