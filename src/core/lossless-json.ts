@@ -64,6 +64,16 @@ export function isNumberMarker(s: string): boolean {
 }
 
 /**
+ * A vendor's figure as a number: a JSON number as it is, a marker as the double nearest its text
+ * (`4.00000000000000000001` is 4, `1e400` Infinity, for the caller's bounds to judge), anything else
+ * undefined. For figures the gateway computes with (a duration it bills); vendor_data keeps the text.
+ */
+export function vendorNumber(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  return typeof v === 'string' && isNumberMarker(v) ? Number(v.slice(NUMBER_MARKER.length)) : undefined;
+}
+
+/**
  * `text` parsed as JSON, each number a double cannot reproduce kept as a marker string and each
  * string beginning with U+E000 behind STRING_MARKER. Throws as JSON.parse does.
  */

@@ -1,3 +1,4 @@
+import { vendorNumber } from '../core/lossless-json.js';
 import type { CreateInput } from './types.js';
 
 /**
@@ -28,12 +29,13 @@ export function isUsableSeconds(v: unknown): v is number {
 }
 
 /**
- * Seconds from a vendor's answer (a JSON number or a numeric string), or undefined when the figure
- * cannot be a duration: missing, not a number, infinite, zero or negative. Adapters read reported
- * durations with it so that a broken figure falls back like a missing one.
+ * Seconds from a vendor's answer (a JSON number, one with more digits than a double holds, kept as
+ * a marker by core/lossless-json.ts, or a numeric string), or undefined when the figure cannot be a
+ * duration: missing, not a number, infinite, zero or negative. Adapters read reported durations with
+ * it so that a broken figure falls back like a missing one.
  */
 export function reportedSeconds(v: unknown): number | undefined {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  const n = vendorNumber(v) ?? (typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   return isUsableSeconds(n) ? n : undefined;
 }
 

@@ -130,6 +130,34 @@ describe('a Sora vendor reporting a duration it cannot have made', () => {
     expect(await reconcileFor(jobId)).toEqual([]);
   });
 
+  // A figure of more digits than a double holds is kept as a marker string (core/lossless-json.ts);
+  // it used to read as no figure at all, and the held length was billed instead of the vendor's.
+  it('bills a long-digit duration as the number it is, within the held seconds', async () => {
+    const answer = (seconds: string) => JSON.stringify(soraAnswer('completed', 0)).replace('"seconds":0', `"seconds":${seconds}`);
+    const { key, account } = await gw.newKey(0.4);
+    const { id, jobId } = await createSora(key);
+    soraSim.inject({ kind: 'status', status: 200, body: answer('2.50000000000000000001') }, 10_000, SORA_POLL);
+    const done = await pollUntilDone(gw, key, id, 5_000);
+    expect(done.status).toBe('completed');
+    expect(done.seconds).toBe(2.5);
+    expect(done.usage.cost).toBe(0.25);
+    expect(await gw.balance(account)).toBe(0.15 * MICROS);
+    expect((await gw.services.store.getJob(jobId))!.billableSeconds).toBe(2.5);
+    expect(await reconcileFor(jobId)).toEqual([]);
+
+    // More than was held is still capped at the hold, with its trail.
+    soraSim.clearFaults();
+    const long = await gw.newKey(0.4);
+    const capped = await createSora(long.key);
+    soraSim.inject({ kind: 'status', status: 200, body: answer('100000.000000000000000000001') }, 10_000, SORA_POLL);
+    const over = await pollUntilDone(gw, long.key, capped.id, 5_000);
+    expect(over.usage.cost).toBe(0.4);
+    expect(await gw.balance(long.account)).toBe(0);
+    const trail = await reconcileFor(capped.jobId);
+    expect(trail).toHaveLength(1);
+    expect(trail[0]!.reason).toContain('100000');
+  });
+
   it('charges nothing for a failed job, whatever duration it claims', async () => {
     const { key, account } = await gw.newKey(0.4);
     const { id } = await createSora(key);

@@ -1,4 +1,5 @@
 import { isObject, type Json } from '../../../core/json.js';
+import { vendorNumber } from '../../../core/lossless-json.js';
 
 /**
  * fal hosts many model families behind one queue protocol, and each family spells `duration`
@@ -126,9 +127,13 @@ export function familyOf(model: string, overrides?: Json): Family {
   return family;
 }
 
-/** Seconds from any of the spellings: 8, "8", "8s", " 8.5 s". Undefined when it is none of them. */
+/**
+ * Seconds from any of the spellings: 8, "8", "8s", " 8.5 s", and a number of more digits than a
+ * double holds (a marker, core/lossless-json.ts). Undefined when it is none of them.
+ */
 export function parseSeconds(v: Json | undefined): number | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  const n = vendorNumber(v);
+  if (n !== undefined) return Number.isFinite(n) ? n : undefined;
   if (typeof v !== 'string') return undefined;
   const m = /^\s*(\d+(?:\.\d+)?)\s*s?\s*$/i.exec(v);
   return m ? Number(m[1]) : undefined;

@@ -1,4 +1,5 @@
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
+import { vendorNumber } from '../../../core/lossless-json.js';
 import { isUsableSeconds } from '../../duration.js';
 import type { VendorStatus, VideoOutput } from '../../types.js';
 import { failureOf } from './errors.js';
@@ -131,9 +132,9 @@ function withoutInline(v: Json): Json {
 function secondsOf(f: FalFile): number | undefined {
   const d = parseSeconds(f['duration']);
   if (isUsableSeconds(d)) return d;
-  const frames = f['num_frames'];
-  const fps = f['fps'];
+  const frames = vendorNumber(f['num_frames']);
+  const fps = vendorNumber(f['fps']);
   // Checked after dividing too: huge frames over a tiny fps overflows to Infinity.
-  if (typeof frames === 'number' && typeof fps === 'number' && frames > 0 && fps > 0 && isUsableSeconds(frames / fps)) return frames / fps;
+  if (frames !== undefined && fps !== undefined && frames > 0 && fps > 0 && isUsableSeconds(frames / fps)) return frames / fps;
   return undefined;
 }

@@ -2,6 +2,7 @@ import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
 import { clip } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
+import { vendorNumber } from '../../../core/lossless-json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import { isUsableSeconds } from '../../duration.js';
 import type { CreatedTask, FailureCode, TaskRef, VendorStatus, VideoUsage } from '../../types.js';
@@ -11,8 +12,10 @@ function str(v: Json | undefined): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+/** A vendor figure above zero; one of more digits than a double holds is a marker (core/lossless-json.ts), read as its number. */
 function positive(v: Json | undefined): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+  const n = vendorNumber(v);
+  return n !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 export function parseSeedanceCreate(res: UpstreamResponse, requestedSeconds: number): CreatedTask {

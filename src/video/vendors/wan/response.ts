@@ -2,6 +2,7 @@ import { retryAfterSeconds } from '../../../http/retry-after.js';
 import { errors } from '../../../core/errors.js';
 import { clip } from '../../../core/redact.js';
 import { isObject, omit, type Json, type JsonObject } from '../../../core/json.js';
+import { vendorNumber } from '../../../core/lossless-json.js';
 import type { UpstreamResponse, UpstreamVerdict } from '../../../http/types.js';
 import type { CreatedTask, FailureCode, TaskRef, VendorStatus } from '../../types.js';
 import { DEFAULT_SECONDS } from './models.js';
@@ -10,8 +11,9 @@ function str(v: Json | undefined): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+/** A vendor figure above zero: a number, a marker of one with more digits than a double holds (core/lossless-json.ts), or a numeric string. */
 function num(v: Json | undefined): number | undefined {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  const n = vendorNumber(v) ?? (typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
