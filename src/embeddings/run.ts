@@ -10,6 +10,7 @@ import type { AttemptOutcome } from '../routing/failover.js';
 import { planBatches, runBounded, sum } from './batching.js';
 import { forwardOpenAIBody, type RawAnswer } from './raw.js';
 import { maxAnswerBytesFor, maxInputsPerCall } from './answer-bounds.js';
+import { requestedDimensions } from './requested-dimensions.js';
 import { countAll, needsExactCount } from './tokens.js';
 import type { Batch, BatchResult, BuildContext, BuiltCall, EmbeddingRequest, EmbeddingVendor, Vector } from './types.js';
 import { upstreamAnswer } from '../http/upstream-answer.js';
@@ -54,14 +55,16 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
   const upstreamModel = input.catalog.upstreamModel(up, req.model);
   const ctx: BuildContext = { req, upstreamModel, up };
   vendor.validate?.(req, upstreamModel, up);
+  // The size this upstream is asked for: every vector of its answer must have it.
+  const dimensions = requestedDimensions(vendor, req, upstreamModel)?.size;
   // The vendor's per-call limits, and no more inputs than keep one call's answer a bounded parse.
   const vendorLimits = vendor.limits(upstreamModel, up);
-  const limits = { ...vendorLimits, maxItems: Math.min(vendorLimits.maxItems, maxInputsPerCall(req.dimensions)) };
+  const limits = { ...vendorLimits, maxItems: Math.min(vendorLimits.maxItems, maxInputsPerCall(dimensions)) };
   if (!input.exact && needsExactCount(req.inputs, limits.maxTokens))
     input = { ...input, tokens: await countAll(req.inputs, req.inputType), exact: true };
   const batches = planBatches(req.inputs, input.tokens, limits);
 
-  if (batches.length === 1) return callOnce(input, ctx, batches[0]!, input.signal, true);
+  if (batches.length === 1) return callOnce(input, ctx, batches[0]!, input.signal, true, dimensions);
 
   const inner = new AbortController();
   const signal = input.signal ? AbortSignal.any([toAbortSignal(input.signal), inner.signal]) : inner.signal;
@@ -77,7 +80,7 @@ export async function runOnUpstream(input: RunInput): Promise<AttemptOutcome<Ups
     async (i) => {
       const batch = batches[i]!;
       try {
-        const out = await callOnce(input, ctx, batch, signal, false);
+        const out = await callOnce(input, ctx, batch, signal, false, dimensions);
         if (!out.ok) {
           failed ??= { verdict: out.verdict };
           inner.abort();
@@ -112,6 +115,7 @@ async function callOnce(
   batch: Batch,
   signal: CallSignal | undefined,
   mayForward: boolean,
+  dimensions: number | undefined,
 ): Promise<AttemptOutcome<UpstreamAnswer>> {
   const { vendor, up } = input;
   let built: BuiltCall;
@@ -141,7 +145,7 @@ async function callOnce(
 
   if (ok && mayForward && built.passthroughFormat === ctx.req.encodingFormat) {
     const forward = forwardOpenAIBody(res.raw, ctx.req.model, ctx.req.encodingFormat, batch.inputs.length);
-    const wrong = forward && wrongDimensions(vendor, forward.vectorSize, ctx.req.dimensions);
+    const wrong = forward && wrongDimensions(vendor, forward.vectorSize, dimensions);
     if (wrong) return wrong;
     // A count the bill cannot rest on goes to the full parse, which shows the count billed instead.
     if (forward && believableTokens(forward.promptTokens, batch.inputs, ctx.req.inputType) !== undefined)
@@ -162,7 +166,7 @@ async function callOnce(
   const problem = vectorsProblem(result.vectors, true);
   if (problem) return malformed(`${vendor.label} ${problem}`);
   // All of one size now (vectorsProblem); a request split over calls has each call checked here.
-  const wrong = wrongDimensions(vendor, vectorSize(result.vectors[0]!)!, ctx.req.dimensions);
+  const wrong = wrongDimensions(vendor, vectorSize(result.vectors[0]!)!, dimensions);
   if (wrong) return wrong;
   // No usable usage from the vendor (none, or not a believable count): the bill rests on the
   // gateway's own count, so it is an exact one.
@@ -194,8 +198,9 @@ function vectorsProblem(vectors: readonly (Vector | undefined)[], values: boolea
 }
 
 /**
- * Vectors of another size than the client's `dimensions` (an upstream that ignored it, or cut the
- * vectors short) are a wrong answer: the upstream's failure like a malformed one, so the next upstream
+ * Vectors of another size than the client asked (its `dimensions`, or the vendor's own size field in
+ * `extra_body` where that is what was sent: requested-dimensions.ts; an upstream that ignored it, or
+ * cut the vectors short) are a wrong answer: the upstream's failure like a malformed one, so the next upstream
  * is tried and nothing is charged. The client's message holds only the two sizes. The circuit is
  * spared: the failure comes with the parameter, and the upstream may serve every other request well.
  */

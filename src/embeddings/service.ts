@@ -26,6 +26,7 @@ import { renderEmbeddings } from './render.js';
 import { forwardedBody } from './raw.js';
 import { checkOwnership, paramOwners, type ParamOwners } from './ownership.js';
 import { parseEmbeddingRequest } from './request.js';
+import { dimensionsParam, mayAskSize, requestedDimensions, type RequestedDimensions } from './requested-dimensions.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
 import { countAll, estimateAll } from './tokens.js';
 import type { EmbeddingRequest, EmbeddingVendor } from './types.js';
@@ -91,18 +92,32 @@ export class EmbeddingsService {
     this.dimensionMisses = new DimensionMisses(() => deps.clock.now());
   }
 
+  /** The vector size `up` is asked for by this request (requested-dimensions.ts), or undefined. */
+  private requestedOf(up: Upstream, req: EmbeddingRequest): RequestedDimensions | undefined {
+    return requestedDimensions(this.vendors.get(up.vendor), req, this.deps.catalog.upstreamModel(up, req.model));
+  }
+
   /**
-   * The candidates without those that recently answered another length for this model and
-   * `dimensions` (dimension-misses.ts); none left is a 400 before any call, any hold or any admission.
+   * The candidates without those that recently answered another length for this model and the size
+   * they are asked for (dimension-misses.ts); none left is a 400 before any call, any hold or any
+   * admission, naming the field the size came from (`dimensions`, or an `extra_body` one).
    */
-  private honouringDimensions(candidates: Upstream[], model: string, dimensions: number | undefined): Upstream[] {
-    if (dimensions === undefined) return candidates;
-    const usable = candidates.filter((u) => !this.dimensionMisses.skips(u.name, model, dimensions));
-    if (usable.length === 0 && candidates.length > 0)
+  private honouringDimensions(candidates: Upstream[], model: string, req: EmbeddingRequest, body: JsonObject): Upstream[] {
+    if (!mayAskSize(req)) return candidates;
+    let refused: RequestedDimensions | undefined;
+    const usable = candidates.filter((u) => {
+      const asked = this.requestedOf(u, req);
+      if (asked === undefined || !this.dimensionMisses.skips(u.name, model, asked.size)) return true;
+      refused ??= asked;
+      return false;
+    });
+    if (usable.length === 0 && refused) {
+      const param = dimensionsParam(refused, body);
       throw errors.invalidRequest(
-        `Every upstream of '${model}' recently answered vectors of another length than ${dimensions}; omit 'dimensions' or ask for a size the model makes.`,
-        'dimensions',
+        `Every upstream of '${model}' recently answered vectors of another length than ${refused.size}; omit '${param}' or ask for a size the model makes.`,
+        param,
       );
+    }
     return usable;
   }
 
@@ -110,7 +125,7 @@ export class EmbeddingsService {
   async create(ctx: AuthContext, model: ModelInfo, body: JsonObject, signal?: CallSignal, requestId?: string): Promise<EmbeddingsResult> {
     const { catalog } = this.deps;
     const req = parseEmbeddingRequest(body);
-    const candidates = this.honouringDimensions(catalog.candidates(model.name, ctx.account), model.name, req.dimensions);
+    const candidates = this.honouringDimensions(catalog.candidates(model.name, ctx.account), model.name, req, body);
     checkOwnership(req, body, candidates, this.owners);
     const first = candidates[0];
     if (first) this.vendors.get(first.vendor)?.validate?.(req, catalog.upstreamModel(first, req.model), first);
@@ -185,11 +200,11 @@ export class EmbeddingsService {
               verdict: { kind: 'retryable' as const, status: 500, message: `vendor '${up.vendor}' does not serve embeddings` },
             });
           const attempt = runOnUpstream({ vendor, up, req, tokens, exact, client: this.client, catalog, signal, requestId: clientRequestId });
-          // Only a request with `dimensions` has a miss to remember; the others take no extra step.
-          const dimensions = req.dimensions;
-          if (dimensions === undefined) return attempt;
+          // Only a request that asks a size has a miss to remember; the others take no extra step.
+          const asked = mayAskSize(req) ? this.requestedOf(up, req) : undefined;
+          if (asked === undefined) return attempt;
           return attempt.then((outcome) => {
-            if (!outcome.ok && outcome.verdict.kind === 'retryable' && outcome.verdict.dimensionsMissed) this.dimensionMisses.record(up.name, model.name, dimensions);
+            if (!outcome.ok && outcome.verdict.kind === 'retryable' && outcome.verdict.dimensionsMissed) this.dimensionMisses.record(up.name, model.name, asked.size);
             return outcome;
           });
         },

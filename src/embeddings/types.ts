@@ -88,6 +88,13 @@ export interface EmbeddingVendor {
   ownedParams: ReadonlySet<string>;
   /** The header under which the vendor takes the caller's request id (OpenAI: X-Client-Request-Id). */
   requestIdHeader?: string;
+  /**
+   * Where the extra fields (`extra_body`, unknown top-level fields) set this vendor's vector size, as
+   * the adapter's `build` merges them: the path in `extra` whose value goes upstream in place of the
+   * top-level `dimensions`, or undefined when `extra` sets none (requested-dimensions.ts). Absent:
+   * the vendor takes its size from the top-level `dimensions` only.
+   */
+  dimensionsPath?(extra: JsonObject, upstreamModel: string): readonly string[] | undefined;
   /** Vendor-specific 400s (unsupported input kinds, fields the model cannot take). Throws a GatewayError. */
   validate?(req: EmbeddingRequest, upstreamModel: string, up: Upstream): void;
   limits(upstreamModel: string, up: Upstream): BatchLimits;

@@ -44,6 +44,9 @@ export const openaiVendor: EmbeddingVendor = {
       );
   },
 
+  // `extra` merges over the body `build` makes: its `dimensions` is the one sent.
+  dimensionsPath: (extra) => (Object.hasOwn(extra, 'dimensions') ? ['dimensions'] : undefined),
+
   limits(_model, up): BatchLimits {
     return {
       maxItems: positive(up.options['max_batch']) ?? OPENAI_MAX_ITEMS,

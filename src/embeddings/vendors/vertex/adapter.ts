@@ -50,6 +50,8 @@ export const vertexVendor: EmbeddingVendor = {
   label: 'Vertex AI',
   ownedParams: OWNED_PARAMS,
 
+  dimensionsPath: (extra, upstreamModel) => outputDimensionalityPath(extra, usesEmbedContent(upstreamModel)),
+
   validate(req) {
     if (req.inputs.some((i) => typeof i !== 'string'))
       throw errors.invalidRequest(`Model '${req.model}' takes text inputs, not token arrays.`, 'input');
@@ -197,4 +199,24 @@ function publisherModelUrl(up: Upstream, model: string): string {
     `/publishers/google/models/${encodeURIComponent(model)}`;
   byModel.set(model, url);
   return url;
+}
+
+/**
+ * Where `extra` sets `outputDimensionality`, as `build` merges it. On `:predict`, `parameters` merges
+ * into the parameters first and every other key after it, so a flat `outputDimensionality` wins over
+ * `parameters.outputDimensionality`. On `:embedContent` both merge into the body in the client's
+ * order (embed-content.ts), so the later one wins.
+ */
+function outputDimensionalityPath(extra: JsonObject, embedContent: boolean): readonly string[] | undefined {
+  const nested = (v: unknown) => isObject(v) && Object.hasOwn(v, 'outputDimensionality');
+  if (!embedContent) {
+    if (Object.hasOwn(extra, 'outputDimensionality')) return ['outputDimensionality'];
+    return nested(extra['parameters']) ? ['parameters', 'outputDimensionality'] : undefined;
+  }
+  let path: readonly string[] | undefined;
+  for (const [k, v] of Object.entries(extra)) {
+    if (k === 'outputDimensionality') path = ['outputDimensionality'];
+    else if (k === 'parameters' && nested(v)) path = ['parameters', 'outputDimensionality'];
+  }
+  return path;
 }
