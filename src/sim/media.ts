@@ -45,6 +45,18 @@ export function syntheticVideo(size: number, start = 0, end = size - 1): Readabl
 }
 
 /**
+ * The same bytes as `syntheticVideo(size)`, whole: for a simulator that returns its video inside an
+ * answer (Veo's base64 `bytesBase64Encoded`) and for checking what the gateway kept of it.
+ */
+export function syntheticVideoBytes(size: number): Buffer {
+  const head = sampleMp4();
+  if (size <= head.length) return Buffer.from(head.subarray(0, size));
+  const out = Buffer.alloc(size, 0x2e);
+  head.copy(out);
+  return out;
+}
+
+/**
  * Answers a video download the way object storage and CDNs do: the MP4 fixture, or `videoBytes`
  * bytes of synthetic video, with `accept-ranges`, a single byte range as 206 + content-range, an
  * unsatisfiable one as 416 (multi-range and malformed headers get the whole body), HEAD without a

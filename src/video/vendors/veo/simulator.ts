@@ -1,7 +1,7 @@
 import { sniffVideo } from '../../../core/sniff.js';
 import { randomUUID } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { sampleMp4 } from '../../../sim/media.js';
+import { sampleMp4, syntheticVideoBytes } from '../../../sim/media.js';
 import { TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
 import { serveObject } from '../../../sim/gcs-storage.js';
@@ -11,8 +11,8 @@ import { TokenIssuer } from '../../../sim/google-token.js';
  * Vertex AI Veo simulator on loopback: `:predictLongRunning`, `:fetchPredictOperation`, a token
  * endpoint at /token and a Cloud Storage JSON API read path for gs:// results. Accepts as Bearer
  * tokens the ones its token endpoint issued and the static key (options.apiKey, default "sim-key").
- * Settings: taskMs, apiKey, videoBytes (size of stored videos), serviceAccount (generated key),
- * issuer (the TokenIssuer).
+ * Settings: taskMs, apiKey, videoBytes (size of the videos, stored or returned inline),
+ * serviceAccount (generated key), issuer (the TokenIssuer).
  */
 const MODEL_PATH =
   /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(predictLongRunning|fetchPredictOperation)$/;
@@ -116,10 +116,10 @@ function fetchOperation(req: SimRequest, sim: SimServer, st: State, model: strin
   // Real answers omit `done` until the job finishes; some proxies send done:false. Show both.
   if (phase === 'queued') return { json: { name, ...trace } };
   if (phase === 'running') return { json: { name, done: false, metadata: { '@type': 'type.googleapis.com/google.cloud.aiplatform.v1.GenericOperationMetadata' }, ...trace } };
-  return { json: { name, done: true, ...finished(task, st), ...trace } };
+  return { json: { name, done: true, ...finished(task, st, sim.settings['videoBytes']), ...trace } };
 }
 
-function finished(task: SimTask, st: State): Record<string, unknown> {
+function finished(task: SimTask, st: State, videoBytes: unknown): Record<string, unknown> {
   const { sampleCount, storageUri, prompt } = task.data as { sampleCount: number; storageUri?: string; prompt?: string };
   switch (task.outcome) {
     case 'moderation':
@@ -152,12 +152,22 @@ function finished(task: SimTask, st: State): Record<string, unknown> {
       st.objects.add(gcsUri.slice('gs://'.length));
       videos.push({ gcsUri, mimeType: 'video/mp4' });
     } else {
-      videos.push({ bytesBase64Encoded: sampleMp4().toString('base64'), mimeType: 'video/mp4' });
+      videos.push({ bytesBase64Encoded: inlineBase64(videoBytes), mimeType: 'video/mp4' });
     }
   }
   const response: Record<string, unknown> = { '@type': RESPONSE_TYPE, raiMediaFilteredCount: filtered, videos, sim_model_version: 'sim-veo-1' };
   if (filtered) response['raiMediaFilteredReasons'] = ['One video was filtered for safety. Support codes: 29310472'];
   return { response };
+}
+
+/** The last inline video rendered: every poll of a finished job answers it again, tens of MB when large. */
+let rendered: { size: number; base64: string } | undefined;
+
+/** The MP4 fixture, or `videoBytes` bytes of synthetic video, as base64. */
+function inlineBase64(videoBytes: unknown): string {
+  const size = typeof videoBytes === 'number' && videoBytes > 0 ? videoBytes : 0;
+  if (rendered?.size !== size) rendered = { size, base64: (size > 0 ? syntheticVideoBytes(size) : sampleMp4()).toString('base64') };
+  return rendered.base64;
 }
 
 function opName(task: SimTask): string {
