@@ -13,7 +13,7 @@ import { isRefusedAddress } from './guarded-agent.js';
 import { encodeJsonBody } from './json-body.js';
 import { guard } from './streams.js';
 import { TransportError, type Upstream, type UpstreamRequest, type UpstreamResponse } from './types.js';
-import { upstreamAnswer } from './upstream-answer.js';
+import { mediaAnswer, upstreamAnswer } from './upstream-answer.js';
 
 /** Which configured upstream a call goes to: labels its metrics and its client span. */
 export type UpstreamTarget = Pick<Upstream, 'name' | 'vendor'>;
@@ -48,7 +48,7 @@ export class Executor {
   async send(req: UpstreamRequest, timeoutMs: number, signal?: AbortSignal, target?: UpstreamTarget): Promise<UpstreamResponse> {
     const res = await this.dispatch(req, timeoutMs, signal, false, target);
     const raw = await this.read(res, req.timeoutMs ?? timeoutMs, signal, req.maxAnswerBytes, req.meterAll);
-    return upstreamAnswer(res.statusCode, flatHeaders(res.headers), raw, req);
+    return req.inlineMedia ? mediaAnswer(res.statusCode, flatHeaders(res.headers), raw, req) : upstreamAnswer(res.statusCode, flatHeaders(res.headers), raw, req);
   }
 
   /**

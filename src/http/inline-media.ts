@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Json } from '../core/json.js';
+import { isBase64Text } from '../core/base64-steps.js';
 
 /**
  * Media a vendor returns inside a JSON answer (Veo's `bytesBase64Encoded`, fal's `data:` URL): tens
@@ -11,14 +11,18 @@ import type { Json } from '../core/json.js';
  *
  * The scan reads one byte every MIN_MEDIA_CHARS (a string at least that long cannot fall between two
  * probes); a probe on a base64 character looks for the quotes around it with the native byte search,
- * and the string between is lifted when it is base64 (after a `data:...,` head) and a value, not a
- * key. Every byte between two quotes is searched at most twice, so the scan is linear, and a few
- * native passes over the media (its copy out as a string and one character-class check) are the rest.
+ * and the string between is lifted when it is base64 (after a `data:...,` head, which stays in the
+ * rest) and a value, not a key. Every byte between two quotes is searched at most twice, so the scan
+ * is linear; the check that a string is base64 reads it a bounded piece per turn of the event loop
+ * (core/base64-steps.ts), so lifting 60 MB never holds the loop for long.
  *
  * Why a string of base64 between two unescaped quotes is a string of the answer: between the end of
- * one string and the start of the next, JSON writes a ":" or a ",", which base64 never holds. And a
- * lifted string goes back into the parsed value in place of a placeholder no upstream can guess, so
- * the adapters see what the vendor sent.
+ * one string and the start of the next, JSON writes a ":" or a ",", which base64 never holds.
+ *
+ * A lifted string is never made a JS string (60 MB of it took ~50 ms to copy out and as much again
+ * to collect): the parsed rest holds a placeholder no upstream can guess in its place, and
+ * `AnswerMedia` hands out its characters as a view of the answer's bytes (`text`), for the video to
+ * be decoded from them, or puts it back as a string where a value is wanted whole (`restore`).
  */
 
 /** A shorter string stays in the rest of the answer (and counts against its cap). */
@@ -35,31 +39,51 @@ const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-/** Both base64 alphabets and the padding: a lifted string is checked strictly where it is used as media. */
-const NOT_BASE64 = /[^A-Za-z0-9+/=_-]/;
-
 const isBase64Byte = (c: number): boolean =>
   (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x2f && c <= 0x39) || c === 0x2b || c === 0x3d || c === 0x5f || c === 0x2d;
 const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
-/** One lifted string: the bytes between its quotes, [from, to), and its text. */
+/** One lifted string's base64: the bytes [from, to) of the answer. */
 interface Lifted {
   from: number;
   to: number;
-  text: string;
 }
 
-/** An answer with its media lifted out: the rest (to parse), and how to put the media back. */
+/** The media lifted out of one answer, by the placeholder that stands for each in the parsed rest. */
+export class AnswerMedia {
+  constructor(
+    /** Starts every placeholder of this answer (random: no upstream can write one). */
+    private readonly tag: string,
+    private readonly texts: ReadonlyMap<string, Buffer>,
+  ) {}
+
+  /** The base64 characters (a view of the answer's bytes) a placeholder stands for; undefined for any other string. */
+  text(value: string): Buffer | undefined {
+    return this.texts.get(value);
+  }
+
+  /**
+   * `value` with each placeholder put back as the string it stands for (objects and arrays changed in
+   * place; bytes, such as a video's taken from `text`, left as they are).
+   */
+  restore<T>(value: T): T {
+    return putBack(value, this.tag, this.texts) as T;
+  }
+}
+
+/** An answer with its media lifted out: the rest (to parse, placeholders in place of the media) and the media. */
 export interface WithoutMedia {
   rest: Buffer;
-  /** Puts the lifted strings back into the parsed rest, in place. */
-  restore(value: Json): Json;
-  /** Bytes lifted out. */
-  lifted: number;
+  media: AnswerMedia;
+  /** Bytes of the rest, also when it was over the cap and left unassembled. */
+  restBytes: number;
 }
 
-/** `raw` with its media strings lifted out; undefined when it holds none. */
-export function liftMedia(raw: Buffer): WithoutMedia | undefined {
+/**
+ * `raw` with its media strings lifted out; undefined when it holds none. A rest over `maxRest` bytes
+ * is not assembled (`rest` is then empty): copying tens of MB of it would be a hold of its own.
+ */
+export async function liftMedia(raw: Buffer, maxRest = Number.POSITIVE_INFINITY): Promise<WithoutMedia | undefined> {
   const found: Lifted[] = [];
   // Everything before `floor` has been read: the next probe starts past the last string examined.
   let floor = 0;
@@ -71,27 +95,25 @@ export function liftMedia(raw: Buffer): WithoutMedia | undefined {
     floor = close + 1;
     if (open < 0 || close - open - 1 < MIN_MEDIA_CHARS || escaped(raw, open) || isKey(raw, close)) continue;
     const start = mediaStart(raw, open + 1, close);
-    if (start < 0) continue;
-    const text = raw.toString('latin1', open + 1, close);
-    if (NOT_BASE64.test(start === open + 1 ? text : text.slice(start - open - 1))) continue;
-    found.push({ from: open + 1, to: close, text });
+    if (start < 0 || !(await isBase64Text(raw.subarray(start, close)))) continue;
+    found.push({ from: start, to: close });
   }
   if (found.length === 0) return undefined;
 
   const tag = `media:${randomBytes(12).toString('hex')}:`;
   const parts: Buffer[] = [];
-  const byPlaceholder = new Map<string, string>();
+  const texts = new Map<string, Buffer>();
   let at = 0;
-  let lifted = 0;
   for (const [i, f] of found.entries()) {
     const placeholder = `${tag}${i}`;
-    byPlaceholder.set(placeholder, f.text);
+    texts.set(placeholder, raw.subarray(f.from, f.to));
     parts.push(raw.subarray(at, f.from), Buffer.from(placeholder, 'latin1'));
     at = f.to;
-    lifted += f.to - f.from;
   }
   parts.push(raw.subarray(at));
-  return { rest: Buffer.concat(parts), restore: (value) => putBack(value, byPlaceholder), lifted };
+  const restBytes = parts.reduce((n, b) => n + b.length, 0);
+  const rest = restBytes > maxRest ? Buffer.alloc(0) : Buffer.concat(parts, restBytes);
+  return { rest, media: new AnswerMedia(tag, texts), restBytes };
 }
 
 /** Whether the quote at `i` is escaped (an odd run of backslashes before it). */
@@ -118,14 +140,23 @@ function mediaStart(raw: Buffer, from: number, to: number): number {
   return from + comma + 1;
 }
 
-/** `value` with each placeholder string replaced by what it stands for (objects and arrays changed in place). */
-function putBack(value: Json, byPlaceholder: ReadonlyMap<string, string>): Json {
-  if (typeof value === 'string') return byPlaceholder.get(value) ?? value;
+/**
+ * `value` with each placeholder replaced by what it stands for (objects and arrays changed in place).
+ * A lifted data: URL left its head in the rest, so a placeholder also ends a string.
+ */
+function putBack(value: unknown, tag: string, texts: ReadonlyMap<string, Buffer>): unknown {
+  if (typeof value === 'string') {
+    const at = value.indexOf(tag);
+    const text = at < 0 ? undefined : texts.get(value.slice(at));
+    return text ? value.slice(0, at) + text.toString('latin1') : value;
+  }
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = putBack(value[i]!, byPlaceholder);
-  } else if (value !== null && typeof value === 'object') {
+    for (let i = 0; i < value.length; i++) value[i] = putBack(value[i], tag, texts);
+  } else {
+    const record = value as Record<string, unknown>;
     // An own "__proto__" (JSON.parse makes one) shadows the prototype's setter: assigning it sets the field.
-    for (const k of Object.keys(value)) value[k] = putBack(value[k]!, byPlaceholder);
+    for (const k of Object.keys(record)) record[k] = putBack(record[k], tag, texts);
   }
   return value;
 }

@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../core/json.js';
 import type { CallSignal } from './call-signal.js';
+import type { AnswerMedia } from './inline-media.js';
 
 /** One configured upstream (an account at a vendor), as the adapters and the executor see it. */
 export interface Upstream {
@@ -42,7 +43,8 @@ export interface UpstreamRequest {
   /**
    * The answer may carry media inline (a video as a base64 string): it is read under the configured
    * cap, its media strings are lifted out before it is parsed, and the rest may be at most
-   * `maxRestBytes` (http/upstream-answer.ts). `send` only.
+   * `maxRestBytes` (http/upstream-answer.ts). The answer's `json` then holds placeholders for them
+   * (`media`). `send` only.
    */
   inlineMedia?: { maxRestBytes: number };
   /**
@@ -60,6 +62,12 @@ export interface UpstreamResponse {
   json: Json | undefined;
   /** The raw body text (bounded), for error messages. */
   text: string;
+  /**
+   * Media lifted out of an answer asked for with `inlineMedia` (http/inline-media.ts): `json` holds
+   * a placeholder string in place of each, which `media.text` turns into its base64 characters and
+   * `media.restore` back into the string the upstream sent.
+   */
+  media?: AnswerMedia;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { decodeStrictBase64 } from '../core/base64-steps.js';
 import { startsLikeVideo, VIDEO_HEAD_BYTES } from '../core/sniff.js';
 import type { JobRecord } from '../store/job-types.js';
 import type { VideoDeps } from './deps.js';
@@ -20,7 +21,8 @@ import type { VideoOutput } from './types.js';
  * "=" inside the text), so every character was read as base64 exactly when the decoded length is
  * the one the text's length promises. Checked so rather than with a pattern over the whole text: a
  * video of 40 MB of base64 took ~180 ms to match, against a few ms for the searches and ~50 ms for
- * the decoding it needs anyway.
+ * the decoding it needs anyway. For the text of a small answer; a large one's video comes as bytes,
+ * decoded by the same rules a piece per turn (core/base64-steps.ts).
  */
 export function strictBase64(text: string): Buffer | undefined {
   const pad = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
@@ -33,11 +35,16 @@ export function strictBase64(text: string): Buffer | undefined {
   return bytes.length === Math.floor((data * 6) / 8) ? bytes : undefined;
 }
 
-/** An inline output's bytes, or why they are not a video. */
-export function inlineVideo(out: VideoOutput): { bytes: Buffer } | { problem: string } {
+/**
+ * An inline output's bytes, or why they are not a video. Base64 lifted out of a large answer (bytes)
+ * is decoded a piece per turn of the event loop: 60 MB of it decoded at once held the loop for tens
+ * of ms, with the copies made to get there for as long again.
+ */
+export async function inlineVideo(out: VideoOutput): Promise<{ bytes: Buffer } | { problem: string }> {
   // The download of a URL refuses a declared document type whatever its bytes; an inline one alike.
   if (isDocumentType(out.mimeType)) return { problem: 'declared a document type' };
-  const bytes = strictBase64(out.inlineBase64 ?? '');
+  const text = out.inlineBase64 ?? '';
+  const bytes = typeof text === 'string' ? strictBase64(text) : await decodeStrictBase64(text);
   if (!bytes) return { problem: 'not valid base64' };
   if (bytes.length === 0) return { problem: 'empty' };
   if (!startsLikeVideo(bytes.subarray(0, VIDEO_HEAD_BYTES))) return { problem: 'first bytes are not a video container' };
@@ -49,8 +56,10 @@ export function inlineVideo(out: VideoOutput): { bytes: Buffer } | { problem: st
  * one of them is not a video: then the whole result is refused (a vendor that returned something
  * else in place of one video is not trusted with the others), with a warning naming the job, the
  * upstream, the output, its declared type (well-formed and redacted) and the reason, never the bytes.
+ * Each output's base64 is let go once decoded (`outputs` is changed in place): the text of a large
+ * answer is a view of all of it, tens of MB that need not outlive the decoding.
  */
-export function takeInlineVideos(deps: VideoDeps, job: JobRecord, outputs: readonly VideoOutput[]): (Buffer | undefined)[] | undefined {
+export async function takeInlineVideos(deps: VideoDeps, job: JobRecord, outputs: VideoOutput[]): Promise<(Buffer | undefined)[] | undefined> {
   const taken: (Buffer | undefined)[] = [];
   for (let i = 0; i < outputs.length; i++) {
     const out = outputs[i]!;
@@ -58,7 +67,8 @@ export function takeInlineVideos(deps: VideoDeps, job: JobRecord, outputs: reado
       taken.push(undefined);
       continue;
     }
-    const checked = inlineVideo(out);
+    const checked = await inlineVideo(out);
+    outputs[i] = { ...out, inlineBase64: '' };
     if ('problem' in checked) {
       const declared = loggableType(out.mimeType, jobUpstream(deps, job));
       deps.log.warn({ job: job.id, upstream: job.upstream, output: i, declared, reason: checked.problem }, 'video result: an inline video is not a video; the job fails, nothing charged');

@@ -13,6 +13,7 @@ import { keptVendorData, pollAnswerBounds } from './vendors/answers.js';
 import { releaseHold } from './release.js';
 import { jobUpstream } from './job-upstream.js';
 import { takeInlineVideos } from './inline-output.js';
+import { restoredAnswer, withLiftedMedia } from './answer-media.js';
 import { unreachableOutput } from './download-rules.js';
 import { CHECKED_WHEN_STORED } from './stored-copy.js';
 
@@ -114,7 +115,7 @@ async function pollOnce(
   let carried: JsonObject = fromCreate;
   for (let step = 0; step < MAX_POLL_STEPS; step++) {
     const res: UpstreamResponse = await sendPoll(deps, vendor, up, req, signal);
-    const out = res.status < 200 || res.status >= 300 ? verdictToStatus(vendor, res) : vendor.parsePoll(res, task, up);
+    const out = res.status < 200 || res.status >= 300 ? verdictToStatus(vendor, restoredAnswer(res)) : withLiftedMedia(vendor.parsePoll(res, task, up), res.media);
     if (out && 'next' in out) {
       req = out.next;
       carried = { ...carried, ...(out.vendorData ?? {}) };
@@ -177,9 +178,7 @@ async function settleCompleted(deps: VideoDeps, job: JobRecord, status: Extract<
     return;
   }
   // Checked before anything is kept or captured: an inline video that is no video is the vendor's failure.
-  // Decoding tens of MB is a turn of the event loop of its own, not one more step of the poll's.
-  if (status.outputs.some((o) => o.inlineBase64 !== undefined)) await new Promise((r) => setImmediate(r));
-  const inline = takeInlineVideos(deps, job, status.outputs);
+  const inline = await takeInlineVideos(deps, job, status.outputs);
   if (!inline) {
     const message = 'The vendor reported the job finished but the video it returned is not a video file; nothing was charged.';
     await settleFailed(deps, job, { code: 'generation_failed', message }, status.vendorData);

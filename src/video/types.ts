@@ -62,7 +62,11 @@ export interface TaskRef {
 /** One finished video. `url` is fetched through `buildContent`; `inlineBase64` is stored by the core. */
 export interface VideoOutput {
   url?: string;
-  inlineBase64?: string;
+  /**
+   * The video's base64, as the adapter read it from a small answer; from a large one, where it was
+   * lifted out before parsing (http/inline-media.ts), its characters as bytes (video/answer-media.ts).
+   */
+  inlineBase64?: string | Buffer;
   mimeType?: string;
 }
 

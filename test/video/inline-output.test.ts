@@ -34,16 +34,25 @@ describe('strictBase64', () => {
 
 describe('inlineVideo', () => {
   const mp4 = sampleMp4().toString('base64');
-  it('takes a video container, and says why anything else is not one', () => {
-    expect(inlineVideo({ inlineBase64: mp4, mimeType: 'video/mp4' })).toEqual({ bytes: sampleMp4() });
-    expect(inlineVideo({ inlineBase64: mp4 })).toEqual({ bytes: sampleMp4() });
-    expect(inlineVideo({ inlineBase64: mp4, mimeType: 'text/html; charset=utf-8' })).toEqual({ problem: 'declared a document type' });
-    expect(inlineVideo({ inlineBase64: mp4, mimeType: 'application/json' })).toEqual({ problem: 'declared a document type' });
-    expect(inlineVideo({ inlineBase64: '', mimeType: 'video/mp4' })).toEqual({ problem: 'empty' });
-    expect(inlineVideo({ inlineBase64: '!!!!', mimeType: 'video/mp4' })).toEqual({ problem: 'not valid base64' });
-    expect(inlineVideo({ inlineBase64: Buffer.from('<html>').toString('base64') })).toEqual({ problem: 'first bytes are not a video container' });
+  // A small answer's base64 comes as a string, a large one's as its characters in bytes: one verdict.
+  const forms = (text: string): (string | Buffer)[] => [text, Buffer.from(text, 'latin1')];
+  it('takes a video container, and says why anything else is not one', async () => {
     const afterFree = (bytes: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, 8]), Buffer.from('free'), bytes]).toString('base64');
-    expect(inlineVideo({ inlineBase64: afterFree(Buffer.from('<html><body>x</body></html>')) })).toEqual({ problem: 'first bytes are not a video container' });
-    expect(inlineVideo({ inlineBase64: afterFree(sampleMp4()) })).toHaveProperty('bytes');
+    for (const [text, mimeType, verdict] of [
+      [mp4, 'video/mp4', { bytes: sampleMp4() }],
+      [mp4, undefined, { bytes: sampleMp4() }],
+      [mp4, 'text/html; charset=utf-8', { problem: 'declared a document type' }],
+      [mp4, 'application/json', { problem: 'declared a document type' }],
+      ['', 'video/mp4', { problem: 'empty' }],
+      ['!!!!', 'video/mp4', { problem: 'not valid base64' }],
+      [`${mp4.slice(0, 40)}*${mp4.slice(40)}`, 'video/mp4', { problem: 'not valid base64' }],
+      [Buffer.from('<html>').toString('base64'), undefined, { problem: 'first bytes are not a video container' }],
+      [afterFree(Buffer.from('<html><body>x</body></html>')), undefined, { problem: 'first bytes are not a video container' }],
+    ] as const) {
+      for (const inlineBase64 of forms(text)) {
+        expect(await inlineVideo({ inlineBase64, ...(mimeType ? { mimeType } : {}) }), `${text.slice(0, 20)} ${typeof inlineBase64}`).toEqual(verdict);
+      }
+    }
+    for (const inlineBase64 of forms(afterFree(sampleMp4()))) expect(await inlineVideo({ inlineBase64 })).toHaveProperty('bytes');
   });
 });
