@@ -101,7 +101,11 @@ export async function buildVideoServices(cfg: ConfigFile, deps: VideoServiceDeps
     capabilities,
     media,
     frames,
-    files: new FilesService(store, blobs, clock, { maxBytes: cfg.video.files.max_bytes, retentionMs: cfg.video.files.retention_ms }),
+    files: new FilesService(store, blobs, clock, {
+      maxBytes: cfg.video.files.max_bytes,
+      retentionMs: cfg.video.files.retention_ms,
+      quota: { maxBytes: cfg.video.files.account_max_bytes, maxFiles: cfg.video.files.account_max_files },
+    }),
     limiter,
     reservations,
     limitDefaults: cfg.limits.defaults.video,

@@ -54,6 +54,13 @@ export const videoSchema = z
         max_bytes: z.number().int().positive().default(64 * 1024 * 1024),
         /** Removed this long after upload (a shorter expires_after wins). */
         retention_ms: spanMs().positive().default(30 * 24 * 60 * 60 * 1000),
+        /**
+         * The bytes of one account's live files together (files, not uploads: storage is not billed,
+         * so this, not the balance, bounds what an account can keep on disk); 0 = no limit.
+         */
+        account_max_bytes: z.number().int().min(0).default(1024 * 1024 * 1024),
+        /** How many live files one account may keep; 0 = no limit. */
+        account_max_files: z.number().int().min(0).default(1_000),
       })
       .strict()
       .default({}),

@@ -106,6 +106,9 @@ export const errors = {
       code: 'upload_too_large',
       param,
     }),
+  /** A Files API upload that the account's storage quota (bytes or number of files) has no room for. */
+  storageQuotaExceeded: (message: string) =>
+    new GatewayError(413, 'invalid_request_error', message, { code: 'storage_quota_exceeded', param: 'file' }),
   /** What reading a multipart body failed on (no boundary, a malformed part, no closing boundary) is the client's mistake. */
   unreadableForm: () =>
     new GatewayError(400, 'invalid_request_error', 'The request body is not a readable multipart form (check the boundary in Content-Type, and that the form ends with its closing boundary).', {

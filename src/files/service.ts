@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
-import { errors } from '../core/errors.js';
+import { errors, type GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { FileRecord, FileStore } from '../store/file-types.js';
+import { fitsQuota, type FileQuota, type FileRecord, type FileStore, type FileUsage } from '../store/file-types.js';
 import type { BlobStore } from '../video/blobs.js';
 import { imageTypeOf, MEDIA_HEAD_BYTES, sniffVideo } from '../core/sniff.js';
 
@@ -20,6 +20,8 @@ export interface FilesSettings {
   maxBytes: number;
   /** Kept this long unless the upload asks for less (`expires_after`). */
   retentionMs: number;
+  /** What one account's live files may take together: bytes and files (0: no limit). */
+  quota: FileQuota;
 }
 
 export interface NewFile {
@@ -65,18 +67,47 @@ export class FilesService {
     if (f.bytes.length === 0) throw errors.invalidRequest("'file' is empty.", 'file', 'invalid_media');
     const now = this.clock.now();
     const expiresAt = now + this.lifetimeMs(f.expiresAfter);
+    // Nothing is written for an upload the account has no room for...
+    const usage = await this.store.fileUsage(ctx.account.id, now);
+    if (!fitsQuota(usage, f.bytes.length, this.settings.quota)) throw this.quotaRefusal(usage, f.bytes.length);
     const id = `file-${randomBytes(18).toString('base64url')}`;
     const blob = `files/${ctx.account.id.replace(/[^A-Za-z0-9_-]/g, '_')}/${id}`;
     const mime = sniffMime(f.bytes);
     await this.blobs.put(blob, f.bytes, mime);
     const filename = f.filename.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255) || 'file';
+    const rec: FileRecord = { id, accountId: ctx.account.id, purpose: f.purpose, filename, bytes: f.bytes.length, mime, blob, createdAt: now, expiresAt };
     try {
-      const rec = await this.store.createFile({ id, accountId: ctx.account.id, purpose: f.purpose, filename, bytes: f.bytes.length, mime, blob, createdAt: now, expiresAt });
+      // ...and the check above is only a first look: uploads of the account running at once all
+      // pass it. The row is recorded under the account's lock, against the usage read under it
+      // (store/files.ts), so the recorded files never exceed the quota, however many uploads race;
+      // the loser's blob is removed. What the race can add on disk is the blobs of the uploads in
+      // flight, for the moment between their write and this refusal: each at most max_bytes, and
+      // all of them held first in memory, within server.max_inflight_body_bytes.
+      const made = await this.store.createFile(rec, this.settings.quota);
+      if (!made.created) throw this.quotaRefusal(made.usage, rec.bytes);
       return present(rec);
     } catch (e) {
       await this.blobs.delete(blob).catch(() => undefined);
       throw e;
     }
+  }
+
+  /**
+   * Refuses an upload, before its body is read, when the account has no room for even one byte or
+   * one more file: no amount of uploading could then be stored.
+   */
+  async refuseWhenFull(ctx: AuthContext): Promise<void> {
+    const usage = await this.store.fileUsage(ctx.account.id, this.clock.now());
+    if (!fitsQuota(usage, 1, this.settings.quota)) throw this.quotaRefusal(usage, undefined);
+  }
+
+  private quotaRefusal(usage: FileUsage, adding: number | undefined): GatewayError {
+    const { maxBytes, maxFiles } = this.settings.quota;
+    const freeUp = 'Delete files (or wait for them to expire) to upload more.';
+    if (maxFiles > 0 && usage.files >= maxFiles)
+      return errors.storageQuotaExceeded(`The account keeps ${usage.files} files, the most it may keep (${maxFiles}). ${freeUp}`);
+    const upload = adding === undefined ? 'no upload fits' : `this upload of ${adding} bytes does not fit`;
+    return errors.storageQuotaExceeded(`The account's files take ${usage.bytes} of its ${maxBytes} bytes of storage: ${upload}. ${freeUp}`);
   }
 
   private lifetimeMs(expiresAfter: unknown): number {

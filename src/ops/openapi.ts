@@ -23,7 +23,7 @@ export const ERROR_CODES: Record<number, string[]> = {
     'variant_unavailable', 'upload_not_found', 'file_not_found', 'character_not_found', 'webhook_not_found', 'callback_not_found', 'upstream_rejected'],
   408: ['request_timeout'],
   409: ['idempotency_key_in_use'],
-  413: ['body_too_large', 'upload_too_large', 'upstream_rejected'],
+  413: ['body_too_large', 'upload_too_large', 'storage_quota_exceeded', 'upstream_rejected'],
   416: ['range_not_satisfiable'],
   422: ['unprocessable_parameter', 'upstream_rejected', 'idempotency_key_reused'],
   429: ['rate_limit_exceeded'],

@@ -46,7 +46,11 @@ export function registerFileRoutes(app: FastifyInstance, deps: { files: FilesSer
   const maxBytes = deps.files.settings.maxBytes;
   app.register(async (scope) => {
     acceptMultipartForms(scope);
+    // Storage is not billed (as on OpenAI, where files cost nothing to keep), so a zero balance does
+    // not stop an upload: what bounds an account's files is its storage quota (FilesService),
+    // decided before the body is read when there is no room at all.
     scope.post('/v1/files', { config: { keyAction: 'video' } }, async (req, reply) => {
+      await deps.files.refuseWhenFull(req.auth);
       return deps.files.create(req.auth, await readUpload(req, reply, maxBytes));
     });
   });

@@ -21,8 +21,35 @@ export interface FileListOptions {
   purpose?: string;
 }
 
+/** What an account's live (unexpired) files take: how many, and their bytes together. */
+export interface FileUsage {
+  files: number;
+  bytes: number;
+}
+
+/** An account's storage bounds; 0 is no limit. */
+export interface FileQuota {
+  maxBytes: number;
+  maxFiles: number;
+}
+
+/** Whether a file of `bytes` more fits beside `usage`. */
+export function fitsQuota(usage: FileUsage, bytes: number, quota: FileQuota): boolean {
+  if (quota.maxFiles > 0 && usage.files + 1 > quota.maxFiles) return false;
+  return quota.maxBytes <= 0 || usage.bytes + bytes <= quota.maxBytes;
+}
+
+export type FileCreation = { created: true } | { created: false; usage: FileUsage };
+
 export interface FileStore {
-  createFile(f: FileRecord): Promise<FileRecord>;
+  /**
+   * Records the file only when the account's live files, this one with them, stay within `quota`;
+   * otherwise records nothing and answers the usage it found. Atomic per account: two creates at
+   * once never both fit into the room that is there for one.
+   */
+  createFile(f: FileRecord, quota: FileQuota): Promise<FileCreation>;
+  /** The account's live files at `now` (the ones not yet expired; expired ones no longer count). */
+  fileUsage(accountId: string, now: number): Promise<FileUsage>;
   /** The file when it exists, belongs to `accountId` and has not expired. */
   getFile(id: string, accountId: string, now: number): Promise<FileRecord | undefined>;
   /** One page of the account's unexpired files, in (created_at, id) order. */

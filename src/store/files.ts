@@ -1,5 +1,5 @@
-import type { Row, SqlDriver, SqlValue } from './driver.js';
-import type { FileRecord, FileStore } from './file-types.js';
+import type { Row, SqlDriver, SqlExecutor, SqlValue } from './driver.js';
+import { fitsQuota, type FileRecord, type FileStore, type FileUsage } from './file-types.js';
 import { int } from './rows.js';
 
 function toFile(r: Row): FileRecord {
@@ -16,15 +16,37 @@ function toFile(r: Row): FileRecord {
   };
 }
 
+const USAGE = 'SELECT COUNT(*) AS files, COALESCE(SUM(bytes), 0) AS bytes FROM files WHERE account_id = ? AND expires_at > ?';
+
+async function usageOf(db: SqlExecutor, accountId: string, now: number): Promise<FileUsage> {
+  const [r] = await db.query(USAGE, [accountId, now]);
+  return { files: int(r?.files ?? 0), bytes: int(r?.bytes ?? 0) };
+}
+
 /** Files of the OpenAI Files API: every read is scoped to the owning account. */
 export function fileOps(db: SqlDriver): FileStore {
   return {
-    async createFile(f) {
-      await db.run(
-        'INSERT INTO files (id, account_id, purpose, filename, bytes, mime, blob, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [f.id, f.accountId, f.purpose, f.filename, f.bytes, f.mime, f.blob, f.createdAt, f.expiresAt],
-      );
-      return f;
+    async createFile(f, quota) {
+      return db.transaction(async (tx) => {
+        // The usage is read and the row written by one creator of the account's files at a time:
+        // on SQLite the transaction holds the database's one write lock from its start (BEGIN
+        // IMMEDIATE); on PostgreSQL a per-account advisory lock, taken before the read, whose
+        // holder commits before the next one reads (each statement of READ COMMITTED sees what was
+        // committed before it began). Without it two creates would each count the files without the
+        // other and both fit into the room for one. The row lock of the account is not used: balance
+        // updates would queue behind uploads.
+        if (db.dialect === 'postgres') await tx.query("SELECT pg_advisory_xact_lock(hashtext('gateway-files:' || ?::text))", [f.accountId]);
+        const usage = await usageOf(tx, f.accountId, f.createdAt);
+        if (!fitsQuota(usage, f.bytes, quota)) return { created: false, usage };
+        await tx.run(
+          'INSERT INTO files (id, account_id, purpose, filename, bytes, mime, blob, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [f.id, f.accountId, f.purpose, f.filename, f.bytes, f.mime, f.blob, f.createdAt, f.expiresAt],
+        );
+        return { created: true };
+      });
+    },
+    fileUsage(accountId, now) {
+      return usageOf(db, accountId, now);
     },
     async getFile(id, accountId, now) {
       const rows = await db.query('SELECT * FROM files WHERE id = ? AND account_id = ? AND expires_at > ?', [id, accountId, now]);
