@@ -175,7 +175,7 @@ export function buildApp(s: Services): FastifyInstance {
     registerModelRoutes(api, { catalog: s.catalog, startedAt: s.startedAt, videoCapabilities: s.video.deps.capabilities });
     registerVideoRoutes(api, { authorizer: s.authorizer, video: s.video, downloadStallMs: server.download_stall_ms });
     registerOpenAiVideoRoutes(api, { authorizer: s.authorizer, video: s.video, downloadStallMs: server.download_stall_ms });
-    registerFileRoutes(api, { files: s.video.deps.files, downloadStallMs: server.download_stall_ms });
+    registerFileRoutes(api, { files: s.video.deps.files, limits: s.video.deps, downloadStallMs: server.download_stall_ms });
     registerCallbackRoutes(api, { video: s.video, shutdown: s.shutdown });
     registerEmbeddingsRoutes(api, { authorizer: s.authorizer, embeddings: s.embeddings });
     registerChatRoutes(api, { authorizer: s.authorizer, chat: s.chat });

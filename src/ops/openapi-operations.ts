@@ -184,7 +184,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Upload a file (OpenAI Files API)',
     tag: 'files',
     description:
-      "multipart/form-data: file, purpose (assistants, batch, fine-tune, vision, user_data, evals), optional expires_after[anchor]=created_at and expires_after[seconds] (3600-2592000). The file belongs to the caller's account; a video create takes it as input_reference {file_id}. An upload the account's storage quota has no room for is refused with 413 storage_quota_exceeded. Storage is not billed: a zero balance does not stop an upload.",
+      "multipart/form-data: file, purpose (assistants, batch, fine-tune, vision, user_data, evals), optional expires_after[anchor]=created_at and expires_after[seconds] (3600-2592000). The file belongs to the caller's account; a video create takes it as input_reference {file_id}. Each upload counts against the video rate limit (429); one the account's storage quota has no room for is refused with 413 storage_quota_exceeded. Storage is not billed: a zero balance does not stop an upload.",
     success: { status: 200, description: 'The file object.', content: json(FILE_OBJECT) },
     errors: [400, 401, 403, 408, 413, 429, 500, 503],
   },

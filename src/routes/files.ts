@@ -6,6 +6,8 @@ import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
 import { acceptMultipartForms, formError, formParts, isMultipartForm, refuseInvalidDeclaredJson } from './multipart-form.js';
 import type { FilesService, NewFile } from '../files/service.js';
+import { VideoAdmission } from '../video/create-admission.js';
+import type { VideoDeps } from '../video/deps.js';
 
 const MAX_FIELDS = 8;
 
@@ -41,17 +43,32 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
   return { ...file, purpose, expiresAfter: Object.keys(expires).length > 0 ? expires : undefined };
 }
 
+export interface FileRouteDeps {
+  files: FilesService;
+  /** The video rate limit, which uploads count against (the key action they need is `video` too). */
+  limits: Pick<VideoDeps, 'limiter' | 'limitDefaults'>;
+  downloadStallMs?: number;
+}
+
 /** OpenAI's Files API (the part its SDKs use to pass a video create an `input_reference: {file_id}`). */
-export function registerFileRoutes(app: FastifyInstance, deps: { files: FilesService; downloadStallMs?: number }): void {
+export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDeps): void {
   const maxBytes = deps.files.settings.maxBytes;
   app.register(async (scope) => {
     acceptMultipartForms(scope);
     // Storage is not billed (as on OpenAI, where files cost nothing to keep), so a zero balance does
-    // not stop an upload: what bounds an account's files is its storage quota (FilesService),
-    // decided before the body is read when there is no room at all.
+    // not stop an upload: what bounds an account's files is its storage quota (FilesService), and
+    // how fast a key can fill it the video rate limit. The limit, and a quota with no room left,
+    // refuse before the body is read. An upload counts against the limit once stored; one refused
+    // or failed gives its count back.
     scope.post('/v1/files', { config: { keyAction: 'video' } }, async (req, reply) => {
-      await deps.files.refuseWhenFull(req.auth);
-      return deps.files.create(req.auth, await readUpload(req, reply, maxBytes));
+      const admission = await VideoAdmission.admit(deps.limits, req.auth, { rateLimitHeaders: (h) => void reply.headers(h) });
+      try {
+        await deps.files.refuseWhenFull(req.auth);
+        return await deps.files.create(req.auth, await readUpload(req, reply, maxBytes));
+      } catch (e) {
+        await admission.giveBack();
+        throw e;
+      }
     });
   });
 

@@ -7,10 +7,12 @@ import type { VideoDeps } from './deps.js';
 
 /** Where an admission's x-ratelimit-* headers go (the answer's). */
 type HeaderSink = Pick<CreateControl, 'rateLimitHeaders'>;
+/** What an admission needs of the video deps: the limiter and the default quota. */
+type LimitDeps = Pick<VideoDeps, 'limiter' | 'limitDefaults'>;
 
 /**
- * One request's admission against the video rate limit (a create, or a call on a character), which
- * can be given back once. A create takes it itself, after its checks; a route with costly work to
+ * One request's admission against the video rate limit (a create, a call on a character, or a
+ * Files API upload: routes/files.ts), which can be given back once. A create takes it itself, after its checks; a route with costly work to
  * do before the create (reading a stored file into memory) takes it first, so that a request the
  * limit refuses does none of that work, and hands it to the create (CreateOptions.admitted).
  *
@@ -25,14 +27,14 @@ export class VideoAdmission {
   private takenOver = false;
 
   private constructor(
-    private readonly deps: VideoDeps,
+    private readonly deps: LimitDeps,
     private readonly scopes: readonly LimitScope[],
     private readonly admission: Admission,
     private readonly control: HeaderSink,
   ) {}
 
   /** Admits a video request (429 when the window is full) and puts the x-ratelimit-* headers on the answer. */
-  static async admit(deps: VideoDeps, ctx: AuthContext, control: HeaderSink): Promise<VideoAdmission> {
+  static async admit(deps: LimitDeps, ctx: AuthContext, control: HeaderSink): Promise<VideoAdmission> {
     const scopes = scopesFor(ctx, 'video', deps.limitDefaults);
     const admission = await admitOrThrow(deps.limiter, 'video', scopes, 0);
     control.rateLimitHeaders?.(admission.headers);

@@ -6,8 +6,9 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 /**
  * POST /v1/files is bounded per account: its live files may take at most
  * `video.files.account_max_bytes` and number at most `account_max_files` (413
- * storage_quota_exceeded, nothing kept), and deleting or expiry frees the room. Storage is not
- * billed, so a zero balance uploads within those bounds. Before, an account with no balance kept
+ * storage_quota_exceeded, nothing kept), deleting or expiry frees the room, and every upload counts
+ * against the video rate limit. Storage is not billed, so a zero balance uploads within those
+ * bounds. Before, an account with no balance kept
  * 284 MB after 15 uploads, for 30 days.
  */
 const KIB = 1024;
@@ -100,5 +101,21 @@ describe('the storage quota of POST /v1/files', () => {
     expect(results.filter((r) => r.status === 200)).toHaveLength(3);
     for (const r of results.filter((x) => x.status !== 200)) expectQuotaRefusal(r);
     expect(bytesOnDisk() - before).toBe(3 * 300 * KIB);
+  });
+});
+
+describe('the rate limit of POST /v1/files', () => {
+  it('counts each stored upload against the video rpm; refused uploads give theirs back', async () => {
+    const { key } = await gw.newKey(0, { limits: { video: { rpm: 2 } } });
+    // Refused before anything is stored: not counted.
+    expect((await upload(key, 10, { purpose: 'nonsense' })).status).toBe(400);
+    const ok = await upload(key, 10);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('x-ratelimit-limit-requests')).toBe('2');
+    expect((await upload(key, 10)).status).toBe(200);
+    const limited = await upload(key, 10);
+    expect(limited.status).toBe(429);
+    expect(limited.json.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 });
