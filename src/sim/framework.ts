@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { BodyBudget } from '../http/body-budget.js';
 import { guard } from '../http/streams.js';
+import type { TaskBook } from './tasks.js';
 import { answerFault, type Fault } from './faults.js';
 import { send } from './reply.js';
 
@@ -59,6 +60,8 @@ export class SimServer {
    * are bounded too (and answer 503 when none comes in time).
    */
   memory?: BodyBudget;
+  /** The simulator's tasks, for a video simulator (what tests read of its bounds). */
+  tasks?: TaskBook;
 
   private constructor(
     readonly name: string,

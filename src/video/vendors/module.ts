@@ -1,6 +1,7 @@
 import type { ZodTypeAny } from 'zod';
 import type { JsonObject } from '../../core/json.js';
 import type { SimServer } from '../../sim/framework.js';
+import type { TaskBookLimits } from '../../sim/tasks.js';
 import type { VideoCapabilities, VideoVendor } from '../types.js';
 
 /** How the embedded default wires one upstream to this vendor's simulator. */
@@ -17,6 +18,8 @@ export interface SimulatorOptions {
   /** The credential the simulator expects (static key or token). */
   apiKey?: string;
   port?: number;
+  /** How many tasks the simulator keeps, and how long (default: sim/tasks.ts DEFAULT_TASK_LIMITS). */
+  tasks?: TaskBookLimits;
 }
 
 /** Everything a vendor folder exports through its index.ts. */

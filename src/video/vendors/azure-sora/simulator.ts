@@ -2,7 +2,7 @@ import { sniffVideo } from '../../../core/sniff.js';
 import { randomBytes } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { samplePng } from '../../../sim/media.js';
-import { TaskBook, type SimTask } from '../../../sim/tasks.js';
+import { keptFields, TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
 import { readBody, simId, videoReply, type SimBody } from '../../../sim/openai-videos.js';
 
@@ -113,6 +113,14 @@ function inpaint(body: SimBody): unknown[] | SimReply | undefined {
   return items;
 }
 
+/** What the job echoes of an inpaint item: its own fields, not whatever else the client put in it. */
+function keptItem(item: unknown): Record<string, unknown> {
+  const it = item as Record<string, unknown>;
+  const crop = it.crop_bounds;
+  const bounds = crop && typeof crop === 'object' ? keptFields(crop as Record<string, unknown>, ['left_fraction', 'top_fraction', 'right_fraction', 'bottom_fraction']) : undefined;
+  return { ...keptFields(it, ['type', 'frame_index', 'file_name']), ...(bounds ? { crop_bounds: bounds } : {}) };
+}
+
 async function create(req: SimRequest, sim: SimServer, book: TaskBook): Promise<SimReply> {
   const body = await readBody(req);
   if (!body) return azErr(400, 'BadRequest', 'The request body could not be parsed.');
@@ -153,7 +161,7 @@ async function create(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
     seconds: nSeconds,
     durationMs: sim.settings.taskMs,
     id: `task_01${simId(24)}`,
-    data: { deployment: f.model, prompt: f.prompt, width, height, nVariants, genIds, inpaintItems: items, traceId: randomBytes(8).toString('hex') },
+    data: { deployment: f.model, prompt: f.prompt, width, height, nVariants, genIds, inpaintItems: items?.map(keptItem), traceId: randomBytes(8).toString('hex') },
   });
   for (const g of genIds) (sim.settings.generations as Map<string, string>).set(g, task.id);
   return { status: 200, json: job(book, task) };
@@ -206,15 +214,17 @@ async function handle(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
 }
 
 export async function startAzureSoraSimulator(opts: SimulatorOptions = {}): Promise<SimServer> {
-  const book = new TaskBook();
-  return SimServer.start('azure-sora', (req, sim) => handle(req, sim, book), {
-    port: opts.port,
-    settings: {
-      taskMs: opts.taskMs ?? 3000,
-      apiKey: opts.apiKey ?? 'sim-key',
-      deployments: ['sora'],
-      generations: new Map<string, string>(),
-      deleted: new Set<string>(),
-    },
+  const generations = new Map<string, string>();
+  const deleted = new Set<string>();
+  // A job forgotten takes its generations and its deletion mark with it.
+  const book = new TaskBook(opts.tasks, (t) => {
+    for (const g of t.data.genIds as string[]) generations.delete(g);
+    deleted.delete(t.id);
   });
+  const sim = await SimServer.start('azure-sora', (req, sim) => handle(req, sim, book), {
+    port: opts.port,
+    settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? 'sim-key', deployments: ['sora'], generations, deleted },
+  });
+  sim.tasks = book;
+  return sim;
 }

@@ -2,7 +2,7 @@ import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { Json } from '../../../core/json.js';
 import { SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
 import { sampleMp4, serveVideo } from '../../../sim/media.js';
-import { TaskBook, type SimTask } from '../../../sim/tasks.js';
+import { keptFields, TaskBook, type SimTask } from '../../../sim/tasks.js';
 import { callBackWhenReady } from '../../../sim/callback.js';
 import type { SimulatorOptions } from '../module.js';
 import { falSignedMessage } from './signature.js';
@@ -23,12 +23,13 @@ import { appPath, familyOf, isInFormat, parseSeconds, type Family } from './fami
  * when the model drops one), the shape fal's multi-output models answer with.
  */
 export async function startFalSim(opts: SimulatorOptions = {}): Promise<SimServer> {
-  const book = new TaskBook();
+  const book = new TaskBook(opts.tasks);
   const sim = await SimServer.start('fal', (req, sim) => route(req, sim, book), {
     port: opts.port,
     settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? 'sim-key' },
   });
   signingKeys.set(sim, generateKeyPairSync('ed25519'));
+  sim.tasks = book;
   return sim;
 }
 
@@ -114,7 +115,7 @@ function submit(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
     prompt: body.prompt,
     seconds: parseSeconds(body.duration) ?? family.defaultSeconds,
     durationMs: Number(sim.settings['taskMs']),
-    data: { app: appPath(model), model, body, durationProblem: durationProblem(body.duration, family) },
+    data: { app: appPath(model), model, request: answeredFields(body), durationProblem: durationProblem(body.duration, family) },
   });
   const hook = req.query.get('fal_webhook');
   if (hook) callBackWhenReady(hook, task.readyAt, () => webhookPayload(sim, book, task), 3, (bytes) => signFalWebhook(sim, task.id, bytes));
@@ -130,6 +131,23 @@ function submit(req: SimRequest, sim: SimServer, book: TaskBook): SimReply {
     },
   };
 }
+
+/**
+ * What a result answers from, of the request: its duration, prompt and video count, and the image
+ * field a failed download names (with its value when short: a data URI is echoed cut, so a task
+ * never keeps megabytes of a body). The body itself is not kept.
+ */
+function answeredFields(body: Record<string, any>): { duration?: Json; prompt?: unknown; num_videos?: unknown; imageField: string; image: Json } {
+  const imageField = Object.keys(body).find((k) => /image_urls?$/.test(k)) ?? 'image_url';
+  const image = body[imageField];
+  return {
+    ...keptFields(body, ['duration', 'num_videos']),
+    prompt: typeof body.prompt === 'string' ? body.prompt : undefined,
+    imageField,
+    image: typeof image === 'string' && image.length > MAX_ECHO ? `${image.slice(0, MAX_ECHO)}...` : typeof image === 'string' ? image : null,
+  };
+}
+const MAX_ECHO = 256;
 
 /** What the model's own input validation would say about `duration` (checked by the runner, so seen at the result). */
 function durationProblem(v: Json | undefined, family: Family): string | undefined {
@@ -165,16 +183,14 @@ function result(sim: SimServer, book: TaskBook, task: SimTask): SimReply {
   if (task.cancelled) {
     return requestError(499, 'Request was cancelled by the client', 'client_cancelled', headers);
   }
-  const body = task.data['body'] as Record<string, any>;
+  const body = task.data['request'] as ReturnType<typeof answeredFields>;
   const problem = task.data['durationProblem'] as string | undefined;
   if (problem) return validation(['body', 'duration'], problem, 'literal_error', body.duration, headers);
   switch (task.outcome) {
     case 'moderation':
       return modelError(['body', 'prompt'], 'The content could not be processed because it contained material flagged by a content checker.', 'content_policy_violation', body.prompt, headers);
-    case 'bad-image': {
-      const field = Object.keys(body).find((k) => /image_urls?$/.test(k)) ?? 'image_url';
-      return modelError(['body', field], 'Failed to download the file. Please check that the URL is accessible.', 'file_download_error', body[field] ?? null, headers);
-    }
+    case 'bad-image':
+      return modelError(['body', body.imageField], 'Failed to download the file. Please check that the URL is accessible.', 'file_download_error', body.image, headers);
     case 'bad-combo':
       return validation(['body', 'duration'], 'This duration is not supported together with the requested resolution and aspect ratio.', 'value_error', body.duration ?? null, headers);
     case 'fail':

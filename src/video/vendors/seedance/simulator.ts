@@ -1,7 +1,7 @@
 import { referenceVideoProblem } from '../../../sim/media.js';
 import { randomBytes } from 'node:crypto';
 import { bearer, SimServer, type SimReply, type SimRequest } from '../../../sim/framework.js';
-import { TaskBook, type SimTask } from '../../../sim/tasks.js';
+import { keptFields, TaskBook, type SimTask } from '../../../sim/tasks.js';
 import type { SimulatorOptions } from '../module.js';
 import { callBackWhenReady } from '../../../sim/callback.js';
 import { serveSignedVideo, signedUrl, URL_LIFETIME_S, type SignedStore } from '../../../sim/signed-storage.js';
@@ -112,7 +112,10 @@ async function create(req: SimRequest, sim: SimServer, book: TaskBook): Promise<
   const seconds = body.frames !== undefined ? body.frames / DEFAULT_FPS : body.duration === -1 ? 8 : (body.duration ?? 5);
   const hasImage = body.content.some((c: any) => c?.type === 'image_url');
   const id = `cgt-${tosDate(Date.now()).replace('T', '').replace('Z', '')}-${randomBytes(3).toString('hex').slice(0, 5)}`;
-  const task = book.create({ id, prompt, seconds, durationMs: sim.settings.taskMs ?? 3000, data: { body, hasImage, expire: prompt.includes('[expire]') } });
+  // The task keeps the fields its answers echo, not the body: a body padded with megabytes would
+  // otherwise stay in memory for as long as the task does.
+  const request = { ...keptFields(body, ANSWERED_FIELDS), model: body.model as string };
+  const task = book.create({ id, prompt, seconds, durationMs: sim.settings.taskMs ?? 3000, data: { request, hasImage, expire: prompt.includes('[expire]') } });
   // Ark POSTs the task object, as the query answers it, to callback_url when the task finishes.
   if (typeof body.callback_url === 'string') callBackWhenReady(body.callback_url, task.readyAt, () => taskObject(sim, book, task));
   return { json: { id } };
@@ -125,8 +128,11 @@ const FAILURES = {
   'bad-combo': ['InvalidParameter', 'The duration is not supported at the requested resolution for this model.'],
 } as const;
 
+/** The request fields a task object echoes or answers from (`model` is kept apart: validated, never cut). */
+const ANSWERED_FIELDS = ['draft', 'resolution', 'ratio', 'frames', 'seed', 'service_tier', 'execution_expires_after', 'generate_audio', 'return_last_frame'];
+
 function taskObject(sim: SimServer, book: TaskBook, task: SimTask): Record<string, unknown> {
-  const body = task.data.body;
+  const body = task.data.request;
   const caps = seedanceCaps(body.model);
   const now = Date.now();
   const phase = book.phase(task, now);
@@ -178,8 +184,8 @@ function remove(book: TaskBook, deleted: Set<string>, task: SimTask): SimReply {
 }
 
 export async function startSeedanceSimulator(opts: SimulatorOptions = {}): Promise<SimServer> {
-  const book = new TaskBook();
   const deleted = new Set<string>();
+  const book = new TaskBook(opts.tasks, (task) => deleted.delete(task.id));
   const handler = (req: SimRequest, sim: SimServer): SimReply | Promise<SimReply> => {
     if (req.method === 'GET' && req.path.startsWith(VIDEO_PREFIX)) return serveSignedVideo(req, sim, tosStore);
     if (bearer(req) !== (sim.settings.apiKey ?? DEFAULT_KEY)) {
@@ -195,8 +201,10 @@ export async function startSeedanceSimulator(opts: SimulatorOptions = {}): Promi
     }
     return arkError(404, 'NotFound', `The requested path ${req.path} does not exist.`, 'NotFound');
   };
-  return SimServer.start('seedance', handler, {
+  const sim = await SimServer.start('seedance', handler, {
     port: opts.port,
     settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? DEFAULT_KEY },
   });
+  sim.tasks = book;
+  return sim;
 }

@@ -115,10 +115,12 @@ async function handle(req: SimRequest, sim: SimServer, book: TaskBook, chars: Ma
 }
 
 export async function startSoraSimulator(opts: SimulatorOptions = {}): Promise<SimServer> {
-  const book = new TaskBook();
+  const book = new TaskBook(opts.tasks);
   const chars = new Map<string, SimCharacter>();
-  return SimServer.start('sora', (req, sim) => handle(req, sim, book, chars), {
+  const sim = await SimServer.start('sora', (req, sim) => handle(req, sim, book, chars), {
     port: opts.port,
     settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? 'sim-key' },
   });
+  sim.tasks = book;
+  return sim;
 }

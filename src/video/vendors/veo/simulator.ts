@@ -20,16 +20,19 @@ const STORAGE_PATH = /^\/storage\/v1\/b\/([^/]+)\/o\/(.+)$/;
 const RESPONSE_TYPE = 'type.googleapis.com/cloud.ai.large_models.vision.GenerateVideoResponse';
 
 export async function startVeoSim(opts: SimulatorOptions = {}): Promise<SimServer> {
-  const tasks = new TaskBook();
   const issuer = new TokenIssuer();
-  /** "bucket/object" of every video the simulator has written. */
+  /** "bucket/object" of every video the simulator has written (for as long as it keeps their operation). */
   const objects = new Set<string>();
+  const tasks = new TaskBook(opts.tasks, (task) => {
+    for (const o of objects) if (o.includes(`/${task.id}/`)) objects.delete(o);
+  });
   const sim = await SimServer.start(
     'veo',
     (req, s) => route(req, s, { tasks, issuer, objects }),
     { port: opts.port, settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? 'sim-key', issuer } },
   );
   sim.settings['serviceAccount'] = issuer.newServiceAccount(`${sim.url}/token`, 'veo-sim-project');
+  sim.tasks = tasks;
   return sim;
 }
 

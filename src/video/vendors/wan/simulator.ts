@@ -154,7 +154,7 @@ function cancel(book: TaskBook, id: string): SimReply {
 }
 
 export async function startWanSimulator(opts: SimulatorOptions = {}): Promise<SimServer> {
-  const book = new TaskBook();
+  const book = new TaskBook(opts.tasks);
   const handler = (req: SimRequest, sim: SimServer): SimReply | Promise<SimReply> => {
     if (req.method === 'GET' && req.path.startsWith(VIDEO_PREFIX)) return serveSignedVideo(req, sim, ossStore);
     if (!authorised(req, sim)) return fail(401, 'InvalidApiKey', 'Invalid API-key provided.');
@@ -165,8 +165,10 @@ export async function startWanSimulator(opts: SimulatorOptions = {}): Promise<Si
     if (m && req.method === 'POST' && m[2]) return cancel(book, decodeURIComponent(m[1]!));
     return fail(404, 'InvalidParameter', 'url error, please check url!');
   };
-  return SimServer.start('wan', handler, {
+  const sim = await SimServer.start('wan', handler, {
     port: opts.port,
     settings: { taskMs: opts.taskMs ?? 3000, apiKey: opts.apiKey ?? DEFAULT_KEY },
   });
+  sim.tasks = book;
+  return sim;
 }
