@@ -138,7 +138,7 @@ export function buildApp(s: Services): FastifyInstance {
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, errors.notFound(`No route for ${req.method} ${req.url.split('?')[0]}.`, 'route_not_found')));
 
-  installRequestLifecycle(app, server.request_timeout_ms, (reply) => accessLog.requestAborted(reply));
+  installRequestLifecycle(app, server.request_timeout_ms, (reply) => accessLog.requestAborted(reply), server.body_stall_ms);
   installBodyBudget(app, new BodyBudget(server.max_inflight_body_bytes), server.body_limit_bytes);
   installLingeringClose(app);
   answerUnmetExpectations(app.server);

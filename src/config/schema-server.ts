@@ -24,8 +24,13 @@ export const serverSchema = z
     shutdown_timeout_ms: timerMs().positive().default(25_000),
     /** A client that has not sent its full request head by then is answered 408 and closed (slow headers). */
     headers_timeout_ms: timerMs().positive().default(15_000),
-    /** A download (video, file, upload) whose client has taken no byte for this long, its buffers full, is cut. */
+    /**
+     * An answer (a download, a chat stream, a whole JSON answer) whose client has taken no byte for this
+     * long, its buffers full, is cut: its connection closed and what the request held given back.
+     */
     download_stall_ms: timerMs().positive().default(60_000),
+    /** A request body of which no byte has arrived for this long is answered 408 and its connection closed. */
+    body_stall_ms: timerMs().positive().default(30_000),
     /**
      * Which X-Forwarded-* entries to believe. The client address they give keys the sign-in limits, so
      * `true` (believe every entry, including those the client wrote itself) is refused: false (none,

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors, type GatewayError } from '../core/errors.js';
 import { attachHold, RequestHold } from './answer-budget.js';
 import type { CallSignal } from './call-signal.js';
+import { bodyStalled, cutStalledBody, DEFAULT_BODY_STALL_MS } from './body-stall.js';
 import { InflightList, type InflightNode } from './inflight-list.js';
 import { sendError } from './render.js';
 import '../auth/types.js';
@@ -33,13 +34,18 @@ export class RequestLife implements CallSignal, InflightNode<RequestLife> {
   prevInflight: RequestLife | undefined = undefined;
   nextInflight: RequestLife | undefined = undefined;
   inList: object | undefined = undefined;
+  /** The body-stall watch's last look (body-stall.ts): the socket's bytes read then, and when they last grew. */
+  bodyBytesSeen = -1;
+  bodyProgressAt: number;
 
   constructor(
     readonly reply: FastifyReply,
     readonly deadline: number,
     /** The requests in flight; this one moves from `pending` to `committed` on commit, and leaves once over. */
     private readonly lists: InflightLists,
+    startedAt: number,
   ) {
+    this.bodyProgressAt = startedAt;
     lists.pending.add(this);
   }
 
@@ -128,14 +134,20 @@ function onResponseClose(this: WithLife): void {
  * in the spec's shape (not a dropped socket) and their upstream work is aborted, unless they
  * committed to finishing (`req.commit()`, e.g. once a video job holding money exists). A client
  * that leaves before its answer is complete aborts the signal too, and `onAbandoned` hears of it.
+ * A request whose body stops arriving for `bodyStallMs` is cut before its deadline (body-stall.ts).
  */
-export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number, onAbandoned?: (reply: FastifyReply) => void): void {
+export function installRequestLifecycle(
+  app: FastifyInstance,
+  timeoutMs: number,
+  onAbandoned?: (reply: FastifyReply) => void,
+  bodyStallMs: number = DEFAULT_BODY_STALL_MS,
+): void {
   // One sweep for every in-flight request instead of a timer each (cheaper at thousands of
   // requests a second); deadlines are kept to within the sweep period. A list, not a Set: see
   // inflight-list.ts for what a Set's churn did to the young generation.
   const lists: InflightLists = { pending: new InflightList<RequestLife>(), committed: new InflightList<RequestLife>(), onAbandoned };
   const inflight = lists.pending;
-  const sweepMs = Math.max(10, Math.min(250, Math.floor(timeoutMs / 4)));
+  const sweepMs = Math.max(10, Math.min(250, Math.floor(Math.min(timeoutMs, bodyStallMs) / 4)));
   // Deadlines run on the monotonic clock: a wall clock stepped forward would time out every request
   // in flight at once, one stepped back would let requests run past their timeout by the step.
   const sweep = setInterval(() => {
@@ -144,6 +156,9 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number,
       if (life.deadline <= now) {
         inflight.delete(life);
         expire(life);
+      } else if (bodyStalled(life, now, bodyStallMs)) {
+        inflight.delete(life);
+        cutStalledBody(life, bodyStallMs);
       }
     });
   }, sweepMs);
@@ -207,7 +222,8 @@ export function installRequestLifecycle(app: FastifyInstance, timeoutMs: number,
     this.requestLife?.commit();
   });
   app.addHook('onRequest', (req, reply, done) => {
-    const life = new RequestLife(reply, performance.now() + timeoutMs, lists);
+    const now = performance.now();
+    const life = new RequestLife(reply, now + timeoutMs, lists, now);
     req.requestLife = life;
     const raw = reply.raw as WithLife;
     raw[LIFE] = life;

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /** How long, and how many bytes, the gateway keeps reading a body it has already answered. */
@@ -23,13 +23,26 @@ const CHECK_MS = 10;
 export function installLingeringClose(app: FastifyInstance, limits: LingerLimits = DEFAULT_LINGER): void {
   app.addHook('onSend', (req, reply, payload, done) => {
     const raw = req.raw;
-    if (!raw.complete) {
+    if (!raw.complete && !(reply.raw as Unlingering)[NO_LINGER]) {
       // Fastify asks to close after a body it refused; Node would then reset the unread upload.
       if (String(reply.getHeader('connection')).toLowerCase() === 'close') reply.removeHeader('connection');
       reply.raw.once('finish', () => discardRest(raw, limits));
     }
     done(null, payload);
   });
+}
+
+const NO_LINGER = Symbol('closeWithoutLingering');
+type Unlingering = ServerResponse & { [NO_LINGER]?: true };
+
+/**
+ * Closes the connection once `res` is sent, without reading what is left of the body: for a body
+ * that stopped arriving (body-stall.ts) there is nothing left to wait for, and a client that sends
+ * nothing would hold the lingering read for its whole time.
+ */
+export function closeWithoutLingering(res: ServerResponse): void {
+  (res as Unlingering)[NO_LINGER] = true;
+  res.setHeader('connection', 'close');
 }
 
 function discardRest(req: IncomingMessage, limits: LingerLimits): void {
