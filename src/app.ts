@@ -131,7 +131,8 @@ export function buildApp(s: Services): FastifyInstance {
   // Without a marker in the text this costs one `includes` over what JSON.stringify made anyway.
   app.setReplySerializer((payload) => clientJson(payload));
   app.setErrorHandler((err, req, reply) => {
-    const rendered = toGatewayError(err, server.body_limit_bytes);
+    // A route's own body limit (the console sign-in's, a callback's) is the one a 413 names.
+    const rendered = toGatewayError(err, req.routeOptions.bodyLimit ?? server.body_limit_bytes);
     logError(req, err, rendered);
     if (reply.sent || reply.raw.headersSent) return;
     return sendError(reply, rendered);

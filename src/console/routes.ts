@@ -21,6 +21,12 @@ export interface ConsoleDeps {
 
 const MAX_TOKEN = 512;
 
+/**
+ * The sign-in body is `{"token": "..."}` of at most MAX_TOKEN characters; anyone may send it, so a
+ * larger body is refused with 413 before it is read rather than held under the server's 10 MiB limit.
+ */
+const SESSION_BODY_LIMIT = 4 * 1024;
+
 function describeSession(s: ConsoleSession) {
   return { object: 'console_session', role: s.role, label: s.label, csrf_token: s.csrf, expires_at: new Date(s.expiresAt).toISOString() };
 }
@@ -65,7 +71,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     reply.header('cache-control', 'no-store');
   };
 
-  app.post('/console/session', { onRequest: [noStore, onlyOwnPageJson] }, async (req, reply) => {
+  app.post('/console/session', { onRequest: [noStore, onlyOwnPageJson], bodyLimit: SESSION_BODY_LIMIT }, async (req, reply) => {
     // Counted before the key lookup is awaited, so attempts sent at once are counted at once.
     const attempt = deps.limiter.begin(req.ip);
     if (attempt.retryAfter > 0) throw errors.rateLimited('Too many failed sign-ins from this address; wait and try again.', attempt.retryAfter);
@@ -120,7 +126,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     return describeSession(s);
   });
 
-  app.delete('/console/session', { onRequest: noStore }, async (req, reply) => {
+  app.delete('/console/session', { onRequest: noStore, bodyLimit: SESSION_BODY_LIMIT }, async (req, reply) => {
     const id = sessionIdOf(req);
     const s = deps.sessions.get(id);
     if (s) checkCsrf(req, s);

@@ -1,14 +1,15 @@
 import type { ServerResponse } from 'node:http';
-import { Transform, type TransformCallback } from 'node:stream';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../core/errors.js';
+import { AnonymousShares, anonymousClient } from './body-shares.js';
 
 /**
  * A process-wide budget of bytes held in memory. The gateway keeps two: request bodies held by
  * requests in flight (every body is kept while its request runs, raw bytes then the parsed JSON,
- * so under hostile load memory grows with the bodies in flight; beyond the budget a new request
- * is shed at once with 503 `overloaded` and `Retry-After`, before any of its body is read), and
- * upstream answers buffered whole (see answer-budget.ts).
+ * so under hostile load memory grows with the bodies in flight; a body whose next bytes no longer
+ * fit is shed with 503 `overloaded` and `Retry-After`), and upstream answers buffered whole (see
+ * answer-budget.ts).
  */
 export class BodyBudget {
   private used = 0;
@@ -76,20 +77,26 @@ export class BodyBudget {
   }
 }
 
-/** The declared body bytes a response gives back to the budget when it closes. */
-const TAKEN = Symbol('bodyBytesTaken');
+/** The meter of the body a response's request is reading; given back when the response closes. */
+const METER = Symbol('bodyMeter');
+type MeteredResponse = ServerResponse & { [METER]?: BudgetMeter };
+
+/** One listener function for every response (no closure per request); `this` is the response. */
+function releaseMeter(this: MeteredResponse): void {
+  this[METER]?.release();
+}
 
 /**
- * Wires the budget into the request lifecycle. A body with a Content-Length takes its size when the
- * request arrives; a chunked body takes bytes as they arrive and is cut with 503 when the budget runs
- * out. Either way the bytes go back when the response is over (sent or abandoned). A declared size
- * over `bodyLimit` takes nothing: it is answered 413 without being read.
+ * Wires the budget into the request lifecycle. A body takes its bytes as they arrive, whatever its
+ * `Content-Length` says, and is cut with 503 `overloaded` once the next chunk no longer fits; the
+ * bytes go back when the response is over (sent or abandoned). Taking the declared length on
+ * arrival let thirteen connections that declared 10 MiB each and then sent a byte every few seconds
+ * hold the whole default budget, before any credential was looked at, for as long as the request
+ * deadline. A body whose caller is not known takes from the anonymous shares too (body-shares.ts).
+ * A declared size over the route's body limit takes nothing: it is answered 413 without being read.
  */
 export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, bodyLimit: number): void {
-  // One listener function for every response (no closure per request); `this` is the response.
-  function giveBack(this: ServerResponse & { [TAKEN]?: number }): void {
-    budget.give(this[TAKEN] ?? 0);
-  }
+  const shares = new AnonymousShares(budget.limit);
   // A multipart upload is read by its route, which takes the bytes it holds as they arrive.
   app.decorateReply('takeUploadBytes', function takeUploadBytes(this: FastifyReply, bytes: number): boolean {
     return takeUpload(budget, this.raw, bytes);
@@ -100,25 +107,23 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
   app.decorateReply('holdBytes', function holdBytes(this: FastifyReply, bytes: number): (() => void) | undefined {
     return budget.hold(bytes);
   });
-  app.addHook('onRequest', (req, reply, done) => {
-    const declared = Number(req.headers['content-length']);
-    if (!(declared > 0) || declared > bodyLimit) return done();
-    if (!budget.tryTake(declared)) return done(errors.overloaded());
-    const raw = reply.raw as ServerResponse & { [TAKEN]?: number };
-    raw[TAKEN] = declared;
-    raw.on('close', giveBack);
-    done();
-  });
 
   app.addHook('preParsing', (req, reply, payload, done) => {
-    // Only chunked bodies are metered here (no Content-Length and no Transfer-Encoding: no body).
-    if (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] === undefined) return done(null, payload);
+    const chunked = req.headers['transfer-encoding'] !== undefined;
+    const declared = Number(req.headers['content-length']);
+    // No Content-Length and no Transfer-Encoding: no body.
+    if (!chunked && !(declared > 0)) return done(null, payload);
+    // Refused by the body parser with 413 before it reads a byte.
+    if (!chunked && declared > (req.routeOptions.bodyLimit ?? bodyLimit)) return done(null, payload);
     // A multipart upload is read by its route from the raw request (routes/multipart-form.ts), never from
     // this stream: a meter nobody reads would stop the upload once its buffers filled (~32 KB), and
     // its error on a client's abort would reach no listener. The upload's own limits bound it.
     if (isMultipart(req.headers['content-type'])) return done(null, payload);
-    const meter = new BudgetMeter(budget);
-    reply.raw.once('close', () => meter.release());
+    const client = anonymousClient(req);
+    const meter = new BudgetMeter(budget, client === undefined ? undefined : shares, client ?? '', payload);
+    const raw = reply.raw as MeteredResponse;
+    raw[METER] = meter;
+    raw.once('close', releaseMeter);
     // The parser reads the meter; errors of the client's stream reach it through the pipe's end.
     payload.on('error', (e) => meter.destroy(e));
     // The body parser listens for the meter's errors and answers them; this listener only keeps an
@@ -135,17 +140,15 @@ const UPLOAD_TAKEN = Symbol('uploadBytesTaken');
 
 /**
  * Takes `bytes` of a multipart upload that its route is holding: false when the budget has no room
- * (the route answers 503 `overloaded`). A request whose declared length was taken whole on arrival
- * has paid already. What is taken goes back when the response closes.
+ * (the route answers 503 `overloaded`). What is taken goes back when the response closes.
  */
 function takeUpload(budget: BodyBudget, raw: HeldResponse, bytes: number): boolean {
-  if (raw[TAKEN] !== undefined) return true;
   // Nobody is left to answer: the bytes are about to be dropped, and no 'close' would give them back.
   if (raw.destroyed || raw.writableFinished) return true;
   return holdUntilClose(budget, raw, bytes);
 }
 
-type HeldResponse = ServerResponse & { [TAKEN]?: number; [UPLOAD_TAKEN]?: number };
+type HeldResponse = ServerResponse & { [UPLOAD_TAKEN]?: number };
 
 /**
  * Takes `bytes` a route is about to read into memory besides its request body (a stored file a
@@ -192,30 +195,49 @@ function isMultipart(contentType: string | undefined): boolean {
   return contentType !== undefined && /^\s*multipart\//i.test(contentType);
 }
 
-/** Passes a chunked body through, taking each chunk's bytes from the budget (503 when none are left). */
+/**
+ * Passes a body through, taking each chunk's bytes from the budget, and from the anonymous shares
+ * when its caller is not known (503 `overloaded` when they do not fit).
+ */
 class BudgetMeter extends Transform {
   private taken = 0;
   private released = false;
   /** Read by Fastify's body-limit check, which otherwise sees only what it receives from us. */
   receivedEncodedLength = 0;
 
-  constructor(private readonly budget: BodyBudget) {
+  constructor(
+    private readonly budget: BodyBudget,
+    private readonly shares: AnonymousShares | undefined,
+    private readonly client: string,
+    private readonly source: Readable,
+  ) {
     super();
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     // Bytes still arriving after the response are being discarded, not held.
     if (!this.released) {
-      if (!this.budget.tryTake(chunk.length)) return cb(errors.overloaded());
+      if (this.shares && !this.shares.tryTake(this.client, chunk.length)) return cb(errors.overloaded());
+      if (!this.budget.tryTake(chunk.length)) {
+        this.shares?.give(this.client, chunk.length);
+        return cb(errors.overloaded());
+      }
       this.taken += chunk.length;
     }
     this.receivedEncodedLength += chunk.length;
     cb(null, chunk);
   }
 
+  /** The response is over: the bytes go back, and the rest of the body, if any, is read and dropped. */
   release(): void {
+    if (this.released) return;
     this.released = true;
     this.budget.give(this.taken);
+    this.shares?.give(this.client, this.taken);
     this.taken = 0;
+    // Nobody reads this meter any more: left piped, its full buffers would pause the client's stream,
+    // and the lingering close (linger.ts) could not read the refused body's rest to its end.
+    this.source.unpipe(this);
+    this.source.resume();
   }
 }

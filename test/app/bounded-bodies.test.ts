@@ -1,7 +1,8 @@
 import net from 'node:net';
 import Fastify from 'fastify';
 import { installLingeringClose } from '../../src/http/linger.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BodyBudget } from '../../src/http/body-budget.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -14,13 +15,20 @@ let port: number;
 let key: string;
 
 /**
- * Requests whose head the gateway has read, and whether their answer has closed: a declared body's
- * bytes are taken from the budget as the head is read (an onRequest hook, run as the server emits
- * the request), and given back as the answer closes.
+ * Requests whose head the gateway has read, and whether their answer has closed: a body's bytes are
+ * taken from the budget as they arrive, and given back as the answer closes.
  */
 const heads: { closed: boolean }[] = [];
 
+/** The gateway's budget of body bytes, found as the one of its size the first time a body takes from it. */
+let budget: BodyBudget | undefined;
+
 beforeAll(async () => {
+  const tryTake = BodyBudget.prototype.tryTake;
+  vi.spyOn(BodyBudget.prototype, 'tryTake').mockImplementation(function (this: BodyBudget, bytes: number) {
+    if (this.limit === 2 * BODY_LIMIT) budget = this;
+    return tryTake.call(this, bytes);
+  });
   gw = await startTestGateway({ server: { body_limit_bytes: BODY_LIMIT, max_inflight_body_bytes: 2 * BODY_LIMIT } });
   port = Number(new URL(gw.url).port);
   key = (await gw.newKey()).key;
@@ -31,6 +39,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  vi.restoreAllMocks();
   await gw?.close();
 });
 
@@ -89,12 +98,16 @@ async function until(check: () => boolean, what: string): Promise<void> {
   for (const end = Date.now() + 10_000; !check(); await new Promise((r) => setTimeout(r, 5))) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
 }
 
-/** Two uploads that each declare the whole body limit and stall: the budget (twice the limit) is held once the gateway has read both heads. */
+/**
+ * Two uploads that each send all but the last byte of a body of the whole limit and stall: the
+ * budget (twice the limit) is held once the gateway has read what they sent (bytes are taken as
+ * they arrive, not as declared).
+ */
 async function holdBudget(): Promise<[net.Socket, net.Socket]> {
   const n = heads.length;
-  const a = await stalledUpload(BODY_LIMIT, 1000);
-  const b = await stalledUpload(BODY_LIMIT, 1000);
-  await until(() => heads.length >= n + 2, 'the gateway to read both heads');
+  const a = await stalledUpload(BODY_LIMIT, BODY_LIMIT - 1);
+  const b = await stalledUpload(BODY_LIMIT, BODY_LIMIT - 1);
+  await until(() => heads.length >= n + 2 && budget!.inUse >= 2 * BODY_LIMIT - 2, 'the gateway to read both bodies');
   return [a, b];
 }
 
