@@ -7,6 +7,7 @@ import { installRequestLifecycle } from './http/lifecycle.js';
 import { answerUnmetExpectations } from './http/expect.js';
 import { keepFlushingAnswers } from './http/flushing-answers.js';
 import { installLingeringClose } from './http/linger.js';
+import { cutStalledAnswers } from './http/write-stall.js';
 import { installJsonParser } from './http/json-depth.js';
 import { countAnswerBeforeRouting, installHttpMetrics } from './ops/http-metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
@@ -143,8 +144,10 @@ export function buildApp(s: Services): FastifyInstance {
   installBodyBudget(app, new BodyBudget(server.max_inflight_body_bytes), server.body_limit_bytes);
   installLingeringClose(app);
   answerUnmetExpectations(app.server);
-  // A drain must not cut an answer whose last bytes are still on their way to a slow reader.
+  // A drain must not cut an answer whose last bytes are still on their way to a slow reader...
   keepFlushingAnswers(app.server);
+  // ...but a reader that takes nothing at all must not hold its request's memory for good.
+  cutStalledAnswers(app.server, server.download_stall_ms);
 
   // Bodies nested deeper than any API needs are refused before they are parsed.
   installJsonParser(app);

@@ -1,0 +1,66 @@
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** A connection as the watch sees it: its answer's last write progress, kept on the socket itself. */
+interface WatchedSocket extends Socket {
+  _httpMessage?: ServerResponse | null;
+  /** libuv's count of bytes queued on the connection and not yet taken by the kernel (internal, read only). */
+  _handle?: { writeQueueSize?: number } | null;
+  stallMark?: number;
+  stallQueued?: number;
+  stallWritten?: number;
+  stallSince?: number;
+}
+
+/**
+ * Closes the connection of a client that has stopped taking its answer. Downloads and chat streams
+ * watch their own writes (download.ts, chat/sse.ts); an answer written whole (an embeddings or chat
+ * completion of tens of MB) is handed to the socket in one `end()`, and until the client has taken
+ * the last byte its request is not over: its hold on the answer budget (answer-budget.ts) and its
+ * buffers stay. Four clients that sent 2,048-input embeddings requests and never read held the
+ * whole 256 MiB budget, shedding everyone else, for as long as they stayed connected.
+ *
+ * A connection is stalled when its answer waits on the client (ended but not flushed, or not ended
+ * and its buffer full) and no byte has left the process for `stallMs`: nothing taken from libuv's
+ * write queue and no write completed. A reader that is slow but steady is never cut. Destroying the
+ * socket closes the response, which gives back what the request held (lifecycle.ts).
+ *
+ * One timer for the server, checking every connection four times per period; the state lives on the
+ * socket, so requests on a kept-alive connection cost nothing.
+ */
+export function cutStalledAnswers(server: Server, stallMs: number): void {
+  const sockets = new Set<WatchedSocket>();
+  server.on('connection', (socket: WatchedSocket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const timer = setInterval(() => {
+    const now = performance.now();
+    for (const socket of sockets) if (stalledFor(socket, now) >= stallMs) socket.destroy();
+  }, Math.max(50, Math.floor(stallMs / 4)));
+  timer.unref();
+  server.once('close', () => clearInterval(timer));
+}
+
+/** How long the socket's answer has waited on its client without any byte going out; 0 when it is not waiting. */
+function stalledFor(socket: WatchedSocket, now: number): number {
+  const res = socket._httpMessage;
+  const waiting = res != null && !res.writableFinished && (res.writableEnded || res.writableNeedDrain);
+  if (!waiting || socket.destroyed) {
+    socket.stallSince = undefined;
+    return 0;
+  }
+  // `writableLength` holds a chunk until libuv has written all of it, so a large answer's progress
+  // shows only in the write queue; `bytesWritten` grows when the response writes more.
+  const queued = socket._handle?.writeQueueSize ?? -1;
+  const buffered = socket.writableLength;
+  const written = socket.bytesWritten;
+  if (socket.stallSince === undefined || queued !== socket.stallQueued || buffered !== socket.stallMark || written !== socket.stallWritten) {
+    socket.stallQueued = queued;
+    socket.stallMark = buffered;
+    socket.stallWritten = written;
+    socket.stallSince = now;
+    return 0;
+  }
+  return now - socket.stallSince;
+}
