@@ -87,7 +87,9 @@ describe('hostile bodies', () => {
     // Deep, then not JSON at all: a parser that ran first would answer "invalid JSON", not too_deep.
     const deepThenBroken = `${'['.repeat(100_000)}not json`;
     for (const path of ['/nope', '/health', '/console/session']) {
-      const r = await call(gw, 'POST', path, { body: deepThenBroken, headers: { 'content-type': 'application/json' } });
+      // The sign-in takes at most 4 KiB (a larger body is a 413 unread): as deep, within that.
+      const body = path === '/console/session' ? deepThenBroken.slice(-4000) : deepThenBroken;
+      const r = await call(gw, 'POST', path, { body, headers: { 'content-type': 'application/json' } });
       expect(r.status, path).toBe(400);
       expect(r.json.error, path).toMatchObject({ type: 'invalid_request_error', code: 'too_deep' });
     }
