@@ -97,6 +97,10 @@ function releaseMeter(this: MeteredResponse): void {
  */
 export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, bodyLimit: number): void {
   const shares = new AnonymousShares(budget.limit);
+  // One listener function for every response (no closure per request); `this` is the response.
+  function giveBackTaken(this: TakenResponse): void {
+    budget.give(this[TAKEN] ?? 0);
+  }
   // A multipart upload is read by its route, which takes the bytes it holds as they arrive.
   app.decorateReply('takeUploadBytes', function takeUploadBytes(this: FastifyReply, bytes: number): boolean {
     return takeUpload(budget, this.raw, bytes);
@@ -113,6 +117,17 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
     const declared = Number(req.headers['content-length']);
     // No Content-Length and no Transfer-Encoding: no body.
     if (!chunked && !(declared > 0)) return done(null, payload);
+    // A small body of a keyed caller (an embeddings or chat request of a few KB, the hot path) takes
+    // its declared length whole, with no meter: a Transform and its pipe per request were ~5 KB of
+    // allocation. Its caller is known (the gate ran in onRequest), the sweep cuts a body that stops
+    // arriving (body-stall.ts), and a key could as well send such a body for real.
+    if (!chunked && declared <= KEYED_UPFRONT_MAX_BYTES && req.auth !== undefined) {
+      if (!budget.tryTake(declared)) return done(errors.overloaded(), undefined);
+      const raw = reply.raw as TakenResponse;
+      raw[TAKEN] = declared;
+      raw.once('close', giveBackTaken);
+      return done(null, payload);
+    }
     // Refused by the body parser with 413 before it reads a byte.
     if (!chunked && declared > (req.routeOptions.bodyLimit ?? bodyLimit)) return done(null, payload);
     // A multipart upload is read by its route from the raw request (routes/multipart-form.ts), never from
@@ -134,6 +149,13 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
 }
 
 const ignore = (): void => undefined;
+
+/** The largest declared body of a keyed caller taken whole on arrival instead of metered. */
+const KEYED_UPFRONT_MAX_BYTES = 64 * 1024;
+
+/** The declared bytes a keyed request's small body took, given back when its response closes. */
+const TAKEN = Symbol('bodyBytesTaken');
+type TakenResponse = ServerResponse & { [TAKEN]?: number };
 
 /** The upload bytes a response gives back to the budget when it closes. */
 const UPLOAD_TAKEN = Symbol('uploadBytesTaken');
