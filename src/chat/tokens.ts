@@ -20,6 +20,14 @@ const SYNC_EXACT_CHARS = 32 * 1024;
 /** Flat allowance for an image part: the vendor's low-detail price, a floor for high detail. */
 const IMAGE_PART_TOKENS = 85;
 
+/**
+ * Top-level members of a request that hold no prompt text: the estimate counts every other member
+ * that is text or an object (tools, functions, response_format, tool_choice, and what a compatible
+ * server renders into its prompt, such as vLLM's documents), as the vendor may, and as
+ * believable-usage.ts measures the whole body. A prediction is billed as output, not prompt.
+ */
+const NOT_PROMPT: ReadonlySet<string> = new Set(['messages', 'model', 'user', 'metadata', 'stop', 'logit_bias', 'stream_options', 'prediction']);
+
 /** A counter for one request's texts, sharing one budget; `count` yields to the event loop. */
 export function chatTokenCounter(): TokenCounter {
   return new TokenCounter(encode);
@@ -30,7 +38,7 @@ export function countText(text: string): number {
   return text.length === 0 ? 0 : new TokenCounter(encode, SYNC_EXACT_CHARS).countSync(text);
 }
 
-/** Prompt tokens of a chat completion request: messages plus tool and function definitions. */
+/** Prompt tokens of a chat completion request: messages, plus tools, response_format and the other members a vendor may read as prompt. */
 export async function estimatePromptTokens(body: JsonObject): Promise<number> {
   const { framing, texts } = promptTexts(body);
   const counter = chatTokenCounter();
@@ -47,7 +55,7 @@ export function estimatePromptTokensSync(body: JsonObject): number {
   return total;
 }
 
-/** The texts to tokenize, and the tokens that framing and image parts add to them. */
+/** The texts to tokenize (see NOT_PROMPT), and the tokens that framing and image parts add to them. */
 function promptTexts(body: JsonObject): { framing: number; texts: string[] } {
   let framing = 3;
   const texts: string[] = [];
@@ -64,8 +72,11 @@ function promptTexts(body: JsonObject): { framing: number; texts: string[] } {
     if (m.tool_calls !== undefined) texts.push(JSON.stringify(m.tool_calls));
     if (m.function_call !== undefined) texts.push(JSON.stringify(m.function_call));
   }
-  if (Array.isArray(body.tools) && body.tools.length > 0) texts.push(JSON.stringify(body.tools));
-  if (Array.isArray(body.functions) && body.functions.length > 0) texts.push(JSON.stringify(body.functions));
+  for (const [name, value] of Object.entries(body)) {
+    if (NOT_PROMPT.has(name) || value === null || (typeof value !== 'object' && typeof value !== 'string')) continue;
+    if (Array.isArray(value) && value.length === 0) continue;
+    texts.push(typeof value === 'string' ? value : JSON.stringify(value));
+  }
   return { framing, texts };
 }
 

@@ -21,6 +21,18 @@ describe('token estimates', () => {
     expect(withTools).toBeGreaterThan(one);
   });
 
+  it('count every top-level member a vendor may read as prompt (response_format, tool_choice, ...), not the model or sampling settings', async () => {
+    const messages = [{ role: 'user', content: 'hello there' }];
+    const one = await estimatePromptTokens({ messages });
+    const schema = { type: 'object', properties: { answer: { type: 'string', description: 'the answer in one sentence' } } };
+    const format = { type: 'json_schema', json_schema: { name: 'reply', schema } };
+    expect(await estimatePromptTokens({ messages, response_format: format })).toBe(one + countText(JSON.stringify(format)));
+    expect(await estimatePromptTokens({ messages, tool_choice: { type: 'function', function: { name: 'get_weather' } } })).toBeGreaterThan(one);
+    expect(await estimatePromptTokens({ messages, documents: [{ title: 'a', text: 'b' }] })).toBeGreaterThan(one);
+    const settings = { model: 'gpt-4o', temperature: 0.2, max_tokens: 5, stream: true, stream_options: { include_usage: true }, user: 'u-1', metadata: { a: 'b' }, stop: ['x'], logit_bias: { '50256': -100 }, tools: [] };
+    expect(await estimatePromptTokens({ messages, ...settings })).toBe(one);
+  });
+
   it('treat special-token text in a prompt as plain text', async () => {
     await expect(estimatePromptTokens({ messages: [{ role: 'user', content: 'say <|endoftext|> now' }] })).resolves.toBeGreaterThan(0);
     expect(countText('<|endoftext|>')).toBeGreaterThan(1);
