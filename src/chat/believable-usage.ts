@@ -1,5 +1,5 @@
 import { isObject, type JsonObject } from '../core/json.js';
-import { choicesOf, UNCAPPED_OUTPUT_CEILING, type OutputAllowance } from './tokens.js';
+import { choicesOf, IMAGE_PART_CEILING, UNCAPPED_OUTPUT_CEILING, type OutputAllowance } from './tokens.js';
 import type { ChatUsage } from './usage.js';
 
 /** Per message, tokens a vendor's chat template may add beyond its text: role markers, separators, a name. */
@@ -41,10 +41,10 @@ export interface BoundedUsage {
  *   a ceiling above any current model's output (the configured allowance is then only the hold's
  *   guess: an honest answer longer than it is billed in full). A count past it is billed at it.
  * - input: no more tokens than the request has bytes (a BPE or SentencePiece token covers at least
- *   one), plus the template's tokens per message and a vendor's hidden instructions. A count past
- *   that is no count: the gateway's own estimate is billed. Images, audio, files and other parts the
- *   vendor counts by its own rules (an image URL of 40 bytes can be thousands of tokens) leave the
- *   input to the general bound (core/reported-usage.ts).
+ *   one), plus the template's tokens per message, a vendor's hidden instructions, and
+ *   IMAGE_PART_CEILING per image part (an image URL of 40 bytes can be thousands of tokens). A count
+ *   past that is no count: the gateway's own estimate is billed. Audio, files and other parts the
+ *   vendor counts by its own rules leave the input to the general bound (core/reported-usage.ts).
  */
 export function boundUsage(usage: ChatUsage, b: UsageBounds): BoundedUsage {
   let { promptTokens, completionTokens } = usage;
@@ -87,29 +87,45 @@ function outputCap(usage: ChatUsage, b: UsageBounds): number {
 }
 
 /**
- * The most input tokens the request's text can be, said as "<bytes> bytes and <messages> messages",
- * when `n` is past it; undefined when `n` is within it or the request carries parts counted by the
- * vendor's own rules. The whole body is measured (tools, response_format and parameters a vendor adds
- * to the prompt included), so the bound errs high, never low.
+ * The most input tokens the request can be, said as "<bytes> bytes and <messages> messages" (and its
+ * images), when `n` is past it; undefined when `n` is within it or the request carries parts counted by
+ * the vendor's own rules other than images. The whole body is measured (tools, response_format and
+ * parameters a vendor adds to the prompt included), so the bound errs high, never low.
  */
 function promptCeiling(body: JsonObject, n: number, estimate: number): string | undefined {
   const messages = Array.isArray(body.messages) ? body.messages : [];
-  if (messages.some(carriesMedia)) return undefined;
-  const overhead = HIDDEN_PROMPT_TOKENS + TEMPLATE_TOKENS_PER_MESSAGE * messages.length;
-  // The estimate (o200k tokens of the texts the body holds, a few per message) is within the body's
-  // bytes: a count it explains needs no serializing of a body that may be megabytes.
-  if (n <= estimate + overhead) return undefined;
+  let images = 0;
+  for (const m of messages) {
+    const parts = mediaParts(m);
+    if (parts < 0) return undefined;
+    images += parts;
+  }
+  const overhead = HIDDEN_PROMPT_TOKENS + TEMPLATE_TOKENS_PER_MESSAGE * messages.length + IMAGE_PART_CEILING * images;
+  // The estimate (o200k tokens of the texts the body holds, a few per message, IMAGE_PART_TOKENS an
+  // image) is within the bound but for the hidden instructions: a count it explains needs no
+  // serializing of a body that may be megabytes.
+  if (n <= estimate + HIDDEN_PROMPT_TOKENS) return undefined;
   const text = JSON.stringify(body);
   // Characters first (no more than bytes): a believable count is usually far below them.
   if (n <= text.length + overhead) return undefined;
   const bytes = Buffer.byteLength(text);
-  return n <= bytes + overhead ? undefined : `${bytes} bytes and ${messages.length} messages`;
+  if (n <= bytes + overhead) return undefined;
+  return `${bytes} bytes and ${messages.length} messages${images > 0 ? ` with ${images} images` : ''}`;
 }
 
-/** A message with content the vendor counts by its own rules: an image, audio (sent, or an earlier answer's by id), a file. */
-function carriesMedia(m: unknown): boolean {
-  if (!isObject(m)) return false;
-  if (m.audio !== undefined && m.audio !== null) return true;
-  if (!Array.isArray(m.content)) return false;
-  return m.content.some((p) => !isObject(p) || typeof p.type !== 'string' || !TEXT_PARTS.has(p.type));
+/**
+ * The image parts of a message; -1 when it holds content the vendor counts by its own rules with no
+ * bound of ours: audio (sent, or an earlier answer's by id), a file, a part of another type.
+ */
+function mediaParts(m: unknown): number {
+  if (!isObject(m)) return 0;
+  if (m.audio !== undefined && m.audio !== null) return -1;
+  if (!Array.isArray(m.content)) return 0;
+  let images = 0;
+  for (const p of m.content) {
+    if (isObject(p) && typeof p.type === 'string' && TEXT_PARTS.has(p.type)) continue;
+    if (!isObject(p) || p.type !== 'image_url') return -1;
+    images++;
+  }
+  return images;
 }

@@ -17,8 +17,19 @@ const encode = (text: string): number => o200kCount()(text, PLAIN_TEXT);
 /** Characters a synchronous count may feed the tokenizer (it cannot yield, so its budget is smaller). */
 const SYNC_EXACT_CHARS = 32 * 1024;
 
-/** Flat allowance for an image part: the vendor's low-detail price, a floor for high detail. */
-const IMAGE_PART_TOKENS = 85;
+/**
+ * Prompt tokens estimated for an image part: what gpt-4o-mini bills for a low-detail image (gpt-4o:
+ * 85), and about what the models that count 32-pixel patches bill for a typical one (gpt-4.1-mini:
+ * 1,659 for 1024 x 1024). A high-detail image can bill more, up to IMAGE_PART_CEILING.
+ */
+export const IMAGE_PART_TOKENS = 2_833;
+
+/**
+ * The most prompt tokens one image part may be billed (believable-usage.ts): gpt-4o-mini's price for
+ * the largest high-detail image, 2,833 + 8 tiles of 5,667. No current model bills more for one image
+ * (gpt-4o at most 1,445, the patch-counting ones under 4,000, Qwen-VL 16,384 at its default size limit).
+ */
+export const IMAGE_PART_CEILING = 48_169;
 
 /**
  * Top-level members of a request that hold no prompt text: the estimate counts every other member

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundUsage, HIDDEN_PROMPT_TOKENS, TEMPLATE_TOKENS_PER_MESSAGE } from '../../src/chat/believable-usage.js';
-import { estimatePromptTokens, reservedCompletionTokens, UNCAPPED_OUTPUT_CEILING } from '../../src/chat/tokens.js';
+import { estimatePromptTokens, IMAGE_PART_CEILING, reservedCompletionTokens, UNCAPPED_OUTPUT_CEILING } from '../../src/chat/tokens.js';
+import type { JsonObject } from '../../src/core/json.js';
 import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -193,14 +194,28 @@ describe('input tokens are billed up to what the request can hold', () => {
     expect((await billed(past.account)).micros).toBe((await estimatePromptTokens(body)) * IN + OUT);
   });
 
-  it('an image is counted by the vendor: its prompt is believed past the bytes of the request', async () => {
-    const { key, account } = await gw.newKey(10);
-    reports({ prompt_tokens: 20_000, completion_tokens: 1 });
-    const content = [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }];
+  it('an image is counted by the vendor: its prompt is believed past the bytes of the request, up to the ceiling of an image', async () => {
+    const content: JsonObject[] = [{ type: 'text', text: 'what is this' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }];
+    const body: JsonObject = { model: 'plain', max_tokens: 5, messages: [{ role: 'user', content }, { role: 'user', content }] };
+    const ceiling = Buffer.byteLength(JSON.stringify(body)) + 2 * TEMPLATE_TOKENS_PER_MESSAGE + HIDDEN_PROMPT_TOKENS + 2 * IMAGE_PART_CEILING;
+    const at = await gw.newKey(10);
+    reports({ prompt_tokens: ceiling, completion_tokens: 1 });
+    await chat(at.key, body);
+    expect(await billed(at.account)).toMatchObject({ micros: ceiling * IN + OUT, reasons: [] });
+    const past = await gw.newKey(10);
+    reports({ prompt_tokens: ceiling + 1, completion_tokens: 1 });
+    await chat(past.key, body);
+    const b = await billed(past.account);
+    expect(b.micros).toBe((await estimatePromptTokens(body)) * IN + OUT);
+    expect(b.reasons).toEqual([expect.stringMatching(/more than a request of \d+ bytes and 2 messages with 2 images can hold/)]);
+  });
+
+  it('audio is counted by the vendor by its own rules: its prompt is believed up to the general bound', async () => {
+    const { key, account } = await gw.newKey(100);
+    reports({ prompt_tokens: 50_000, completion_tokens: 1 });
+    const content = [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }];
     await chat(key, { max_tokens: 5, messages: [{ role: 'user', content }] });
-    const b = await billed(account);
-    expect(b.micros).toBe(20_000 * IN + OUT);
-    expect(b.reasons).toEqual([]);
+    expect(await billed(account)).toMatchObject({ micros: 50_000 * IN + OUT, reasons: [] });
   });
 });
 

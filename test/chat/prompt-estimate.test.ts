@@ -56,6 +56,14 @@ const structured: JsonObject = {
 // What the vendor bills for it: at least the schema's own tokens (OpenAI billed 10,431).
 const STRUCTURED_PROMPT = countText(JSON.stringify(schema));
 
+const withImage: JsonObject = {
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } }] }],
+  max_tokens: 1,
+};
+// gpt-4o-mini bills a low-detail image 2,833 tokens, plus the text.
+const IMAGE_PROMPT = 2_833 + 20;
+
 async function burst(key: string, body: JsonObject) {
   const answers = await Promise.all(Array.from({ length: BURST }, () => call(gw, 'POST', '/v1/chat/completions', { key, body })));
   const refused = answers.filter((a) => a.status !== 200);
@@ -102,5 +110,16 @@ describe('a burst of chat requests is admitted on a prompt estimate that counts 
     expect(admitted).toBeGreaterThanOrEqual(1);
     expect([...refusals]).toEqual(['402 insufficient_quota']);
     expect(await gw.balance(account)).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('a burst of chat requests with an image', () => {
+  it('is admitted on what a low-detail image bills on gpt-4o-mini, not 85 tokens', async () => {
+    expect(await estimatePromptTokens(withImage)).toBeGreaterThanOrEqual(2_833);
+    sim.settings.chatUsage = { prompt_tokens: IMAGE_PROMPT, completion_tokens: 1 };
+    const { key, account } = await gw.newKey(10, { limits: { chat: { rpm: 1_000, tpm: 20_000 } } });
+    const { admitted } = await burst(key, withImage);
+    expect(admitted).toBeGreaterThanOrEqual(1);
+    expect(await billed(account)).toBeLessThanOrEqual(20_000);
   });
 });

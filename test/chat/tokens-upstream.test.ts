@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countText, estimatePromptTokens, reservedCompletionTokens } from '../../src/chat/tokens.js';
+import { countText, estimatePromptTokens, IMAGE_PART_TOKENS, reservedCompletionTokens } from '../../src/chat/tokens.js';
 import { admittedOutputTokens } from '../../src/chat/output-hold.js';
 import { buildChatRequest, chatUrl, classifyChatError } from '../../src/chat/upstream.js';
 import { validateChatBody } from '../../src/chat/validate.js';
@@ -16,7 +16,7 @@ describe('token estimates', () => {
     const longer = await estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there '.repeat(100) }] });
     expect(longer).toBeGreaterThan(one + 150);
     const parts = await estimatePromptTokens({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image_url', image_url: { url: 'x' } }] }] });
-    expect(parts).toBe(one + 85);
+    expect(parts).toBe(one + IMAGE_PART_TOKENS);
     const withTools = await estimatePromptTokens({ messages: [{ role: 'user', content: 'hello there' }], tools: [{ type: 'function', function: { name: 'get_weather' } }] });
     expect(withTools).toBeGreaterThan(one);
   });
