@@ -90,8 +90,9 @@ class Estimate {
   private sameSeparator = false;
   /** Pairs in the run that BPE does not merge. */
   private breaks = 0;
-  // The first character of the run, where it ends, and the previous run (see close).
+  // The run's first character, where it starts, where the last one ended, and what it was (see close).
   private first = 0;
+  private punctStart = 0;
   private punctEnd = -1;
   private afterSpace = false;
   private lastPunct = -1;
@@ -171,12 +172,12 @@ class Estimate {
       this.start(Kind.Punct, c);
       this.sameSeparator = separatorChar(c);
       this.first = c;
+      this.punctStart = i;
     } else if (c !== this.prev) {
       this.sameSeparator = false;
       if (!punctPairMerges(this.prev, c)) this.breaks++;
     }
     this.prev = c;
-    this.punctEnd = i + 1;
     this.run++;
   }
 
@@ -268,6 +269,7 @@ class Estimate {
       if (this.afterSpace && key === this.lastPunct) cost = Math.min(cost + PUNCT_REPEAT * run, run);
       this.tokens += cost;
       this.lastPunct = key;
+      this.punctEnd = this.punctStart + run;
       this.breaks = 0;
     } else if (kind === Kind.Space) {
       if (run === 1 && this.prevSpace === 0x20 && next >= 0) this.tokens += spaceBefore(next); // the usual space between words
