@@ -4,6 +4,7 @@ import { errors, type GatewayError } from '../core/errors.js';
 import { attachHold, RequestHold } from './answer-budget.js';
 import type { CallSignal } from './call-signal.js';
 import { bodyStalled, cutStalledBody, DEFAULT_BODY_STALL_MS } from './body-stall.js';
+import { joinConnection, leaveConnection, type ConnectionRequest } from './connection-requests.js';
 import { InflightList, type InflightNode } from './inflight-list.js';
 import { sendError } from './render.js';
 import '../auth/types.js';
@@ -16,7 +17,7 @@ import '../auth/types.js';
  * for neither. A signal or hold asked for late starts in the request's state: aborted once the
  * request was (client gone, deadline passed), released once its answer is over.
  */
-export class RequestLife implements CallSignal, InflightNode<RequestLife> {
+export class RequestLife implements CallSignal, InflightNode<RequestLife>, ConnectionRequest {
   private controller?: AbortController;
   private hold?: RequestHold;
   /** Listeners added through the CallSignal face; most requests have at most one at a time. */
@@ -37,6 +38,8 @@ export class RequestLife implements CallSignal, InflightNode<RequestLife> {
   /** The body-stall watch's last look (body-stall.ts): the socket's bytes read then, and when they last grew. */
   bodyBytesSeen = -1;
   bodyProgressAt: number;
+  /** The requests of its connection not answered yet (connection-requests.ts), while this one is among them. */
+  connectionRequests: ConnectionRequest[] | undefined = undefined;
 
   constructor(
     readonly reply: FastifyReply,
@@ -98,9 +101,19 @@ export class RequestLife implements CallSignal, InflightNode<RequestLife> {
     if (l) for (const fn of l) fn();
   }
 
-  /** The response is over (sent, or the connection went away): give back what the request held. */
+  get answerFinished(): boolean {
+    return this.reply.raw.writableFinished;
+  }
+
+  /**
+   * The response is over (sent, or the connection went away): give back what the request held.
+   * Once only: the response's close and its connection's close may both report it.
+   */
   end(finished: boolean): void {
+    if (this.over) return;
     this.over = true;
+    if (this.connectionRequests) leaveConnection(this.connectionRequests, this);
+    this.connectionRequests = undefined;
     this.lists.pending.delete(this);
     this.lists.committed.delete(this);
     this.hold?.release();
@@ -228,6 +241,8 @@ export function installRequestLifecycle(
     const raw = reply.raw as WithLife;
     raw[LIFE] = life;
     raw.on('close', onResponseClose);
+    // A pipelined request queued behind others hears of its connection's close only through this.
+    if (req.raw.socket) life.connectionRequests = joinConnection(req.raw.socket, life);
     done();
   });
 }
