@@ -15,7 +15,7 @@ import { REQUEST_ID_HEADER, requestIdFor } from './ops/request-id.js';
 import { AccessLog, lazyRequestLogger } from './ops/request-logger.js';
 import { registerOpsRoutes } from './ops/routes.js';
 import { installServerSpans } from './ops/tracing-setup.js';
-import { logError, sendError, toGatewayError } from './http/render.js';
+import { clientHungUp, logError, sendError, toGatewayError } from './http/render.js';
 import { answerClientError } from './http/client-error.js';
 import type { Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -132,6 +132,8 @@ export function buildApp(s: Services): FastifyInstance {
   // Without a marker in the text this costs one `includes` over what JSON.stringify made anyway.
   app.setReplySerializer((payload) => clientJson(payload));
   app.setErrorHandler((err, req, reply) => {
+    // No one to answer: the connection's close already wrote the access line (499).
+    if (clientHungUp(req, err)) return;
     // A route's own body limit (the console sign-in's, a callback's) is the one a 413 names.
     const rendered = toGatewayError(err, req.routeOptions.bodyLimit ?? server.body_limit_bytes);
     logError(req, err, rendered);

@@ -65,8 +65,20 @@ export function sendError(reply: FastifyReply, err: GatewayError): FastifyReply 
   return reply.code(err.status).headers({ ...err.headers, 'content-type': 'application/json; charset=utf-8' }).send(err.toBody());
 }
 
+/**
+ * Whether `err` is the request body breaking because its client hung up mid-body: Node's
+ * IncomingMessage fails with ECONNRESET "aborted". The same code from an upstream is the upstream's
+ * failure (a 502); this one is the client leaving, answered by no one: its connection's close
+ * writes the access line (status 499, lifecycle.ts), and nothing is logged as an error.
+ */
+export function clientHungUp(req: FastifyRequest, err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return e?.code === 'ECONNRESET' && e.message === 'aborted' && (req.raw.destroyed || req.raw.socket?.destroyed === true);
+}
+
 /** Logs 5xx with details (server side only); 4xx are the client's business. */
 export function logError(req: FastifyRequest, original: unknown, rendered: GatewayError): void {
+  if (clientHungUp(req, original)) return;
   // A client that hung up cancelled its own upstream call: nothing failed on our side. Work the
   // gateway does itself (e.g. making a thumbnail) ends the same way, with an AbortError.
   if (original instanceof TransportError && original.reason === 'aborted') return;
