@@ -13,6 +13,13 @@ import type { Socket } from 'node:net';
  * ended; the listener's idle sweep (close-listener.ts) closes their connections once the bytes are out,
  * and the drain's deadline (closeAllConnections) still bounds the wait.
  *
+ * And closes the connections with no request dispatched, which Node leaves open: Node 20 counts one
+ * that has sent part of a request head (or the start of its next one) as active, so the idle closing
+ * skips it, and `server.close()` stops the headersTimeout check that would have cut it. One such
+ * connection held every drain until its deadline, and the exit skipped the charges' flush. Its
+ * request has started no work, and the client's retry goes to another instance. The listener's
+ * close calls this again and again (close-listener.ts), so connections opened meanwhile go too.
+ *
  * Sockets are tracked per connection (not per request), so a keep-alive request pays nothing.
  */
 export function keepFlushingAnswers(server: Server): void {
@@ -26,7 +33,8 @@ export function keepFlushingAnswers(server: Server): void {
     const flushing: ServerResponse[] = [];
     for (const socket of sockets) {
       const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-      if (res && res.finished && !res.writableFinished) flushing.push(res);
+      if (!res) socket.destroy();
+      else if (res.finished && !res.writableFinished) flushing.push(res);
     }
     // Node skips a connection whose answer is not `finished`: these are, for this call only.
     for (const res of flushing) res.finished = false;
