@@ -44,8 +44,13 @@ export function joinConnection(socket: Socket, request: ConnectionRequest): Conn
 
 /** Takes `request` off its connection's list (its answer is over). Usually the first of one or two. */
 export function leaveConnection(list: ConnectionRequest[], request: ConnectionRequest): void {
+  // The first, in order, on the hot path: `shift` makes no array, unlike `splice`.
+  if (list[0] === request) {
+    list.shift();
+    return;
+  }
   const i = list.indexOf(request);
-  if (i >= 0) list.splice(i, 1);
+  if (i > 0) list.splice(i, 1);
 }
 
 /** One listener function for every socket (no closure per connection); `this` is the socket. */
