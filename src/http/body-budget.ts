@@ -3,6 +3,7 @@ import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../core/errors.js';
 import { AnonymousShares, anonymousClient } from './body-shares.js';
+import { UpfrontTakes } from './upfront-takes.js';
 
 /**
  * A process-wide budget of bytes held in memory. The gateway keeps two: request bodies held by
@@ -97,9 +98,12 @@ function releaseMeter(this: MeteredResponse): void {
  */
 export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, bodyLimit: number): void {
   const shares = new AnonymousShares(budget.limit);
+  const upfront = new UpfrontTakes(budget.limit);
   // One listener function for every response (no closure per request); `this` is the response.
   function giveBackTaken(this: TakenResponse): void {
-    budget.give(this[TAKEN] ?? 0);
+    const taken = this[TAKEN] ?? 0;
+    budget.give(taken);
+    upfront.give(this[TAKEN_BY] ?? '', taken);
   }
   // A multipart upload is read by its route, which takes the bytes it holds as they arrive.
   app.decorateReply('takeUploadBytes', function takeUploadBytes(this: FastifyReply, bytes: number): boolean {
@@ -121,10 +125,17 @@ export function installBodyBudget(app: FastifyInstance, budget: BodyBudget, body
     // its declared length whole, with no meter: a Transform and its pipe per request were ~5 KB of
     // allocation. Its caller is known (the gate ran in onRequest), the sweep cuts a body that stops
     // arriving (body-stall.ts), and a key could as well send such a body for real.
-    if (!chunked && declared <= KEYED_UPFRONT_MAX_BYTES && req.auth !== undefined) {
-      if (!budget.tryTake(declared)) return done(errors.overloaded(), undefined);
+    // Such takes are capped (upfront-takes.ts); past the caps the body is metered like any other,
+    // so a key that opens thousands of connections and trickles its bodies holds what it sends.
+    const account = req.auth?.account.id;
+    if (!chunked && declared <= KEYED_UPFRONT_MAX_BYTES && account !== undefined && upfront.tryTake(account, declared)) {
+      if (!budget.tryTake(declared)) {
+        upfront.give(account, declared);
+        return done(errors.overloaded(), undefined);
+      }
       const raw = reply.raw as TakenResponse;
       raw[TAKEN] = declared;
+      raw[TAKEN_BY] = account;
       raw.once('close', giveBackTaken);
       return done(null, payload);
     }
@@ -155,7 +166,9 @@ const KEYED_UPFRONT_MAX_BYTES = 64 * 1024;
 
 /** The declared bytes a keyed request's small body took, given back when its response closes. */
 const TAKEN = Symbol('bodyBytesTaken');
-type TakenResponse = ServerResponse & { [TAKEN]?: number };
+/** The account whose up-front takes TAKEN counts against. */
+const TAKEN_BY = Symbol('bodyBytesTakenBy');
+type TakenResponse = ServerResponse & { [TAKEN]?: number; [TAKEN_BY]?: string };
 
 /** The upload bytes a response gives back to the budget when it closes. */
 const UPLOAD_TAKEN = Symbol('uploadBytesTaken');

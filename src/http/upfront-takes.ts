@@ -1,0 +1,44 @@
+/**
+ * The part of the request-body budget that keyed callers' small bodies may take as declared, on
+ * arrival (body-budget.ts), rather than as their bytes arrive. Taking the declared length is the
+ * cheap way for the common request (no metering stream), but a key that opened 2,100 connections
+ * declaring 64 KiB each and then sent a byte every 20 s held the whole budget with a few kilobytes,
+ * shedding every account's bodies until the request deadline. So these takes hold at most half of
+ * the budget in all, and one account at most an eighth of it; past either, a body is metered like
+ * any other (it holds only what it has sent), never refused for this.
+ *
+ * Accounts are kept once seen, with a count that returns to zero: removing and adding an entry on
+ * every request would churn the map's tables (see inflight-list.ts), and accounts are few.
+ */
+export class UpfrontTakes {
+  readonly total: number;
+  readonly perAccount: number;
+  private used = 0;
+  private readonly byAccount = new Map<string, number>();
+
+  constructor(budgetLimit: number) {
+    this.total = Math.floor(budgetLimit / 2);
+    this.perAccount = Math.floor(budgetLimit / 8);
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  /** Takes `bytes` for `account`: false (nothing taken) when either cap would be passed. */
+  tryTake(account: string, bytes: number): boolean {
+    const mine = this.byAccount.get(account) ?? 0;
+    if (mine + bytes > this.perAccount || this.used + bytes > this.total) return false;
+    this.used += bytes;
+    this.byAccount.set(account, mine + bytes);
+    return true;
+  }
+
+  give(account: string, bytes: number): void {
+    if (bytes <= 0) return;
+    const mine = this.byAccount.get(account);
+    if (mine === undefined) return;
+    this.byAccount.set(account, Math.max(0, mine - bytes));
+    this.used = Math.max(0, this.used - bytes);
+  }
+}
