@@ -6,7 +6,7 @@ import { BodyBudget, installBodyBudget } from './http/body-budget.js';
 import { installRequestLifecycle } from './http/lifecycle.js';
 import { answerUnmetExpectations } from './http/expect.js';
 import { keepFlushingAnswers } from './http/flushing-answers.js';
-import { installLingeringClose } from './http/linger.js';
+import { closeWithoutLingering, installLingeringClose } from './http/linger.js';
 import { cutStalledAnswers } from './http/write-stall.js';
 import { installJsonParser } from './http/json-depth.js';
 import { countAnswerBeforeRouting, installHttpMetrics } from './ops/http-metrics.js';
@@ -81,7 +81,14 @@ export function buildApp(s: Services): FastifyInstance {
     // which answers in the error shape. Given here too, because Node checks headersTimeout <=
     // requestTimeout when the server is made, against its 300 s default when none is given, and
     // refused any headers_timeout_ms above that whatever request_timeout_ms said.
-    http: { requestTimeout: 0, headersTimeout: server.headers_timeout_ms, connectionsCheckingInterval: Math.min(1_000, server.headers_timeout_ms) },
+    // Node's own refusal of an HTTP/1.1 request without Host is a bare 400 with neither the error
+    // shape nor an x-request-id: the check is made by the first hook below instead.
+    http: {
+      requestTimeout: 0,
+      headersTimeout: server.headers_timeout_ms,
+      connectionsCheckingInterval: Math.min(1_000, server.headers_timeout_ms),
+      requireHostHeader: false,
+    },
     // x-request-id: the client's own when sane, else a new one; logged on every line as request_id.
     genReqId: requestIdFor,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 4096 },
@@ -121,6 +128,12 @@ export function buildApp(s: Services): FastifyInstance {
     if (s.shutdown.isShuttingDown() && !DRAIN_PROBES.has(req.routeOptions.url ?? '')) {
       reply.raw.setHeader('connection', 'close');
       return done(errors.shuttingDown());
+    }
+    if (req.headers.host === undefined && req.raw.httpVersion === '1.1') {
+      // RFC 9112 3.2: a 1.1 request without Host is refused, and its connection closed as Node's
+      // refusal did (the hook runs before the head's last byte is marked read, so no lingering).
+      closeWithoutLingering(reply.raw);
+      return done(errors.invalidRequest('Malformed HTTP request: an HTTP/1.1 request must carry a Host header.', 'host', 'malformed_request'));
     }
     done(repeatedQueryParameter(req.query as Record<string, unknown> | undefined));
   });

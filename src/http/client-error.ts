@@ -31,7 +31,13 @@ export function answerClientError(err: Error, socket: Socket): void {
   const failing = incoming && !incoming.complete ? incoming : undefined;
   // The refused request was answered already (a 401 or 413 sent before its body was read, whose
   // rest is being discarded): a second answer would be read as the answer to the client's next one.
-  if (failing && !s._httpMessage) return void socket.end();
+  // Its answer may still be attached to the connection when the parser fails in the same packet
+  // (written, its 'finish' not yet come): then the connection closes once that answer is out.
+  if (failing) {
+    const own = s._httpMessage as (ServerResponse & { req?: IncomingMessage }) | null | undefined;
+    if (!own) return void socket.end();
+    if (own.req === failing && own.headersSent) return endAfter(own, socket);
+  }
   // Read now: the parser is released once the connection closes.
   const head = isHead(err, incoming);
   afterAnswersBefore(s, failing, () => {
@@ -46,6 +52,18 @@ export function answerClientError(err: Error, socket: Socket): void {
     const body = JSON.stringify(refusal.toBody());
     socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
   });
+}
+
+/** Closes the connection once `answer` is written whole (at once when it is, or when it is cut). */
+function endAfter(answer: ServerResponse, socket: Socket): void {
+  if (answer.writableFinished) return void socket.end();
+  const end = () => {
+    answer.off('finish', end);
+    answer.off('close', end);
+    socket.end();
+  };
+  answer.once('finish', end);
+  answer.once('close', end);
 }
 
 /**
