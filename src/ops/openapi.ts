@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { clientJson } from '../core/lossless-json.js';
 import type { OperationDoc } from './openapi-operations.js';
 
 type Obj = Record<string, any>;
@@ -150,9 +151,20 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return doc;
     },
   });
+  // The document cannot change once the app is serving (no route is added after start), and writing
+  // its ~100 KB anew took a millisecond of CPU on every anonymous request: its text is made once per
+  // app, by the serializer every other answer goes through, so the bytes are the ones it made before.
+  let jsonText: string | undefined;
+  const documentText = () => (jsonText ??= clientJson(app.swagger()));
+  const sendDocument = (reply: FastifyReply) => reply.type('application/json; charset=utf-8').send(documentText());
   app.get('/openapi.json', async (_req, reply) => {
     await loadDescriptions();
-    return reply.header('cache-control', 'no-cache').send(app.swagger());
+    return sendDocument(reply.header('cache-control', 'no-cache'));
+  });
+  // The docs page's copy (/docs/json) from the same text. Its YAML (/docs/yaml) is kept by
+  // @fastify/swagger itself once made (fastify.swagger({ yaml: true }) caches its string).
+  app.addHook('onRoute', (route) => {
+    if (route.url === '/docs/json') route.handler = (_req, reply) => sendDocument(reply);
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
