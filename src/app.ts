@@ -8,6 +8,8 @@ import { answerUnmetExpectations } from './http/expect.js';
 import { keepFlushingAnswers } from './http/flushing-answers.js';
 import { closeWithoutLingering, installLingeringClose } from './http/linger.js';
 import { cutStalledAnswers } from './http/write-stall.js';
+import { capConnections, defaultMaxConnections } from './http/connection-caps.js';
+import { connectionsRefused } from './ops/metrics.js';
 import { installJsonParser } from './http/json-depth.js';
 import { countAnswerBeforeRouting, installHttpMetrics } from './ops/http-metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
@@ -74,6 +76,8 @@ export function buildApp(s: Services): FastifyInstance {
     // Fastify's own drain answer is a 503 outside the error shape; the first onRequest hook below
     // refuses requests that arrive during a drain instead (503 shutting_down).
     return503OnClosing: false,
+    // How long an idle connection waits for its next request (Fastify's own default, 72 s, unless set).
+    keepAliveTimeout: server.keep_alive_timeout_ms,
     // Slow headers (a client trickling its request head to hold a connection) are cut off; Node
     // checks every 30 s by default, which would let the timeout run far past its value.
     // Node's own whole-request timeout stays off, as Fastify sets it once the server exists (0, its
@@ -158,6 +162,13 @@ export function buildApp(s: Services): FastifyInstance {
   installRequestLifecycle(app, server.request_timeout_ms, (reply) => accessLog.requestAborted(reply), server.body_stall_ms);
   installBodyBudget(app, new BodyBudget(server.max_inflight_body_bytes), server.body_limit_bytes);
   installLingeringClose(app);
+  // Before any other connection listener: a connection over a cap is gone before they watch it.
+  capConnections(
+    app.server,
+    { total: server.max_connections ?? defaultMaxConnections(), perAddress: server.max_connections_per_address },
+    s.logger,
+    (reason) => connectionsRefused.inc({ reason }),
+  );
   answerUnmetExpectations(app.server);
   // A drain must not cut an answer whose last bytes are still on their way to a slow reader...
   keepFlushingAnswers(app.server);

@@ -29,6 +29,15 @@ export const serverSchema = z
      * long, its buffers full, is cut: its connection closed and what the request held given back.
      */
     download_stall_ms: timerMs().positive().default(60_000),
+    /**
+     * Client connections open at once; over it a new one is closed as it is accepted. Unset: 10,000,
+     * or three quarters of the open-file limit when that is lower (http/connection-caps.ts).
+     */
+    max_connections: z.number().int().positive().optional(),
+    /** Client connections open at once from one address (an IPv6 one by its /64), by the socket's own peer. */
+    max_connections_per_address: z.number().int().positive().default(256),
+    /** How long a connection with no request in flight is kept open for the client's next one. */
+    keep_alive_timeout_ms: timerMs().positive().default(72_000),
     /** A request body of which no byte has arrived for this long is answered 408 and its connection closed. */
     body_stall_ms: timerMs().positive().default(30_000),
     /**

@@ -144,3 +144,10 @@ export const logLinesDropped = new Counter({
   help: 'Log lines not written: standard output failed (a full disk, a reader that went away), or its reader stopped taking lines and the buffer was full, or the exit could not write them.',
   registers: [registry],
 });
+
+export const connectionsRefused = new Counter({
+  name: 'gateway_connections_refused_total',
+  help: 'Client connections closed as they were accepted: over server.max_connections (reason "total") or over server.max_connections_per_address from one address (reason "per_address").',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
