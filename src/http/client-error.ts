@@ -42,6 +42,9 @@ export function answerClientError(err: Error, socket: Socket): void {
   const head = isHead(err, incoming);
   afterAnswersBefore(s, failing, () => {
     if (!socket.writable) return void socket.destroy();
+    // Answered while the answers before it were being written (pipelined): no second answer either.
+    const own = s._httpMessage as (ServerResponse & { req?: IncomingMessage }) | null | undefined;
+    if (failing && own?.req === failing && own.headersSent) return endAfter(own, socket);
     // ERR_HTTP_REQUEST_TIMEOUT: the request head did not complete within server.headers_timeout_ms.
     const refusal =
       kind === 'ERR_HTTP_REQUEST_TIMEOUT'

@@ -44,6 +44,12 @@ describe('one answer per refused request', () => {
     const got = await exchange('POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n');
     expect(statusLines(got), got).toHaveLength(1);
   });
+  it('a refused body behind a pipelined request: the answer to each, and no second one', async () => {
+    const got = await exchange(
+      'GET /health HTTP/1.1\r\nHost: x\r\n\r\nPOST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{"a":1}',
+    );
+    expect(statusLines(got), got).toHaveLength(2);
+  });
 });
 
 describe('HTTP/1.1 without Host', () => {
