@@ -4,6 +4,7 @@ import type { AuthContext } from '../auth/types.js';
 import type { Clock } from '../core/clock.js';
 import { errors, type GatewayError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
+import { escapeMarkerLookalike } from '../core/lossless-json.js';
 import { fitsQuota, type FileQuota, type FileRecord, type FileStore, type FileUsage } from '../store/file-types.js';
 import type { BlobStore } from '../video/blobs.js';
 import { imageTypeOf, MEDIA_HEAD_BYTES, sniffVideo } from '../core/sniff.js';
@@ -74,7 +75,9 @@ export class FilesService {
     const blob = `files/${ctx.account.id.replace(/[^A-Za-z0-9_-]/g, '_')}/${id}`;
     const mime = sniffMime(f.bytes);
     await this.blobs.put(blob, f.bytes, mime);
-    const filename = f.filename.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255) || 'file';
+    // The name is shown back as sent, never taken for a number marker (core/lossless-json.ts): it is
+    // escaped after the cleaning, which could otherwise bare a marker (`\x01\uE000num:5` was 5).
+    const filename = escapeMarkerLookalike(f.filename.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255) || 'file');
     const rec: FileRecord = { id, accountId: ctx.account.id, purpose: f.purpose, filename, bytes: f.bytes.length, mime, blob, createdAt: now, expiresAt };
     try {
       // ...and the check above is only a first look: uploads of the account running at once all

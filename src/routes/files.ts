@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../core/errors.js';
-import { escapeMarkerLookalike } from '../core/lossless-json.js';
 import { sendDownload } from '../http/download.js';
 import { acceptEmptyJsonBody } from './empty-json-body.js';
 import { readFilePart } from './multipart-file.js';
-import { acceptMultipartForms, formError, formParts, isMultipartForm, refuseInvalidDeclaredJson } from './multipart-form.js';
+import { acceptMultipartForms, fieldParam, formError, formParts, isMultipartForm, refuseInvalidDeclaredJson } from './multipart-form.js';
 import type { FilesService, NewFile } from '../files/service.js';
 import { VideoAdmission } from '../video/create-admission.js';
 import type { VideoDeps } from '../video/deps.js';
@@ -25,16 +24,15 @@ async function readUpload(req: FastifyRequest, reply: FastifyReply, maxBytes: nu
       if (part.type === 'file') {
         if (part.fieldname !== 'file') {
           part.file.resume();
-          throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in 'file'.`, part.fieldname.slice(0, 100));
+          throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in 'file'.`, fieldParam(part.fieldname));
         }
-        // The name is shown back as sent, never taken for a number marker (core/lossless-json.ts).
-        file = { bytes: await readFilePart(part, reply), filename: escapeMarkerLookalike(part.filename ?? 'file') };
+        file = { bytes: await readFilePart(part, reply), filename: part.filename ?? 'file' };
         continue;
       }
       refuseInvalidDeclaredJson(part);
       if (part.fieldname === 'purpose') purpose = part.value;
       else if (part.fieldname === 'expires_after[anchor]' || part.fieldname === 'expires_after[seconds]') expires[part.fieldname.slice(14, -1)] = part.value;
-      else throw errors.invalidRequest(`Unknown field '${part.fieldname.slice(0, 100)}'.`, part.fieldname.slice(0, 100), 'unknown_parameter');
+      else throw errors.invalidRequest(`Unknown field '${part.fieldname.slice(0, 100)}'.`, fieldParam(part.fieldname), 'unknown_parameter');
     }
   } catch (e) {
     throw formError(e);
