@@ -31,12 +31,13 @@ export function encodeMultipart(
     if (value === null) continue;
     // Strings as the client sent them, a vendor's number as it wrote it (core/lossless-json.ts).
     const text = typeof value === 'string' ? restoreString(value) : typeof value === 'object' ? restoreNumbers(JSON.stringify(value)) : String(value);
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${headerSafe(name)}"\r\n\r\n${text}\r\n`));
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${headerSafe(restoreString(name))}"\r\n\r\n${text}\r\n`));
   }
   for (const f of files) {
+    // A part's name and file name may be a client's (Azure's inpaint file_name): sent as it was sent.
     chunks.push(
       Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${headerSafe(f.field)}"; filename="${headerSafe(f.filename)}"\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="${headerSafe(restoreString(f.field))}"; filename="${headerSafe(restoreString(f.filename))}"\r\n` +
           `Content-Type: ${f.contentType.replace(/[\r\n]/g, '')}\r\n\r\n`,
       ),
       f.data,
