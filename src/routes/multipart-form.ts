@@ -2,6 +2,7 @@ import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errors, isGatewayError, type GatewayError } from '../core/errors.js';
 import { FORBIDDEN_KEYS } from '../core/json.js';
+import { escapeMarkerLookalike } from '../core/lossless-json.js';
 
 /** A route's bounds on its forms; every form carries at most one file, in `fileField`. */
 export interface FormLimits {
@@ -184,4 +185,9 @@ export function refuseInvalidDeclaredJson(field: FormField): void {
   } catch {
     throw errors.invalidJson('A form field declared as JSON is not valid JSON.');
   }
+}
+
+/** A client's form field name as an error's param: cut short, never taken for a number marker (core/lossless-json.ts). */
+export function fieldParam(name: string): string {
+  return escapeMarkerLookalike(name.slice(0, 100));
 }

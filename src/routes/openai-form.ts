@@ -3,7 +3,7 @@ import { errors } from '../core/errors.js';
 import { isObject, type JsonObject } from '../core/json.js';
 import { foldFormFields, type FormValue } from '../video/openai/request.js';
 import { readFilePart } from './multipart-file.js';
-import { formError, formParts, isMultipartForm } from './multipart-form.js';
+import { fieldParam, formError, formParts, isMultipartForm } from './multipart-form.js';
 
 export const MAX_FORM_FIELDS = 64;
 export const MAX_FIELD_BYTES = 256 * 1024;
@@ -30,12 +30,12 @@ export async function readForm(req: FastifyRequest, reply: FastifyReply, maxByte
       if (part.type === 'file') {
         if (part.fieldname !== fileField) {
           part.file.resume();
-          throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in '${fileField}'.`, part.fieldname.slice(0, 100));
+          throw errors.invalidRequest(`Unexpected file field '${part.fieldname.slice(0, 100)}'; the file goes in '${fileField}'.`, fieldParam(part.fieldname));
         }
         // Bounded by the file size limit, and with every other upload by the body budget.
         file = await readFilePart(part, reply);
       } else {
-        if (part.valueTruncated) throw errors.invalidRequest(`Form field '${part.fieldname.slice(0, 100)}' is too long.`, part.fieldname.slice(0, 100));
+        if (part.valueTruncated) throw errors.invalidRequest(`Form field '${part.fieldname.slice(0, 100)}' is too long.`, fieldParam(part.fieldname));
         // Fields are held too (up to MAX_FORM_FIELDS of MAX_FIELD_BYTES each): they count like the file.
         if (!reply.takeUploadBytes(part.fieldname.length + part.value.length)) throw errors.overloaded();
         // A field declared as JSON is checked in the fold, after the limits a JSON body has.

@@ -38,8 +38,8 @@ export function foldFormFields(fields: ReadonlyArray<FormValue>): JsonObject {
     if (!m) throw errors.invalidRequest(`Malformed form field name '${rawKey.slice(0, 100)}'.`, undefined, 'invalid_body');
     const path = [m[1]!, ...[...m[2]!.matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1]!)];
     if (path.some((p) => FORBIDDEN_KEYS.has(p)))
-      throw errors.invalidRequest(`Form field '${rawKey.slice(0, 100)}' uses a forbidden key.`, rawKey.slice(0, 100), 'forbidden_key');
-    if (path.length > 4) throw errors.invalidRequest(`Form field '${rawKey.slice(0, 100)}' is nested too deeply.`, rawKey, 'invalid_body');
+      throw errors.invalidRequest(`Form field '${rawKey.slice(0, 100)}' uses a forbidden key.`, param(rawKey), 'forbidden_key');
+    if (path.length > 4) throw errors.invalidRequest(`Form field '${rawKey.slice(0, 100)}' is nested too deeply.`, param(rawKey), 'invalid_body');
     const keepText = STRING_FIELDS.has(path[0]!) && path.length === 1;
     const value = fieldValue(text, { rawKey, levels: path.length, keepText, declaredJson: declaredJson === true }, budget);
     // Names and text as a JSON body's are kept: none taken for a number marker (core/lossless-json.ts).
@@ -62,12 +62,13 @@ const TYPED = /^(-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null|[[{].*)$/s;
 function fieldValue(text: string, field: { rawKey: string; levels: number; keepText: boolean; declaredJson: boolean }, budget: MemberBudget): Json {
   const parses = !field.keepText && TYPED.test(text);
   const name = field.rawKey.slice(0, 100);
+  const named = param(field.rawKey);
   if (field.declaredJson || (parses && text.length > 0 && (text[0] === '[' || text[0] === '{'))) {
     const problem = scanJsonWithin(text, MAX_JSON_DEPTH - field.levels, Infinity, budget);
     if (problem === 'too_deep')
-      throw errors.invalidRequest(`Form field '${name}' holds JSON nested deeper than ${MAX_JSON_DEPTH} levels, counting the form and each name in the field's name as one.`, name, 'too_deep');
+      throw errors.invalidRequest(`Form field '${name}' holds JSON nested deeper than ${MAX_JSON_DEPTH} levels, counting the form and each name in the field's name as one.`, named, 'too_deep');
     if (problem !== undefined)
-      throw errors.invalidRequest(`The form's fields hold more than ${MAX_OBJECT_MEMBERS} members (objects, arrays and object fields) in all.`, name, 'too_many_fields');
+      throw errors.invalidRequest(`The form's fields hold more than ${MAX_OBJECT_MEMBERS} members (objects, arrays and object fields) in all.`, named, 'too_many_fields');
   }
   let parsed: Json | undefined;
   try {
@@ -78,6 +79,11 @@ function fieldValue(text: string, field: { rawKey: string; levels: number; keepT
   return parses && parsed !== undefined ? parsed : escapeMarkerLookalike(text);
 }
 
+/** A client's field name as an error's param: cut short, and never taken for a number marker (core/lossless-json.ts). */
+function param(rawKey: string): string {
+  return escapeMarkerLookalike(rawKey.slice(0, 100));
+}
+
 function setPath(root: JsonObject, path: string[], value: Json, rawKey: string): void {
   let node: JsonObject | Json[] = root;
   for (let i = 0; i < path.length; i++) {
@@ -85,7 +91,7 @@ function setPath(root: JsonObject, path: string[], value: Json, rawKey: string):
     const last = i === path.length - 1;
     const nextIsArray = !last && path[i + 1] === '';
     if (Array.isArray(node)) {
-      if (key !== '') throw errors.invalidRequest(`Form field '${rawKey}' mixes list and object forms.`, rawKey, 'invalid_body');
+      if (key !== '') throw errors.invalidRequest(`Form field '${rawKey}' mixes list and object forms.`, param(rawKey), 'invalid_body');
       if (last) node.push(value);
       else {
         const child: JsonObject | Json[] = nextIsArray ? [] : {};
@@ -94,11 +100,11 @@ function setPath(root: JsonObject, path: string[], value: Json, rawKey: string):
       }
       continue;
     }
-    if (key === '') throw errors.invalidRequest(`Form field '${rawKey}' mixes list and object forms.`, rawKey, 'invalid_body');
+    if (key === '') throw errors.invalidRequest(`Form field '${rawKey}' mixes list and object forms.`, param(rawKey), 'invalid_body');
     // Own properties only: a child object is a plain one, and `a[toString]` must not find Object.prototype's.
     const existing: Json | undefined = Object.hasOwn(node, key) ? node[key] : undefined;
     if (last) {
-      if (existing !== undefined) throw errors.invalidRequest(`Form field '${rawKey}' is sent twice.`, rawKey, 'invalid_body');
+      if (existing !== undefined) throw errors.invalidRequest(`Form field '${rawKey}' is sent twice.`, param(rawKey), 'invalid_body');
       node[key] = value;
       continue;
     }
@@ -108,7 +114,7 @@ function setPath(root: JsonObject, path: string[], value: Json, rawKey: string):
       node = child;
     } else if (Array.isArray(existing) === nextIsArray && typeof existing === 'object' && existing !== null) {
       node = existing as JsonObject | Json[];
-    } else throw errors.invalidRequest(`Form field '${rawKey}' conflicts with another field.`, rawKey, 'invalid_body');
+    } else throw errors.invalidRequest(`Form field '${rawKey}' conflicts with another field.`, param(rawKey), 'invalid_body');
   }
 }
 
