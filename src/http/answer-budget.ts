@@ -31,6 +31,20 @@ const COPY_AS_READ_BYTES = 1024 * 1024;
 /** Bytes joined per turn of the event loop when a long answer of unknown length (chunked) is assembled once read. */
 const JOIN_STEP_BYTES = 4 * 1024 * 1024;
 
+/** When each budget last shed an answer for lack of room (performance.now()). */
+const lastShed = new WeakMap<BodyBudget, number>();
+
+/**
+ * Whether `budget` is short of room: more than half of it in use, or an answer shed for lack of it
+ * within the last `withinMs`. Only then is a client that takes its answer slowly worth cutting
+ * (write-stall.ts): otherwise what it holds keeps no one else out.
+ */
+export function budgetShort(budget: BodyBudget, now: number, withinMs: number): boolean {
+  if (budget.inUse * 2 > budget.limit) return true;
+  const shed = lastShed.get(budget);
+  return shed !== undefined && now - shed <= withinMs;
+}
+
 /** The bytes one client request holds in the answer budget, given back once when it ends. */
 export class RequestHold {
   private readonly held = new Map<BodyBudget, number>();
@@ -47,6 +61,12 @@ export class RequestHold {
     let n = 0;
     for (const v of this.held.values()) n += v;
     return n;
+  }
+
+  /** Whether a budget this request holds bytes of is short of room (`budgetShort`). */
+  short(now: number, withinMs: number): boolean {
+    for (const budget of this.held.keys()) if (budgetShort(budget, now, withinMs)) return true;
+    return false;
   }
 
   release(): void {
@@ -191,7 +211,10 @@ export class WholeAnswer {
   private take(bytes: number): void {
     const { budget } = this.limits;
     if (!budget || bytes <= 0) return;
-    if (!budget.tryTake(bytes)) throw errors.overloaded();
+    if (!budget.tryTake(bytes)) {
+      lastShed.set(budget, performance.now());
+      throw errors.overloaded();
+    }
     this.taken += bytes;
   }
 }

@@ -72,6 +72,11 @@ export class RequestLife implements CallSignal, InflightNode<RequestLife>, Conne
     return this.hold;
   }
 
+  /** The request's hold on the answer budget, if it took one (none is made by asking). */
+  get heldAnswer(): RequestHold | undefined {
+    return this.hold;
+  }
+
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
@@ -136,6 +141,11 @@ interface InflightLists {
 
 const LIFE = Symbol('requestLife');
 type WithLife = ServerResponse & { [LIFE]?: RequestLife };
+
+/** The answer-budget hold of the request a response answers, if it holds one (write-stall.ts). */
+export function answerHoldOf(res: ServerResponse): RequestHold | undefined {
+  return (res as WithLife)[LIFE]?.heldAnswer;
+}
 
 /** One listener function for every response (no closure per request); `this` is the response. */
 function onResponseClose(this: WithLife): void {

@@ -1,5 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { answerHoldOf } from './lifecycle.js';
 
 /** A connection as the watch sees it: its answer's last write progress, kept on the socket itself. */
 interface WatchedSocket extends Socket {
@@ -22,8 +23,15 @@ interface WatchedSocket extends Socket {
  *
  * A connection is stalled when its answer waits on the client (ended but not flushed, or not ended
  * and its buffer full) and no byte has left the process for `stallMs`: nothing taken from libuv's
- * write queue and no write completed. A reader that is slow but steady is never cut. Destroying the
- * socket closes the response, which gives back what the request held (lifecycle.ts).
+ * write queue and no write completed. That alone does not tell a client that stopped reading from
+ * one reading slowly: the kernel takes more of an answer only once about a third of its send buffer
+ * (4 MiB on loopback) is free, so under a steady reader of 15 KB/s neither figure moves for minutes
+ * (an 8.8 MB embeddings answer was cut at ~65 s, truncated and charged). So a stalled connection is
+ * cut only while the answer budget its request holds bytes of is short of room (more than half in
+ * use, or an answer shed for lack of it within the stall period: answer-budget.ts), which is when
+ * its hold keeps others out. An answer holding no budget, or one with room to spare, is left to
+ * its client, bounded by its connection. Destroying the socket closes the response, which gives
+ * back what the request held (lifecycle.ts).
  *
  * One timer for the server, checking every connection four times per period; the state lives on the
  * socket, so requests on a kept-alive connection cost nothing.
@@ -36,7 +44,7 @@ export function cutStalledAnswers(server: Server, stallMs: number): void {
   });
   const timer = setInterval(() => {
     const now = performance.now();
-    for (const socket of sockets) if (stalledFor(socket, now) >= stallMs) socket.destroy();
+    for (const socket of sockets) if (stalledFor(socket, now) >= stallMs && holdsShortBudget(socket, now, stallMs)) socket.destroy();
   }, Math.max(50, Math.floor(stallMs / 4)));
   timer.unref();
   server.once('close', () => clearInterval(timer));
@@ -63,4 +71,10 @@ function stalledFor(socket: WatchedSocket, now: number): number {
     return 0;
   }
   return now - socket.stallSince;
+}
+
+/** Whether the socket's request holds bytes of an answer budget that is short of room. */
+function holdsShortBudget(socket: WatchedSocket, now: number, stallMs: number): boolean {
+  const res = socket._httpMessage;
+  return res != null && answerHoldOf(res)?.short(now, stallMs) === true;
 }

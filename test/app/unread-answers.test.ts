@@ -5,10 +5,11 @@ import { call, startTestGateway, type TestGateway } from '../helpers/gateway.js'
 
 /**
  * A client that never reads its answer cannot hold the answer budget (server.max_inflight_answer_bytes)
- * for as long as it stays connected: an answer written whole that no byte of has left the process
- * for server.download_stall_ms is cut, its connection closed and its hold given back; a reader that
- * is slow but steady gets its whole answer. At small scale: answers of 16 MiB (256 vectors, far
- * more than the kernel's socket buffers take) against a budget of 24 MiB.
+ * for as long as it stays connected: while the budget is short of room, an answer written whole that
+ * no byte of has left the process for server.download_stall_ms is cut, its connection closed and its
+ * hold given back; a reader that is slow but steady gets its whole answer, and while the budget has
+ * room even one whose kernel buffers take nothing for longer than the stall. At small scale: answers
+ * of 16 MiB (256 vectors, far more than the kernel's socket buffers take) against a budget of 24 MiB.
  */
 const MiB = 1024 * 1024;
 const ANSWER = 16 * MiB;
@@ -27,6 +28,8 @@ function embeddingsAnswer(inputs: number): Buffer {
 
 let upstream: Server;
 let gw: TestGateway;
+/** The same, with an answer budget of 64 MiB: one answer of 16 MiB leaves it room. */
+let roomy: TestGateway;
 let key: string;
 const sockets: net.Socket[] = [];
 
@@ -46,6 +49,11 @@ beforeAll(async () => {
     models: { emb: { capabilities: ['embedding'], price: { per_million_input_tokens: 1 } } },
   });
   ({ key } = await gw.newKey(10));
+  roomy = await startTestGateway({
+    server: { max_answer_bytes: 20 * MiB, max_inflight_answer_bytes: 64 * MiB, download_stall_ms: STALL_MS, request_timeout_ms: 60_000 },
+    upstreams: [{ name: 'big', vendor: 'openai', base_url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, api_key: 'sk-test-big', models: ['emb'], timeout_ms: 10_000 }],
+    models: { emb: { capabilities: ['embedding'], price: { per_million_input_tokens: 1 } } },
+  });
 }, 30_000);
 afterEach(() => {
   for (const s of sockets.splice(0)) s.destroy();
@@ -54,6 +62,7 @@ afterAll(async () => {
   upstream?.closeAllConnections();
   await new Promise((r) => upstream?.close(r));
   await gw?.close();
+  await roomy?.close();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -100,43 +109,62 @@ describe('a client that never reads its answer', () => {
   }, 30_000);
 
   it('a reader that is slow but steady gets its whole answer', async () => {
-    const socket = net.connect({ port: Number(new URL(gw.url).port), host: '127.0.0.1' });
-    sockets.push(socket);
-    await new Promise((r) => socket.once('connect', r));
-    const body = JSON.stringify({ model: 'emb', input: INPUTS });
-    socket.write(`POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let closed = false;
-    socket.on('close', () => (closed = true));
-    // Takes 1 MiB, then nothing for a third of the stall, and again, until the answer is in.
-    let pauseAt = MiB;
-    let expected = Number.POSITIVE_INFINITY;
-    const done = new Promise<void>((resolve) => {
-      socket.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        size += chunk.length;
-        if (expected === Number.POSITIVE_INFINITY) {
-          const text = Buffer.concat(chunks).toString('latin1');
-          const end = text.indexOf('\r\n\r\n');
-          const length = /content-length: (\d+)/i.exec(text.slice(0, end))?.[1];
-          if (end > 0 && length) expected = end + 4 + Number(length);
-        }
-        if (size >= expected) return resolve();
-        if (size >= pauseAt) {
-          pauseAt += MiB;
-          socket.pause();
-          setTimeout(() => socket.resume(), STALL_MS / 3);
-        }
-      });
-      socket.on('close', () => resolve());
-    });
-    await done;
-    expect(closed).toBe(false);
-    const all = Buffer.concat(chunks);
-    expect(all.subarray(0, 15).toString()).toBe('HTTP/1.1 200 OK');
-    expect(size).toBe(expected);
-    expect(JSON.parse(all.subarray(all.indexOf('\r\n\r\n') + 4).toString()).data).toHaveLength(INPUTS.length);
+    await readSlowly(gw, key, STALL_MS / 3);
     await until(() => answerBudget().inUse === 0, 'the hold to be given back');
   }, 60_000);
 });
+
+describe('a client that reads slowly while the answer budget has room', () => {
+  it('is not cut, though the kernel takes nothing of its answer for longer than the stall', async () => {
+    const { key: roomyKey } = await roomy.newKey(10);
+    // Each pause fills the kernel's buffers and leaves them full for three stall periods, as a
+    // steady 15 KB/s reader does (the kernel takes more only once a third of its buffer is free).
+    await readSlowly(roomy, roomyKey, STALL_MS * 3);
+    await until(() => roomy.services.executor.answers.budget!.inUse === 0, 'the hold to be given back');
+  }, 60_000);
+});
+
+/**
+ * Sends one embeddings request over a raw connection and takes its answer a few MiB at a time,
+ * pausing `pauseMs` after each; expects the whole answer, on a connection left open.
+ */
+async function readSlowly(target: TestGateway, bearer: string, pauseMs: number): Promise<void> {
+  const socket = net.connect({ port: Number(new URL(target.url).port), host: '127.0.0.1' });
+  sockets.push(socket);
+  await new Promise((r) => socket.once('connect', r));
+  const body = JSON.stringify({ model: 'emb', input: INPUTS });
+  socket.write(`POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${bearer}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let closed = false;
+  socket.on('close', () => (closed = true));
+  // Long pauses come every 4 MiB, short ones every MiB: either way about the same time in all.
+  const step = pauseMs > STALL_MS ? 4 * MiB : MiB;
+  let pauseAt = step;
+  let expected = Number.POSITIVE_INFINITY;
+  const done = new Promise<void>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (expected === Number.POSITIVE_INFINITY) {
+        const text = Buffer.concat(chunks).toString('latin1');
+        const end = text.indexOf('\r\n\r\n');
+        const length = /content-length: (\d+)/i.exec(text.slice(0, end))?.[1];
+        if (end > 0 && length) expected = end + 4 + Number(length);
+      }
+      if (size >= expected) return resolve();
+      if (size >= pauseAt) {
+        pauseAt += step;
+        socket.pause();
+        setTimeout(() => socket.resume(), pauseMs);
+      }
+    });
+    socket.on('close', () => resolve());
+  });
+  await done;
+  expect(closed).toBe(false);
+  const all = Buffer.concat(chunks);
+  expect(all.subarray(0, 15).toString()).toBe('HTTP/1.1 200 OK');
+  expect(size).toBe(expected);
+  expect(JSON.parse(all.subarray(all.indexOf('\r\n\r\n') + 4).toString()).data).toHaveLength(INPUTS.length);
+}
