@@ -1,3 +1,5 @@
+import { ByteShares } from './body-shares.js';
+
 /**
  * The part of the request-body budget that keyed callers' small bodies may take as declared, on
  * arrival (body-budget.ts), rather than as their bytes arrive. Taking the declared length is the
@@ -10,35 +12,8 @@
  * Accounts are kept once seen, with a count that returns to zero: removing and adding an entry on
  * every request would churn the map's tables (see inflight-list.ts), and accounts are few.
  */
-export class UpfrontTakes {
-  readonly total: number;
-  readonly perAccount: number;
-  private used = 0;
-  private readonly byAccount = new Map<string, number>();
-
+export class UpfrontTakes extends ByteShares {
   constructor(budgetLimit: number) {
-    this.total = Math.floor(budgetLimit / 2);
-    this.perAccount = Math.floor(budgetLimit / 8);
-  }
-
-  get inUse(): number {
-    return this.used;
-  }
-
-  /** Takes `bytes` for `account`: false (nothing taken) when either cap would be passed. */
-  tryTake(account: string, bytes: number): boolean {
-    const mine = this.byAccount.get(account) ?? 0;
-    if (mine + bytes > this.perAccount || this.used + bytes > this.total) return false;
-    this.used += bytes;
-    this.byAccount.set(account, mine + bytes);
-    return true;
-  }
-
-  give(account: string, bytes: number): void {
-    if (bytes <= 0) return;
-    const mine = this.byAccount.get(account);
-    if (mine === undefined) return;
-    this.byAccount.set(account, Math.max(0, mine - bytes));
-    this.used = Math.max(0, this.used - bytes);
+    super(Math.floor(budgetLimit / 2), Math.floor(budgetLimit / 8), false);
   }
 }
