@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base64Floats, MODELS, sendJson, startFakeVendors, vendorAnswer, type FakeVendors } from './fake-vendors.js';
-import { asFloat32, post, startHarness, type Harness, type UpstreamSpec } from './harness.js';
+import { startFakeVendors, type FakeVendors } from './fake-vendors.js';
+import { asFloat32, post, startHarness, type Harness } from './harness.js';
+import { answerWithLength, sizedUpstream } from './sized-answers.js';
 
 /**
  * A vector size asked for through `extra_body` (or an unknown top-level field) is what goes upstream
@@ -17,21 +18,7 @@ let h: Harness;
 const WRONG_LENGTH = 1536;
 const calls = { wrong: 0, right: 0 };
 
-/** Answers every call with one vector per input of `length(size sent upstream)` values. */
-function answerWithLength(fake: FakeVendors, which: keyof typeof calls, length: (requested: number | undefined) => number): void {
-  fake.answer = ({ vendor, body, inputs, res }) => {
-    calls[which]++;
-    const requested: number | undefined = vendor === 'vertex' ? body.parameters?.outputDimensionality : body.dimensions;
-    const values = Array.from({ length: length(requested) }, (_, i) => ((i % 7) + 1) / 8);
-    const vector = JSON.stringify(vendor === 'openai' && body.encoding_format === 'base64' ? base64Floats(values) : values);
-    sendJson(res, vendorAnswer(vendor, Array.from({ length: inputs }, () => vector)));
-  };
-}
 
-function upstream(fake: FakeVendors, name: string, model: string, opts: { vendor?: 'openai' | 'vertex'; priority?: number; split?: boolean } = {}): UpstreamSpec {
-  const base = fake.specs().find((s) => s.models?.includes(MODELS[opts.vendor ?? 'openai']))!;
-  return { ...base, name, models: [model], priority: opts.priority ?? 1, options: opts.split ? { max_batch: 1 } : undefined };
-}
 
 const SOLO = ['solo-forward', 'solo-parsed', 'solo-vertex', 'solo-vertex-flat', 'solo-contradicted'];
 
@@ -40,20 +27,20 @@ beforeAll(async () => {
   right = await startFakeVendors();
   h = await startHarness(
     [
-      upstream(wrong, 'solo-forward', 'solo-forward'),
-      upstream(wrong, 'solo-parsed', 'solo-parsed', { split: true }),
-      upstream(wrong, 'solo-vertex', 'solo-vertex', { vendor: 'vertex' }),
-      upstream(wrong, 'solo-vertex-flat', 'solo-vertex-flat', { vendor: 'vertex' }),
-      upstream(wrong, 'solo-contradicted', 'solo-contradicted'),
-      upstream(right, 'right-only', 'right-only'),
-      upstream(right, 'right-vertex', 'right-vertex', { vendor: 'vertex' }),
-      upstream(wrong, 'pair-wrong', 'pair'),
-      upstream(right, 'pair-right', 'pair', { priority: 2 }),
+      sizedUpstream(wrong, 'solo-forward', 'solo-forward'),
+      sizedUpstream(wrong, 'solo-parsed', 'solo-parsed', { split: true }),
+      sizedUpstream(wrong, 'solo-vertex', 'solo-vertex', { vendor: 'vertex' }),
+      sizedUpstream(wrong, 'solo-vertex-flat', 'solo-vertex-flat', { vendor: 'vertex' }),
+      sizedUpstream(wrong, 'solo-contradicted', 'solo-contradicted'),
+      sizedUpstream(right, 'right-only', 'right-only'),
+      sizedUpstream(right, 'right-vertex', 'right-vertex', { vendor: 'vertex' }),
+      sizedUpstream(wrong, 'pair-wrong', 'pair'),
+      sizedUpstream(right, 'pair-right', 'pair', { priority: 2 }),
     ],
     { prices: Object.fromEntries([...SOLO, 'right-only', 'right-vertex', 'pair'].map((m) => [m, 1])) },
   );
-  answerWithLength(wrong, 'wrong', (requested) => (requested === undefined ? 8 : WRONG_LENGTH));
-  answerWithLength(right, 'right', (requested) => requested ?? 8);
+  answerWithLength(wrong, () => calls.wrong++, (requested) => (requested === undefined ? 8 : WRONG_LENGTH));
+  answerWithLength(right, () => calls.right++, (requested) => requested ?? 8);
 });
 afterAll(async () => {
   await h?.close();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { base64Floats, MODELS, sendJson, startFakeVendors, vendorAnswer, type FakeVendors } from './fake-vendors.js';
-import { asFloat32, post, startHarness, type Harness, type UpstreamSpec } from './harness.js';
+import { startFakeVendors, type FakeVendors } from './fake-vendors.js';
+import { asFloat32, post, startHarness, type Harness } from './harness.js';
+import { answerWithLength, sizedUpstream } from './sized-answers.js';
 
 /**
  * A client that sends `dimensions: N` must get vectors of N values or an error, never a 200 with
@@ -19,22 +20,7 @@ let wrongLength = 1536;
 /** Upstream calls each fake has answered. */
 const calls = { wrong: 0, right: 0 };
 
-/** Answers every call with one vector per input, of `length(requested)` values, float or base64 as asked. */
-function answerWithLength(fake: FakeVendors, which: keyof typeof calls, length: (requested: number | undefined) => number): void {
-  fake.answer = ({ vendor, body, inputs, res }) => {
-    calls[which]++;
-    const requested: number | undefined = vendor === 'vertex' ? body.parameters?.outputDimensionality : body.dimensions;
-    const values = Array.from({ length: length(requested) }, (_, i) => ((i % 7) + 1) / 8);
-    const vector = JSON.stringify(vendor === 'openai' && body.encoding_format === 'base64' ? base64Floats(values) : values);
-    sendJson(res, vendorAnswer(vendor, Array.from({ length: inputs }, () => vector)));
-  };
-}
 
-/** Upstreams of the fakes' OpenAI-compatible (or Vertex) kind, renamed and serving `model`. */
-function upstream(fake: FakeVendors, name: string, model: string, opts: { vendor?: 'openai' | 'vertex'; priority?: number; split?: boolean } = {}): UpstreamSpec {
-  const base = fake.specs().find((s) => s.models?.includes(MODELS[opts.vendor ?? 'openai']))!;
-  return { ...base, name, models: [model], priority: opts.priority ?? 1, options: opts.split ? { max_batch: 1 } : undefined };
-}
 
 beforeAll(async () => {
   wrong = await startFakeVendors();
@@ -42,19 +28,19 @@ beforeAll(async () => {
   h = await startHarness(
     [
       // One upstream; `split` sends one input per call, so every answer is parsed in full.
-      upstream(wrong, 'solo-forward', 'solo-forward'),
-      upstream(wrong, 'solo-parsed', 'solo-parsed', { split: true }),
-      upstream(wrong, 'solo-vertex', 'solo-vertex', { vendor: 'vertex' }),
+      sizedUpstream(wrong, 'solo-forward', 'solo-forward'),
+      sizedUpstream(wrong, 'solo-parsed', 'solo-parsed', { split: true }),
+      sizedUpstream(wrong, 'solo-vertex', 'solo-vertex', { vendor: 'vertex' }),
       // Two upstreams, the wrong one first.
-      upstream(wrong, 'pair-forward-wrong', 'pair-forward'),
-      upstream(right, 'pair-forward-right', 'pair-forward', { priority: 2 }),
-      upstream(wrong, 'pair-parsed-wrong', 'pair-parsed', { split: true }),
-      upstream(right, 'pair-parsed-right', 'pair-parsed', { priority: 2, split: true }),
+      sizedUpstream(wrong, 'pair-forward-wrong', 'pair-forward'),
+      sizedUpstream(right, 'pair-forward-right', 'pair-forward', { priority: 2 }),
+      sizedUpstream(wrong, 'pair-parsed-wrong', 'pair-parsed', { split: true }),
+      sizedUpstream(right, 'pair-parsed-right', 'pair-parsed', { priority: 2, split: true }),
     ],
     { prices: { 'solo-forward': 1, 'solo-parsed': 1, 'solo-vertex': 1, 'pair-forward': 1, 'pair-parsed': 1 } },
   );
-  answerWithLength(wrong, 'wrong', (requested) => (requested === undefined ? 8 : wrongLength));
-  answerWithLength(right, 'right', (requested) => requested ?? 8);
+  answerWithLength(wrong, () => calls.wrong++, (requested) => (requested === undefined ? 8 : wrongLength));
+  answerWithLength(right, () => calls.right++, (requested) => requested ?? 8);
 });
 afterAll(async () => {
   await h?.close();
