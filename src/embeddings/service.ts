@@ -28,7 +28,7 @@ import { checkOwnership, paramOwners, type ParamOwners } from './ownership.js';
 import { parseEmbeddingRequest } from './request.js';
 import { dimensionsParam, mayAskSize, requestedDimensions, type RequestedDimensions } from './requested-dimensions.js';
 import { runOnUpstream, type UpstreamAnswer } from './run.js';
-import { countAll, estimateAll } from './tokens.js';
+import { countAll, estimateAllBounded } from './tokens.js';
 import type { EmbeddingRequest, EmbeddingVendor } from './types.js';
 import { embeddingVendors } from './vendors/registry.js';
 
@@ -131,7 +131,8 @@ export class EmbeddingsService {
     if (first) this.vendors.get(first.vendor)?.validate?.(req, catalog.upstreamModel(first, req.model), first);
 
     // A cheap estimate decides admission and holds; the vendor's usage corrects both (embeddings/tokens.ts).
-    const tokens = estimateAll(req.inputs, req.inputType);
+    const estimated = estimateAllBounded(req.inputs, req.inputType);
+    const tokens = Array.isArray(estimated) ? estimated : await estimated;
     const estimate = sum(tokens);
     const price = model.price.perMillionInput ?? 0;
     const estCost = costForTokens(price, estimate);
