@@ -34,17 +34,17 @@ export function answerClientError(err: Error, socket: Socket): void {
   // Its answer may still be attached to the connection when the parser fails in the same packet
   // (written, its 'finish' not yet come): then the connection closes once that answer is out.
   if (failing) {
-    const own = s._httpMessage as (ServerResponse & { req?: IncomingMessage }) | null | undefined;
-    if (!own) return void socket.end();
-    if (own.req === failing && own.headersSent) return endAfter(own, socket);
+    if (!s._httpMessage) return void socket.end();
+    const own = answerTo(s, failing);
+    if (own) return endAfter(own, socket);
   }
   // Read now: the parser is released once the connection closes.
   const head = isHead(err, incoming);
   afterAnswersBefore(s, failing, () => {
     if (!socket.writable) return void socket.destroy();
     // Answered while the answers before it were being written (pipelined): no second answer either.
-    const own = s._httpMessage as (ServerResponse & { req?: IncomingMessage }) | null | undefined;
-    if (failing && own?.req === failing && own.headersSent) return endAfter(own, socket);
+    const own = failing && answerTo(s, failing);
+    if (own) return endAfter(own, socket);
     // ERR_HTTP_REQUEST_TIMEOUT: the request head did not complete within server.headers_timeout_ms.
     const refusal =
       kind === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -55,6 +55,12 @@ export function answerClientError(err: Error, socket: Socket): void {
     const body = JSON.stringify(refusal.toBody());
     socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
   });
+}
+
+/** The answer the connection holds when it is `failing`'s own, already begun. */
+function answerTo(s: ParserSocket, failing: IncomingMessage): ServerResponse | undefined {
+  const own = s._httpMessage as (ServerResponse & { req?: IncomingMessage }) | null | undefined;
+  return own && own.req === failing && own.headersSent ? own : undefined;
 }
 
 /** Closes the connection once `answer` is written whole (at once when it is, or when it is cut). */
